@@ -1,0 +1,26 @@
+"""Exceptions raised by dsvm.
+
+Each subclasses the built-in a caller would already catch, so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class DataFormatError(ValueError):
+    """Input data is malformed: the message names the file, line or chunk and the bad value."""
+
+
+class DataLayoutError(ValueError):
+    """A dataset's arrays disagree with each other (lengths, chunking, incomplete writes)."""
+
+
+class ModelFormatError(ValueError):
+    """A file is not a dsvm model (or was written by an incompatible version)."""
+
+
+class WorkerLostError(RuntimeError):
+    """The cluster lost the workers a fit needed and could not recover in time."""
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped at ``max_epochs`` before meeting its tolerance."""

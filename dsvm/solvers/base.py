@@ -1,0 +1,139 @@
+"""What every local solver shares: its state, its per-pass statistics and its protocol.
+
+A *local pass* runs one solver over one row block, starting from a state and mutating it in place.
+The caller (the in-process loop or a worker task) copies the state first, because a future's value
+may be shared by several tasks on one worker. Combining the states of parallel streams is the job
+of :mod:`dsvm.combine`; a state therefore keeps every array that has to be averaged as a named
+field, and ``t`` (the step counter) as a number that can be averaged too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from dsvm.data.blocks import Block
+from dsvm.exceptions import DataFormatError
+
+
+@dataclass
+class SolverState:
+    """The model being trained and the solver's running quantities.
+
+    coef : (n_outputs, n_features) array in the data's dtype; the current iterate w_t.
+    intercept : (n_outputs,) array in the data's dtype; the current (unregularised) bias.
+    t : number of steps taken so far (global across epochs and, after a combine, the weighted
+        mean of the streams' counters).
+    avg_coef, avg_intercept : running Polyak-Ruppert averages (averaged solvers), else None.
+    n_avg : number of iterates in the running average.
+    eta0 : initial step size of schedules that need one (SGD), NaN where unused (Pegasos).
+    extra : solver-specific named arrays that are averaged by the combine like ``coef`` is.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    t: float = 0.0
+    avg_coef: np.ndarray | None = None
+    avg_intercept: np.ndarray | None = None
+    n_avg: float = 0.0
+    eta0: float = float("nan")
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.coef.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.coef.shape[1])
+
+    def copy(self) -> SolverState:
+        def _c(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a.copy()
+
+        return replace(
+            self,
+            coef=self.coef.copy(),
+            intercept=self.intercept.copy(),
+            avg_coef=_c(self.avg_coef),
+            avg_intercept=_c(self.avg_intercept),
+            extra={k: v.copy() for k, v in self.extra.items()},
+        )
+
+    def model(self) -> tuple[np.ndarray, np.ndarray]:
+        """The (coef, intercept) to predict with: the average when there is one, else w_t."""
+        if self.avg_coef is not None and self.n_avg > 0:
+            assert self.avg_intercept is not None
+            return self.avg_coef, self.avg_intercept
+        return self.coef, self.intercept
+
+
+@dataclass
+class PassStats:
+    """What a local pass measured while it ran (summed, so that stats of streams add up).
+
+    loss_sum : sum over rows (and outputs) of sample_weight * loss(w_t at the time of the step).
+    n_rows : rows visited.
+    weight_sum : sum of sample weights visited (== n_rows without weights).
+    """
+
+    loss_sum: float = 0.0
+    n_rows: int = 0
+    weight_sum: float = 0.0
+
+    def __add__(self, other: PassStats) -> PassStats:
+        return PassStats(
+            self.loss_sum + other.loss_sum,
+            self.n_rows + other.n_rows,
+            self.weight_sum + other.weight_sum,
+        )
+
+
+class LocalSolver(Protocol):
+    """The contract between the driver and an algorithm.
+
+    Implementations are small picklable dataclasses holding hyper-parameters only.
+    """
+
+    name: str
+    loss: str
+    alpha: float
+
+    def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
+        """A fresh state (zero weights, t = 0) for data of ``dtype``."""
+        ...
+
+    def calibrate(self, state: SolverState, block: Block, codes: np.ndarray) -> SolverState:
+        """Set data-dependent constants (e.g. SGD's eta0) from a small sample; Pegasos: no-op."""
+        ...
+
+    def run_block(
+        self, state: SolverState, block: Block, codes: np.ndarray, order: np.ndarray
+    ) -> PassStats:
+        """One pass over ``block`` rows in ``order`` (int64 permutation), mutating ``state``."""
+        ...
+
+
+def n_outputs_for(n_classes: int) -> int:
+    """Binary problems train one weight vector, K > 2 classes train K (one-vs-rest)."""
+    return 1 if n_classes == 2 else n_classes
+
+
+def encode_labels(y: np.ndarray, classes: np.ndarray, where: str) -> np.ndarray:
+    """Map labels to int32 class indices 0..K-1 (``classes`` sorted).
+
+    For one output (binary) the kernels read code 1 as +1 and code 0 as -1; for K outputs,
+    output k sees +1 where code == k and -1 elsewhere (one-vs-rest).
+    """
+    codes = np.searchsorted(classes, y)
+    codes = np.minimum(codes, len(classes) - 1)
+    bad = classes[codes] != y
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{where}: row {i} has label {y[i]!r}, which is not one of the classes "
+            f"{classes.tolist()} seen when the fit started."
+        )
+    return codes.astype(np.int32)
