@@ -1,0 +1,18 @@
+"""dsvm: distributed, out-of-core training of support vector machines on Dask."""
+
+from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
+from dsvm.estimators import SVMClassifier
+from dsvm.model import load
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Dataset",
+    "SVMClassifier",
+    "__version__",
+    "convert",
+    "load",
+    "open_dataset",
+    "write_arrays",
+    "write_synthetic",
+]
