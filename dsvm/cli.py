@@ -1,0 +1,259 @@
+"""The ``dsvm`` command: demo, convert, info, train, eval, predict.
+
+It parses arguments, builds datasets and estimators, and calls the public API; it holds no
+training logic. Known user errors exit with code 2 and one line on stderr, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from dsvm.exceptions import DataFormatError, DataLayoutError, ModelFormatError
+
+logger = logging.getLogger("dsvm")
+
+USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError, TypeError,
+               DataFormatError, DataLayoutError, ModelFormatError, PermissionError)
+
+
+class UserError(Exception):
+    """An error in how the command was called."""
+
+
+def _bundled(name: str) -> Path:
+    return Path(__file__).parent / "datasets" / name
+
+
+# -- subcommands ---------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dsvm import SVMClassifier, convert
+
+    with tempfile.TemporaryDirectory(prefix="dsvm-demo-") as tmp:
+        print(f"dsvm demo: converting the bundled a9a (UCI Adult) to zarr in {tmp}")
+        train = convert(_bundled("a9a.xz"), os.path.join(tmp, "a9a.zarr"), n_features=123)
+        test = convert(_bundled("a9a.t.xz"), os.path.join(tmp, "a9a.t.zarr"), n_features=123)
+        print(f"  train: {train.n_samples} rows x {train.n_features} features, "
+              f"{train.n_chunks} chunks ({train.layout})")
+        print(f"  test:  {test.n_samples} rows")
+        n = train.n_samples
+        alpha = 1.0 / n  # C = 1 in LIBLINEAR's terms
+        clf = SVMClassifier(
+            solver="pegasos", alpha=alpha, fit_intercept=False, max_epochs=args.epochs, tol=None,
+            random_state=args.seed, verbose=2, n_workers=args.workers,
+        )
+        print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) on a LocalCluster")
+        clf.fit(train, validation=test)
+        result = clf.evaluate(test)
+        print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from dsvm import convert
+
+    layout = "dense" if args.dense else "sparse" if args.sparse else "auto"
+    label_column: Any = args.label_column
+    if label_column is not None and label_column.lstrip("-").isdigit():
+        label_column = int(label_column)
+    kwargs: dict[str, Any] = dict(
+        labels=args.labels, n_features=args.n_features, chunk_rows=args.chunk_rows,
+        layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
+        overwrite=args.overwrite,
+    )
+    if label_column is not None:
+        kwargs["label_column"] = label_column
+    ds = convert(args.src, args.dst, **kwargs)
+    print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
+          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from dsvm import open_dataset
+
+    info = open_dataset(args.dataset).info()
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key:>16}: {value}")
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from dsvm import SVMClassifier, open_dataset
+
+    dataset = open_dataset(args.dataset)
+    validation = open_dataset(args.validation) if args.validation else None
+    clf = SVMClassifier(
+        solver=args.solver, loss=args.loss, alpha=args.alpha, fit_intercept=not args.no_intercept,
+        max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
+        n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
+        verbose=0 if args.quiet else 2, client=_client_arg(args),
+    )
+    clf.fit(dataset, validation=validation)
+    clf.save(args.out)
+    last = clf.history_[-1]
+    print(f"saved {args.out}: {clf.n_iter_} epochs, objective estimate {last['objective']:.6f}"
+          + (f", validation accuracy {last['val_accuracy']:.4f}"
+             if last.get("val_accuracy") is not None else ""))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import dsvm
+
+    clf = dsvm.load(args.model)
+    clf.client = _client_arg(args)
+    result = clf.evaluate(args.dataset)
+    result = {"model": args.model, "dataset": args.dataset, **result,
+              "loss_name": clf.loss, "alpha": clf.alpha}
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows)")
+        print(f"objective: {result['objective']:.6f}  ({clf.loss}, alpha={clf.alpha:g})")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    import dsvm
+
+    clf = dsvm.load(args.model)
+    clf.client = _client_arg(args)
+    values = clf.decision_function(args.dataset) if args.decision else clf.predict(args.dataset)
+    out = args.out
+    if out.endswith(".npy"):
+        np.save(out, values)
+    else:
+        fmt = "%.9g"
+        np.savetxt(out, values, fmt=fmt, delimiter=",")
+    print(f"wrote {len(values)} {'decision values' if args.decision else 'labels'} to {out}")
+    return 0
+
+
+def _client_arg(args: argparse.Namespace) -> Any:
+    address = getattr(args, "scheduler", None)
+    if not address:
+        return None
+    tls = [getattr(args, k, None) for k in ("tls_ca_file", "tls_cert", "tls_key")]
+    if any(tls):
+        from distributed import Client
+        from distributed.security import Security
+
+        sec = Security(tls_ca_file=tls[0], tls_client_cert=tls[1], tls_client_key=tls[2],
+                       require_encryption=True)
+        return Client(address, security=sec)
+    return address
+
+
+# -- parser ---------------------------------------------------------------------------------------
+def _add_cluster_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address (tcp://host:8786) or scheduler file; "
+                        "default: an embedded LocalCluster")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dsvm import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="dsvm", description="Distributed, out-of-core SVM training on Dask.")
+    parser.add_argument("--version", action="version", version=f"dsvm {__version__}")
+    parser.add_argument("-v", "--log-level", default="WARNING",
+                        help="logging level (DEBUG, INFO, WARNING)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="convert the bundled a9a, train on a LocalCluster, test")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--workers", type=int, default=None, metavar="N")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("convert", help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--labels", metavar="Y.npy", help="labels for a .npy X")
+    p.add_argument("--n-features", type=int, default=None)
+    p.add_argument("--chunk-rows", type=int, default=None)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--dense", action="store_true")
+    g.add_argument("--sparse", action="store_true")
+    p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("info", help="describe a dataset")
+    p.add_argument("dataset")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("train", help="train a model on a dataset")
+    p.add_argument("dataset")
+    p.add_argument("--out", required=True, metavar="MODEL")
+    p.add_argument("--solver", default="pegasos", choices=["pegasos", "sgd"])
+    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge", "logistic"])
+    p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--tol", type=float, default=None,
+                   help="stop early when the objective stalls (default: run all epochs)")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--streams", type=int, default=None,
+                   help="parallel streams per epoch (default: number of workers)")
+    p.add_argument("--no-intercept", action="store_true")
+    p.add_argument("--validation", metavar="DATASET")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    _add_cluster_args(p)
+    for opt in ("--tls-ca-file", "--tls-cert", "--tls-key"):
+        p.add_argument(opt, default=None)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="accuracy and primal objective of a model on a dataset")
+    p.add_argument("model")
+    p.add_argument("dataset")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--scheduler", metavar="ADDRESS")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("predict", help="write predicted labels (or decision values)")
+    p.add_argument("model")
+    p.add_argument("dataset")
+    p.add_argument("--out", required=True, metavar="FILE", help=".npy, or text (.csv/.txt)")
+    p.add_argument("--decision", action="store_true", help="write decision values, not labels")
+    p.add_argument("--scheduler", metavar="ADDRESS")
+    p.set_defaults(func=cmd_predict)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        return int(args.func(args))
+    except USER_ERRORS as exc:
+        print(f"dsvm {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dsvm {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Finding or starting the Dask cluster a fit runs on.
+
+``client=None`` means: the active Client if there is one, else an embedded LocalCluster sized to
+the machine (processes with one thread each) that is closed when the work is done. A string is a
+scheduler address (``tcp://host:8786``, ``tls://...``) or a scheduler file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any, Iterator
+
+from distributed import Client, LocalCluster
+
+logger = logging.getLogger(__name__)
+
+
+def default_n_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def active_client() -> Client | None:
+    """The Client the user made current (``Client(...)`` or ``with client:``), if any."""
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def connect(address: str, *, security: Any = None, timeout: float | str = "30s") -> Client:
+    """Connect to a scheduler by address, or by a scheduler file if ``address`` is a path."""
+    if os.path.isfile(address):
+        return Client(scheduler_file=address, security=security, timeout=timeout)
+    return Client(address, security=security, timeout=timeout)
+
+
+@contextlib.contextmanager
+def cluster_client(
+    client: Client | str | None = None,
+    *,
+    n_workers: int | None = None,
+    memory_limit: str | float | None = "auto",
+    security: Any = None,
+) -> Iterator[Client]:
+    """Yield the Client to use; close whatever this function itself started."""
+    if isinstance(client, Client):
+        yield client
+        return
+    if isinstance(client, str):
+        c = connect(client, security=security)
+        try:
+            yield c
+        finally:
+            c.close()
+        return
+    if client is not None:
+        raise TypeError(
+            "client must be a distributed.Client, a scheduler address string or None; "
+            f"got {type(client).__name__}."
+        )
+    current = active_client()
+    if current is not None:
+        yield current
+        return
+    n = n_workers or default_n_workers()
+    logger.info("starting a LocalCluster with %d worker processes", n)
+    with LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        memory_limit=memory_limit,
+    ) as cluster, Client(cluster) as c:
+        yield c
+
+
+def n_workers_of(client: Client) -> int:
+    """Workers connected now (waiting briefly for at least one)."""
+    client.wait_for_workers(1, timeout=60)
+    return len(client.scheduler_info(n_workers=-1)["workers"])

@@ -1,0 +1,108 @@
+"""The epoch loop: broadcast the state, run the streams, combine, record, decide whether to stop.
+
+Each epoch re-draws the chunk order from (seed, epoch) and deals the chunks to a fixed number of
+streams; a stream is one task that reads its chunks itself and makes a local pass over them; the
+streams' partials are combined (a tree reduction on the cluster) and only the new state returns
+to the client. Nothing here depends on Dask: the engine decides where streams run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from dsvm.combine.averaging import ParameterAveraging
+from dsvm.data.order import deal_chunks, epoch_chunk_order
+from dsvm.distributed.progress import EpochProgress
+from dsvm.distributed.sources import Source
+from dsvm.solvers.base import LocalSolver, SolverState
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FitPlan:
+    """Everything fixed for the whole fit (and for every partial_fit after it)."""
+
+    seed: int
+    n_streams: int
+    max_epochs: int
+    tol: float | None = None
+    n_iter_no_change: int = 3
+    verbose: int = 0
+
+
+@dataclass
+class LoopResult:
+    state: SolverState
+    history: list[dict[str, Any]] = field(default_factory=list)
+    converged: bool = False
+
+
+def _objective(state: SolverState, alpha: float, loss_mean: float) -> float:
+    coef, _ = state.model()
+    return float(0.5 * alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
+
+
+def run_epochs(
+    *,
+    engine: Any,
+    solver: LocalSolver,
+    combiner: ParameterAveraging,
+    source: Source,
+    classes: np.ndarray,
+    state: SolverState,
+    plan: FitPlan,
+    first_epoch: int,
+    n_epochs: int,
+    validate: Callable[[SolverState], float] | None = None,
+    history: list[dict[str, Any]] | None = None,
+) -> LoopResult:
+    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``."""
+    history = list(history or [])
+    progress = EpochProgress(n_epochs, plan.verbose)
+    best = min((h["objective"] for h in history), default=math.inf)
+    stale = 0
+    converged = False
+    try:
+        for epoch in range(first_epoch, first_epoch + n_epochs):
+            tic = time.perf_counter()
+            order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
+            streams = deal_chunks(order, plan.n_streams)
+            state, stats = engine.run_epoch(
+                solver, combiner, state, source, classes, streams, epoch, plan.seed
+            )
+            seconds = time.perf_counter() - tic
+            loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
+            record = {
+                "epoch": epoch + 1,
+                "objective": _objective(state, solver.alpha, loss_mean),
+                "train_loss": loss_mean,
+                "val_accuracy": validate(state) if validate is not None else None,
+                "seconds": seconds,
+                "rows_per_s": stats.n_rows / seconds if seconds > 0 else float("inf"),
+                "n_rows": stats.n_rows,
+                "t": state.t,
+            }
+            history.append(record)
+            progress.update(record)
+            if plan.tol is not None:
+                # scikit-learn's rule: stop after n_iter_no_change epochs that do not improve
+                # the best objective by more than tol.
+                if record["objective"] > best - plan.tol:
+                    stale += 1
+                else:
+                    stale = 0
+                best = min(best, record["objective"])
+                if stale >= plan.n_iter_no_change:
+                    converged = True
+                    logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
+                    break
+    finally:
+        progress.close()
+    return LoopResult(state=state, history=history, converged=converged)

@@ -1,0 +1,225 @@
+"""Engines run an epoch's streams: in this process, or as tasks on a Dask cluster.
+
+Both run the same worker functions (:mod:`dsvm.distributed.worker`), so a fit in memory and a
+fit on a cluster with the same seed, streams and chunks give the same model.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from dsvm.combine.averaging import ParameterAveraging
+from dsvm.distributed import worker as w
+from dsvm.distributed.sources import DaskSource, Source
+from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPLIT_EVERY = 4
+
+
+class LocalEngine:
+    """Runs streams one after another in this process (NumPy/SciPy input, no cluster)."""
+
+    n_workers = 1
+
+    def calibrate(
+        self, solver: LocalSolver, state: SolverState, source: Source, classes: np.ndarray, chunk: int
+    ) -> SolverState:
+        return w._worker_calibrate(state, source, chunk, solver, classes)
+
+    def run_epoch(
+        self,
+        solver: LocalSolver,
+        combiner: ParameterAveraging,
+        state: SolverState,
+        source: Source,
+        classes: np.ndarray,
+        streams: Sequence[Sequence[int]],
+        epoch: int,
+        seed: int,
+    ) -> tuple[SolverState, PassStats]:
+        partials = [
+            w._worker_stream_pass(state, source, ids, solver, combiner, classes, epoch, seed)
+            for ids in streams
+        ]
+        return combiner.finalize(combiner.combine(partials), state)
+
+    def evaluate(
+        self, coef: np.ndarray, intercept: np.ndarray, source: Source, classes: np.ndarray, loss: str
+    ) -> w.EvalCounts:
+        return w._worker_evaluate(source, range(source.n_chunks), coef, intercept, classes, loss)
+
+    def decision_chunks(
+        self, coef: np.ndarray, intercept: np.ndarray, source: Source
+    ) -> Iterator[np.ndarray]:
+        for chunk in range(source.n_chunks):
+            yield w._worker_decision(source, chunk, coef, intercept)
+
+
+class DaskEngine:
+    """Submits stream tasks to a Dask cluster and combines their partials in a tree."""
+
+    def __init__(self, client: Any, *, split_every: int = DEFAULT_SPLIT_EVERY) -> None:
+        from dsvm.distributed.client import n_workers_of
+
+        self.client = client
+        self.split_every = max(2, int(split_every))
+        self.n_workers = n_workers_of(client)
+        self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _key(self, *parts: Any) -> str:
+        return "-".join(["dsvm", *map(str, parts), self._token])
+
+    def _tree_reduce(self, combiner: ParameterAveraging, futures: list[Any], epoch: int) -> Any:
+        """Combine futures ``split_every`` at a time on the workers, down to one future."""
+        level = 0
+        while len(futures) > 1:
+            futures = [
+                self.client.submit(
+                    w._worker_combine,
+                    combiner,
+                    *futures[i : i + self.split_every],
+                    key=self._key("combine", epoch, level, i),
+                    pure=False,
+                )
+                for i in range(0, len(futures), self.split_every)
+            ]
+            level += 1
+        return futures[0]
+
+    # -- the engine protocol -------------------------------------------------------------------
+    def calibrate(
+        self, solver: LocalSolver, state: SolverState, source: Source, classes: np.ndarray, chunk: int
+    ) -> SolverState:
+        if isinstance(source, DaskSource):
+            from dask import delayed
+
+            X = source.X.to_delayed().ravel()[chunk]
+            y = source.y.to_delayed().ravel()[chunk]
+            task = delayed(_calibrate_arrays)(state, X, y, solver, classes, chunk)
+            return self.client.compute(task).result()
+        fut = self.client.submit(
+            w._worker_calibrate, state, source, chunk, solver, classes,
+            key=self._key("calibrate"), pure=False,
+        )
+        return fut.result()
+
+    def run_epoch(
+        self,
+        solver: LocalSolver,
+        combiner: ParameterAveraging,
+        state: SolverState,
+        source: Source,
+        classes: np.ndarray,
+        streams: Sequence[Sequence[int]],
+        epoch: int,
+        seed: int,
+    ) -> tuple[SolverState, PassStats]:
+        # Only the (small) state travels from the client: broadcast once, used by every stream.
+        [state_f] = self.client.scatter([state], broadcast=True, hash=False)
+        if isinstance(source, DaskSource):
+            partials = self._dask_array_streams(
+                state_f, solver, combiner, source, classes, streams, epoch, seed
+            )
+        else:
+            partials = [
+                self.client.submit(
+                    w._worker_stream_pass, state_f, source, list(ids), solver, combiner, classes,
+                    epoch, seed, key=self._key("pass", epoch, s), pure=False,
+                )
+                for s, ids in enumerate(streams)
+            ]
+        result = self._tree_reduce(combiner, partials, epoch).result()
+        return combiner.finalize(result, state)
+
+    def _dask_array_streams(
+        self,
+        state_f: Any,
+        solver: LocalSolver,
+        combiner: ParameterAveraging,
+        source: DaskSource,
+        classes: np.ndarray,
+        streams: Sequence[Sequence[int]],
+        epoch: int,
+        seed: int,
+    ) -> list[Any]:
+        """A stream over dask-array chunks is a chain of tasks, one chunk each.
+
+        The chunks are computed on the workers as the chain reaches them; the client only
+        builds the graph.
+        """
+        from dask import delayed
+
+        Xs = source.X.to_delayed().ravel()
+        ys = source.y.to_delayed().ravel()
+        sws = None if source.sample_weight is None else source.sample_weight.to_delayed().ravel()
+        finals = []
+        for ids in streams:
+            carried: Any = state_f
+            for chunk in ids:
+                sw = None if sws is None else sws[chunk]
+                carried = delayed(w._worker_block_pass, pure=True)(
+                    carried, Xs[chunk], ys[chunk], sw, solver, classes, chunk, epoch, seed
+                )
+            if ids:
+                finals.append(delayed(w._worker_finish_stream, pure=True)(carried, combiner))
+        return list(self.client.compute(finals)) if finals else []
+
+    def evaluate(
+        self, coef: np.ndarray, intercept: np.ndarray, source: Source, classes: np.ndarray, loss: str
+    ) -> w.EvalCounts:
+        if isinstance(source, DaskSource):
+            from dask import delayed
+
+            Xs, ys = source.X.to_delayed().ravel(), source.y.to_delayed().ravel()
+            parts = [
+                delayed(w._worker_evaluate_arrays)(Xs[i], ys[i], coef, intercept, classes, loss, i)
+                for i in range(source.n_chunks)
+            ]
+            futures = self.client.compute(parts)
+        else:
+            groups = np.array_split(np.arange(source.n_chunks), max(1, 2 * self.n_workers))
+            futures = [
+                self.client.submit(
+                    w._worker_evaluate, source, [int(c) for c in g], coef, intercept, classes,
+                    loss, key=self._key("evaluate", i), pure=False,
+                )
+                for i, g in enumerate(groups)
+                if len(g)
+            ]
+        total = w.EvalCounts()
+        for part in self.client.gather(futures):
+            total = total + part
+        return total
+
+    def decision_chunks(
+        self, coef: np.ndarray, intercept: np.ndarray, source: Source
+    ) -> Iterator[np.ndarray]:
+        """Decision values chunk by chunk, in order, with a bounded number in flight."""
+        window = 2 * self.n_workers
+        futures: list[Any] = []
+        for chunk in range(source.n_chunks):
+            futures.append(
+                self.client.submit(
+                    w._worker_decision, source, chunk, coef, intercept,
+                    key=self._key("decision", chunk), pure=False,
+                )
+            )
+            if len(futures) >= window:
+                yield futures.pop(0).result()
+        for f in futures:
+            yield f.result()
+
+
+def _calibrate_arrays(
+    state: SolverState, X: Any, y: np.ndarray, solver: LocalSolver, classes: np.ndarray, chunk: int
+) -> SolverState:
+    from dsvm.distributed.sources import ArraySource
+
+    return w._worker_calibrate(state, ArraySource(X, y), 0, solver, classes)

@@ -1,0 +1,155 @@
+"""Where the rows of a fit come from: a zarr dataset, dask arrays, or arrays in memory.
+
+A source knows its shape, dtype and classes, and (except dask arrays) reads chunk ``i`` by itself,
+so that a worker handed the source and a chunk id fetches the data directly from the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import Block, block_from_arrays
+from dsvm.data.zarr_store import Dataset
+from dsvm.exceptions import DataLayoutError
+
+DEFAULT_MEMORY_CHUNK_ROWS = 65536
+
+
+@dataclass
+class ArraySource:
+    """NumPy / SciPy arrays in this process, cut into row chunks of ``chunk_rows``."""
+
+    X: Any
+    y: np.ndarray
+    sample_weight: np.ndarray | None = None
+    chunk_rows: int = DEFAULT_MEMORY_CHUNK_ROWS
+
+    def __post_init__(self) -> None:
+        if self.X.shape[0] != self.y.shape[0]:
+            raise DataLayoutError(
+                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
+            )
+        if sp.issparse(self.X):
+            self.X = sp.csr_matrix(self.X)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_chunks(self) -> int:
+        return max(1, -(-self.n_samples // self.chunk_rows))
+
+    @property
+    def dtype(self) -> np.dtype:
+        dt = self.X.dtype
+        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
+
+    def label_values(self) -> np.ndarray:
+        return np.unique(self.y)
+
+    def read_chunk(self, i: int) -> Block:
+        lo, hi = i * self.chunk_rows, min(self.n_samples, (i + 1) * self.chunk_rows)
+        sw = None if self.sample_weight is None else self.sample_weight[lo:hi]
+        return block_from_arrays(self.X[lo:hi], self.y[lo:hi], sw)
+
+    def describe(self) -> str:
+        return "array"
+
+
+@dataclass
+class DatasetSource:
+    """A dsvm zarr dataset: workers open it by URL and read their chunks themselves."""
+
+    dataset: Dataset
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.dataset.n_samples)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.dataset.n_features)
+
+    @property
+    def n_chunks(self) -> int:
+        return int(self.dataset.n_chunks)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.dataset.dtype)
+
+    def label_values(self) -> np.ndarray:
+        classes = self.dataset.classes
+        if classes is None:
+            raise ValueError(
+                f"Dataset {self.dataset.url} records no class labels (more than 1000 distinct "
+                "target values: a regression dataset?); SVMClassifier needs class labels."
+            )
+        return np.asarray(classes, dtype=np.float64)
+
+    def read_chunk(self, i: int) -> Block:
+        return self.dataset.read_chunk(i)
+
+    def describe(self) -> str:
+        return str(self.dataset.url)
+
+
+@dataclass
+class DaskSource:
+    """Dask arrays (X, y): their chunks are computed on the workers, never on the client."""
+
+    X: Any
+    y: Any
+    sample_weight: Any = None
+
+    def __post_init__(self) -> None:
+        if self.X.ndim != 2:
+            raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
+        if len(self.X.chunks[1]) != 1:
+            self.X = self.X.rechunk({1: -1})  # rows only: a chunk holds whole rows
+        if self.y.chunks[0] != self.X.chunks[0]:
+            self.y = self.y.rechunk((self.X.chunks[0],))
+        if self.sample_weight is not None and self.sample_weight.chunks[0] != self.X.chunks[0]:
+            self.sample_weight = self.sample_weight.rechunk((self.X.chunks[0],))
+        if self.X.shape[0] != self.y.shape[0]:
+            raise DataLayoutError(
+                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
+            )
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.X.chunks[0])
+
+    @property
+    def dtype(self) -> np.dtype:
+        dt = np.dtype(self.X.dtype)
+        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
+
+    def label_values(self) -> np.ndarray:
+        import dask.array as da
+
+        # A reduction on the cluster: only the distinct labels come back.
+        return np.asarray(da.unique(self.y).compute(), dtype=np.float64)
+
+    def describe(self) -> str:
+        return "dask array"
+
+
+Source = ArraySource | DatasetSource | DaskSource

@@ -1,0 +1,494 @@
+"""scikit-learn style estimators: ``SVMClassifier``.
+
+Input decides where training runs (dask-ml's rule): NumPy/SciPy arrays train in this process;
+a dataset path/URL, a :class:`dsvm.Dataset` or dask arrays train on a Dask cluster (the given
+``client``, else the active Client, else an embedded LocalCluster closed afterwards).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import numbers
+import os
+import warnings
+from typing import Any, Iterator
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options, validate_params
+from dsvm.combine.averaging import make_combiner
+from dsvm.data.order import draw_seed
+from dsvm.data.zarr_store import Dataset, open_dataset
+from dsvm.distributed.driver import FitPlan, run_epochs
+from dsvm.distributed.engine import LocalEngine
+from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, Source
+from dsvm.exceptions import ConvergenceWarning
+from dsvm.model import save_model
+from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.objective import decision_block
+from dsvm.solvers.registry import SOLVERS, make_solver
+
+logger = logging.getLogger(__name__)
+
+_LOSSES = ("hinge", "squared_hinge", "logistic")
+
+
+def _is_dask_collection(x: Any) -> bool:
+    return hasattr(x, "__dask_graph__") and hasattr(x, "to_delayed")
+
+
+def _is_dataset_ref(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike, Dataset))
+
+
+class SVMClassifier(ClassifierMixin, BaseEstimator):
+    """Linear SVM classifier trained by distributed stochastic passes over chunked data.
+
+    Minimises ``alpha/2 * ||w||^2 + mean_i loss(y_i, w.x_i + b)`` (one such problem per class in
+    one-vs-rest multiclass, all K trained in the same pass over the data).
+
+    Parameters
+    ----------
+    solver : {"pegasos", "sgd"}, default="pegasos"
+        ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
+        the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
+        Polyak-Ruppert averaging).
+    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+    alpha : float, default=1e-4
+        Regularisation strength, the papers' lambda. Values must be in the range (0, inf).
+        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``.
+    fit_intercept : bool, default=True
+        Learn an unregularised bias.
+    max_epochs : int, default=10
+        Passes over the data in ``fit``. Values must be in the range [1, inf).
+    tol : float or None, default=1e-4
+        Stop when the epoch's objective estimate has not improved on the best by more than
+        ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
+    n_iter_no_change : int, default=3
+    batch_size : int, default=1
+        Rows per stochastic step (Pegasos' k).
+    n_streams : int or None, default=None
+        Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
+        in-memory input). Fixed for the fit, so losing a worker does not change the model.
+    chunk_rows : int, default=65536
+        Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
+    n_workers : int or None, default=None
+        Worker processes of the embedded LocalCluster (``None``: one per core).
+    random_state : int, numpy Generator or None, default=None
+        Seeds the chunk orders and row orders; the same seed gives the same model.
+    verbose : int, default=0
+        0: silent; 1: a progress bar; 2: also one line per epoch.
+    client : distributed.Client, str or None, default=None
+        The Dask client or a scheduler address. ``None``: the active Client, else an embedded
+        LocalCluster.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features), in the data's dtype
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Epochs run so far.
+    t_ : float
+        Solver steps so far (the schedule's counter).
+    history_ : list of dict
+        Per epoch: epoch, objective (alpha/2 ||w||^2 + the pass's mean loss), train_loss,
+        val_accuracy, seconds, rows_per_s, n_rows, t.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dsvm import SVMClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> clf = SVMClassifier(alpha=1e-3, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9
+    True
+    """
+
+    _parameter_constraints: dict[str, Any] = {
+        "solver": Options(tuple(SOLVERS)),
+        "loss": Options(_LOSSES),
+        "alpha": Interval(numbers.Real, 0.0, None, "neither"),
+        "fit_intercept": InstanceOf((bool,), "a bool"),
+        "max_epochs": Interval(numbers.Integral, 1, None, "left"),
+        "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
+        "n_iter_no_change": Interval(numbers.Integral, 1, None, "left"),
+        "batch_size": Interval(numbers.Integral, 1, None, "left"),
+        "n_streams": NoneOr(Interval(numbers.Integral, 1, None, "left")),
+        "chunk_rows": Interval(numbers.Integral, 1, None, "left"),
+        "n_workers": NoneOr(Interval(numbers.Integral, 1, None, "left")),
+        "random_state": AnyOf(
+            (NoneOr(Interval(numbers.Integral, 0, None, "left")),
+             InstanceOf((np.random.Generator,), "a Generator")),
+            "an int in the range [0, inf), a numpy Generator or None",
+        ),
+        "verbose": Interval(numbers.Integral, 0, None, "left"),
+    }
+
+    def __init__(
+        self,
+        *,
+        solver: str = "pegasos",
+        loss: str = "hinge",
+        alpha: float = 1e-4,
+        fit_intercept: bool = True,
+        max_epochs: int = 10,
+        tol: float | None = 1e-4,
+        n_iter_no_change: int = 3,
+        batch_size: int = 1,
+        n_streams: int | None = None,
+        chunk_rows: int = 65536,
+        n_workers: int | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+        client: Any = None,
+    ) -> None:
+        self.solver = solver
+        self.loss = loss
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.batch_size = batch_size
+        self.n_streams = n_streams
+        self.chunk_rows = chunk_rows
+        self.n_workers = n_workers
+        self.random_state = random_state
+        self.verbose = verbose
+        self.client = client
+
+    # -- parameters and inputs -----------------------------------------------------------------
+    def _validate(self) -> None:
+        params = self.get_params(deep=False)
+        validate_params(type(self).__name__, params, self._parameter_constraints)
+
+    def _make_solver(self) -> Any:
+        return make_solver(
+            self.solver,
+            loss=self.loss,
+            alpha=float(self.alpha),
+            fit_intercept=self.fit_intercept,
+            batch_size=int(self.batch_size),
+        )
+
+    def _source(self, X: Any, y: Any, sample_weight: Any = None) -> Source:
+        if _is_dataset_ref(X):
+            if y is not None:
+                raise ValueError(
+                    "y must be None when X is a dataset path or Dataset: the labels are stored in it."
+                )
+            if sample_weight is not None:
+                raise ValueError("sample_weight must be stored in the dataset when X is a dataset.")
+            ds = X if isinstance(X, Dataset) else open_dataset(X)
+            return DatasetSource(ds)
+        if y is None:
+            raise ValueError("y is required when X is an array (it is stored in datasets only).")
+        if _is_dask_collection(X):
+            import dask.array as da
+
+            if not _is_dask_collection(y):
+                y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+            if sample_weight is not None and not _is_dask_collection(sample_weight):
+                sample_weight = da.from_array(np.asarray(sample_weight), chunks=(X.chunks[0],))
+            return DaskSource(X, y, sample_weight)
+        X = X if sp.issparse(X) else np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
+        y_arr = np.asarray(y)
+        if y_arr.dtype.kind not in "biuf":
+            raise ValueError(f"y must hold numeric labels; got dtype {y_arr.dtype}.")
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return ArraySource(X, y_arr, sw, chunk_rows=int(self.chunk_rows))
+
+    @contextlib.contextmanager
+    def _engine(self, source: Source) -> Iterator[Any]:
+        if isinstance(source, ArraySource):
+            yield LocalEngine()
+            return
+        from dsvm.distributed.client import cluster_client
+        from dsvm.distributed.engine import DaskEngine
+
+        with cluster_client(self.client, n_workers=self.n_workers) as client:
+            yield DaskEngine(client)
+
+    @contextlib.contextmanager
+    def _predict_engine(self, source: Source) -> Iterator[Any]:
+        """Prediction on a dataset runs in-process unless a client was given or is active."""
+        from dsvm.distributed.client import active_client
+
+        if isinstance(source, ArraySource) or (self.client is None and active_client() is None
+                                               and isinstance(source, DatasetSource)):
+            yield LocalEngine()
+            return
+        with self._engine(source) as engine:
+            yield engine
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def fit(
+        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None
+    ) -> SVMClassifier:
+        """Train from scratch for up to ``max_epochs`` epochs.
+
+        ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
+        or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
+        scored after every epoch into ``history_[i]["val_accuracy"]``.
+        """
+        self._validate()
+        for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
+            self.__dict__.pop(attr, None)
+        source = self._source(X, y, sample_weight)
+        with self._engine(source) as engine:
+            self._start(engine, source, classes=None)
+            self._run(engine, source, self.max_epochs, validation, warn=self.tol is not None)
+        return self
+
+    def partial_fit(
+        self,
+        X: Any,
+        y: Any = None,
+        classes: Any = None,
+        *,
+        sample_weight: Any = None,
+        validation: Any = None,
+    ) -> SVMClassifier:
+        """One epoch over the data, continuing the schedule and state of earlier calls."""
+        self._validate()
+        source = self._source(X, y, sample_weight)
+        with self._engine(source) as engine:
+            if not hasattr(self, "state_"):
+                self._start(engine, source, classes=classes)
+            self._check_features(source.n_features)
+            self._run(engine, source, 1, validation, warn=False)
+        return self
+
+    def _start(self, engine: Any, source: Source, classes: Any) -> None:
+        # classes_ keeps the labels' own dtype (ints stay ints); the kernels see float64 codes.
+        values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
+        if values.dtype.kind not in "biuf":
+            raise ValueError(f"Labels must be numeric; got dtype {values.dtype}.")
+        if len(values) < 2:
+            raise ValueError(
+                f"The training data ({source.describe()}) has one class only "
+                f"({values.tolist()}); a classifier needs at least two."
+            )
+        self.classes_ = values
+        self.n_features_in_ = source.n_features
+        self.seed_ = draw_seed(self.random_state)
+        self.n_streams_ = int(self.n_streams or engine.n_workers)
+        solver = self._make_solver()
+        state = solver.init_state(source.n_features, n_outputs_for(len(values)), source.dtype)
+        self.state_ = engine.calibrate(solver, state, source, self._classes64, chunk=0)
+        self.n_iter_ = 0
+        self.history_: list[dict[str, Any]] = []
+
+    def _check_features(self, n_features: int) -> None:
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_} features."
+            )
+
+    def _run(self, engine: Any, source: Source, n_epochs: int, validation: Any, warn: bool) -> None:
+        solver = self._make_solver()
+        plan = FitPlan(
+            seed=self.seed_,
+            n_streams=self.n_streams_,
+            max_epochs=n_epochs,
+            tol=self.tol,
+            n_iter_no_change=int(self.n_iter_no_change),
+            verbose=int(self.verbose),
+        )
+        validate = None
+        if validation is not None:
+            val_source = self._validation_source(validation)
+
+            def validate(state: SolverState) -> float:
+                coef, intercept = state.model()
+                counts = engine.evaluate(coef, intercept, val_source, self._classes64, self.loss)
+                return counts.n_correct / max(counts.n_rows, 1)
+
+        result = run_epochs(
+            engine=engine,
+            solver=solver,
+            combiner=make_combiner("average"),
+            source=source,
+            classes=self._classes64,
+            state=self.state_,
+            plan=plan,
+            first_epoch=self.n_iter_,
+            n_epochs=n_epochs,
+            validate=validate,
+            history=self.history_,
+        )
+        self.state_ = result.state
+        self.history_ = result.history
+        self.n_iter_ = len(self.history_)
+        self._publish()
+        if warn and not result.converged and n_epochs > 1:
+            warnings.warn(
+                f"{type(self).__name__} stopped at max_epochs={n_epochs} before the objective "
+                f"changed by less than tol={self.tol}; consider more epochs.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _validation_source(self, validation: Any) -> Source:
+        if isinstance(validation, tuple) and len(validation) == 2:
+            return self._source(validation[0], validation[1])
+        return self._source(validation, None)
+
+    def _publish(self) -> None:
+        coef, intercept = self.state_.model()
+        self.coef_ = np.array(coef)
+        self.intercept_ = np.array(intercept)
+        self.t_ = float(self.state_.t)
+
+    @property
+    def _classes64(self) -> np.ndarray:
+        return np.asarray(self.classes_, dtype=np.float64)
+
+    # -- prediction ------------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' first."
+            )
+
+    def decision_function(self, X: Any) -> Any:
+        """Signed distances (n_samples,) for binary, (n_samples, n_classes) for multiclass.
+
+        Dask input gives a lazy dask array; a dataset path gives a NumPy array.
+        """
+        self._check_fitted()
+        coef, intercept = self.coef_, self.intercept_
+        if _is_dask_collection(X):
+            self._check_features(X.shape[1])
+            n_out = coef.shape[0]
+            out = X.map_blocks(
+                _decision_numpy, coef, intercept, dtype=np.float64,
+                chunks=(X.chunks[0], (n_out,)) if n_out > 1 else (X.chunks[0],),
+                drop_axis=None if n_out > 1 else 1,
+            )
+            return out
+        if _is_dataset_ref(X):
+            source = self._source(X, None)
+            self._check_features(source.n_features)
+            with self._predict_engine(source) as engine:
+                parts = list(engine.decision_chunks(coef, intercept, source))
+            scores = np.concatenate(parts) if parts else np.zeros((0, coef.shape[0]))
+        else:
+            X = X if sp.issparse(X) else np.asarray(X)
+            self._check_features(X.shape[1])
+            scores = _decision_numpy(X, coef, intercept, keep_2d=True)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X: Any) -> Any:
+        """Class labels; dask input gives a lazy dask array."""
+        scores = self.decision_function(X)
+        if _is_dask_collection(scores):
+            return scores.map_blocks(self._labels_of, dtype=self.classes_.dtype, drop_axis=(
+                1 if scores.ndim == 2 else None))
+        return self._labels_of(scores)
+
+    def _labels_of(self, scores: np.ndarray) -> np.ndarray:
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy; ``X`` may be a dataset path (then ``y`` is None) or arrays."""
+        self._check_fitted()
+        if _is_dataset_ref(X):
+            return float(self.evaluate(X)["accuracy"])
+        from sklearn.metrics import accuracy_score
+
+        pred = self.predict(X)
+        if _is_dask_collection(pred):
+            pred = pred.compute()
+            y = y.compute() if _is_dask_collection(y) else y
+        return float(accuracy_score(np.asarray(y), pred, sample_weight=sample_weight))
+
+    def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
+        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data."""
+        self._check_fitted()
+        source = self._source(X, y)
+        self._check_features(source.n_features)
+        with self._predict_engine(source) as engine:
+            c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64, self.loss)
+        mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
+        sq = float(np.dot(self.coef_.ravel().astype(np.float64), self.coef_.ravel()))
+        return {
+            "accuracy": c.n_correct / max(c.n_rows, 1),
+            "loss": mean_loss,
+            "objective": 0.5 * float(self.alpha) * sq + mean_loss,
+            "n_samples": c.n_rows,
+        }
+
+    # -- persistence -----------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Save the fitted model (no pickle); load it back with :func:`dsvm.load`."""
+        self._check_fitted()
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
+        if isinstance(params.get("random_state"), np.random.Generator):
+            params["random_state"] = None
+        meta = {
+            "estimator": type(self).__name__,
+            "params": params,
+            "n_features_in": int(self.n_features_in_),
+            "n_iter": int(self.n_iter_),
+            "t": float(self.t_),
+            "dtype": str(self.coef_.dtype),
+            "history": self.history_,
+        }
+        arrays = {"coef": self.coef_, "intercept": self.intercept_, "classes": self.classes_}
+        save_model(path, arrays, meta)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if state.get("client") is not None and not isinstance(state["client"], str):
+            state["client"] = None  # a live Client does not travel
+        return state
+
+    def _more_tags(self) -> dict[str, Any]:
+        return {"preserves_dtype": [np.float64, np.float32]}
+
+
+def _decision_numpy(
+    X: Any, coef: np.ndarray, intercept: np.ndarray, keep_2d: bool = False
+) -> np.ndarray:
+    from dsvm.data.blocks import block_from_arrays
+
+    scores = decision_block(coef, intercept, block_from_arrays(X, np.zeros(X.shape[0])))
+    if keep_2d or scores.shape[1] > 1:
+        return scores
+    return scores[:, 0]
+
+
+def estimator_from_saved(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> SVMClassifier:
+    """Rebuild a fitted estimator from :func:`dsvm.model.load_model_arrays` output."""
+    from dsvm.exceptions import ModelFormatError
+
+    if meta.get("estimator") != "SVMClassifier":
+        raise ModelFormatError(f"Unknown estimator {meta.get('estimator')!r} in model file.")
+    est = SVMClassifier(**meta["params"])
+    est.coef_ = arrays["coef"]
+    est.intercept_ = arrays["intercept"]
+    est.classes_ = arrays["classes"]
+    est.n_features_in_ = int(meta["n_features_in"])
+    est.n_iter_ = int(meta["n_iter"])
+    est.t_ = float(meta["t"])
+    est.history_ = list(meta.get("history", []))
+    if est.coef_.ndim != 2 or est.coef_.shape[1] != est.n_features_in_:
+        raise ModelFormatError(
+            f"Model file is inconsistent: coef has shape {est.coef_.shape} but n_features_in "
+            f"is {est.n_features_in_}."
+        )
+    return est

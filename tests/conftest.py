@@ -1,0 +1,151 @@
+"""Shared fixtures: where the real datasets are, small problems, and real clusters.
+
+Real datasets come from ../shared/data beside the repository (or $DSVM_SHARED_DATA); tests that
+need them skip with the reason when it is absent. Clusters are real: a LocalCluster of worker
+processes, or a scheduler and workers started as separate ``dask`` processes on loopback.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    env = os.environ.get("DSVM_SHARED_DATA")
+    return Path(env) if env else (REPO.parent / "shared" / "data")
+
+
+def shared_file(rel: str) -> Path:
+    path = shared_data_dir() / rel
+    if not path.exists():
+        pytest.skip(f"real dataset {rel} not found under {shared_data_dir()} (set DSVM_SHARED_DATA)")
+    return path
+
+
+@lru_cache(maxsize=None)
+def _load_svmlight(path: str, n_features: int):
+    from sklearn.datasets import load_svmlight_file
+
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rb") as f:
+        X, y = load_svmlight_file(f, n_features=n_features)
+    return X.tocsr(), y
+
+
+def load_libsvm(rel: str, n_features: int):
+    """(X csr float64, y) of a LIBSVM file in the shared data folder (cached per session)."""
+    return _load_svmlight(str(shared_file(rel)), n_features)
+
+
+def liblinear_objective(X, y, alpha: float) -> float:
+    """LIBLINEAR's optimum of alpha/2 ||w||^2 + mean hinge (no intercept), via LinearSVC."""
+    from sklearn.svm import LinearSVC
+
+    n = X.shape[0]
+    svc = LinearSVC(loss="hinge", C=1.0 / (alpha * n), fit_intercept=False, dual=True,
+                    tol=1e-6, max_iter=200_000).fit(X, y)
+    w = svc.coef_.ravel()
+    margins = y * (X @ w)
+    return float(0.5 * alpha * w @ w + np.maximum(0.0, 1.0 - margins).mean())
+
+
+@pytest.fixture
+def blobs():
+    """A small separable-ish binary problem (dense float64), labels in {-1, 1}."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 8))
+    w = rng.normal(size=8)
+    y = np.where(X @ w + 0.3 * rng.normal(size=600) > 0, 1, -1)
+    return X, y
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dask_cmd() -> list[str]:
+    exe = shutil.which("dask")
+    return [exe] if exe else [sys.executable, "-m", "dask"]
+
+
+class ProcessCluster:
+    """A scheduler and workers started as separate OS processes on loopback."""
+
+    def __init__(self, n_workers: int = 2, memory_limit: str = "1GiB", nthreads: int = 1) -> None:
+        self.port = _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen] = []
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.procs.append(subprocess.Popen(
+            _dask_cmd() + ["scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+                           "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+        for _ in range(n_workers):
+            self.add_worker(memory_limit=memory_limit, nthreads=nthreads, env=env)
+        self.wait_for(n_workers)
+
+    def add_worker(self, memory_limit: str = "1GiB", nthreads: int = 1, env=None) -> subprocess.Popen:
+        env = env or dict(os.environ, PYTHONPATH=str(REPO))
+        p = subprocess.Popen(
+            _dask_cmd() + ["worker", self.address, "--nthreads", str(nthreads), "--nworkers", "1",
+                           "--memory-limit", memory_limit, "--no-dashboard",
+                           "--host", "127.0.0.1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self.procs.append(p)
+        return p
+
+    def wait_for(self, n_workers: int, timeout: float = 60) -> None:
+        from distributed import Client
+
+        deadline = time.time() + timeout
+        while True:
+            try:
+                with Client(self.address, timeout=5) as c:
+                    c.wait_for_workers(n_workers, timeout=max(1, deadline - time.time()))
+                    return
+            except (OSError, TimeoutError):
+                if time.time() > deadline:
+                    raise
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@pytest.fixture(scope="session")
+def process_cluster():
+    """Scheduler + 2 workers (1 thread, 1 GiB each) as separate processes, for the session."""
+    cluster = ProcessCluster(n_workers=2)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def local_client():
+    """A LocalCluster of 2 worker processes (1 thread each) and a Client on it."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit="2GiB") as cluster:
+        with Client(cluster) as client:
+            yield client

@@ -1,0 +1,93 @@
+"""Training on a LocalCluster of worker processes: zarr datasets and dask arrays."""
+
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm import SVMClassifier
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(6000, 12))
+    w = rng.normal(size=12)
+    y = np.where(X @ w + 0.5 + 0.3 * rng.normal(size=6000) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_one_chunk_on_one_worker_equals_in_process(problem, tmp_path, local_client):
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "one.zarr", X, y, chunk_rows=len(X), dtype="float64")
+    assert ds.n_chunks == 1
+    kw = dict(solver="sgd", alpha=1e-4, max_epochs=3, tol=None, random_state=11, n_streams=1)
+    remote = SVMClassifier(client=local_client, **kw).fit(ds)
+    local = SVMClassifier(chunk_rows=len(X), **kw).fit(X, y)
+    np.testing.assert_array_equal(remote.coef_, local.coef_)
+    np.testing.assert_array_equal(remote.intercept_, local.intercept_)
+
+
+def test_many_chunks_two_streams_deterministic_and_equal_to_in_process(problem, tmp_path,
+                                                                       local_client):
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "many.zarr", X, y, chunk_rows=500, dtype="float64")
+    kw = dict(alpha=1e-4, max_epochs=4, tol=None, random_state=2, n_streams=2)
+    a = SVMClassifier(client=local_client, **kw).fit(ds)
+    b = SVMClassifier(client=local_client, **kw).fit(str(ds.url))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    # The same streams run in-process give the same model: the cluster changes nothing.
+    local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
+    np.testing.assert_allclose(a.coef_, local.coef_, rtol=1e-12, atol=1e-12)
+    assert a.score(ds) > 0.9
+    assert [h["n_rows"] for h in a.history_] == [6000] * 4
+
+
+def test_dask_arrays_in_dask_out(problem, local_client):
+    X, y = problem
+    dX = da.from_array(X, chunks=(1000, 12))
+    dy = da.from_array(y, chunks=1000)
+    clf = SVMClassifier(alpha=1e-4, max_epochs=3, tol=None, random_state=0, client=local_client)
+    clf.fit(dX, dy)
+    pred = clf.predict(dX)
+    scores = clf.decision_function(dX)
+    assert isinstance(pred, da.Array) and isinstance(scores, da.Array)
+    assert scores.shape == (6000,)
+    np.testing.assert_array_equal(pred.compute(), clf.predict(X))
+    assert clf.score(dX, dy) > 0.9
+    # the same chunks and seed as a zarr dataset give the same model
+    local = SVMClassifier(alpha=1e-4, max_epochs=3, tol=None, random_state=0,
+                          n_streams=clf.n_streams_, chunk_rows=1000).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, local.coef_, rtol=1e-12, atol=1e-12)
+
+
+def test_validation_dataset_and_multiclass(tmp_path, local_client):
+    rng = np.random.default_rng(1)
+    centers = rng.normal(scale=4, size=(4, 6))
+    lab = rng.integers(0, 4, size=4000)
+    X = centers[lab] + rng.normal(size=(4000, 6))
+    train = dsvm.write_arrays(tmp_path / "tr.zarr", X[:3000], lab[:3000].astype(float),
+                              chunk_rows=400)
+    val = dsvm.write_arrays(tmp_path / "va.zarr", X[3000:], lab[3000:].astype(float),
+                            chunk_rows=400)
+    clf = SVMClassifier(alpha=1e-3, max_epochs=3, tol=None, random_state=0, client=local_client)
+    clf.fit(train, validation=val)
+    assert clf.coef_.shape == (4, 6) and clf.coef_.dtype == np.float32
+    assert clf.history_[-1]["val_accuracy"] == pytest.approx(clf.score(val))
+    assert clf.score(val) > 0.9
+
+
+def test_labels_outside_classes_name_the_chunk(tmp_path, local_client, problem):
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "a.zarr", X, y, chunk_rows=1000)
+    clf = SVMClassifier(max_epochs=1, tol=None, client=local_client)
+    clf.partial_fit(ds, classes=[-1.0, 1.0])
+    y2 = y.copy()
+    y2[2500] = 7.0
+    ds2 = dsvm.write_arrays(tmp_path / "b.zarr", X, y2, chunk_rows=1000)
+    with pytest.raises(ValueError, match=r"chunk 2: row 500 has label 7.0"):
+        clf.partial_fit(ds2)

@@ -1,0 +1,59 @@
+"""Model files: round trip, and refusal of anything that is not a dsvm model."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm import SVMClassifier
+from dsvm.exceptions import ModelFormatError
+
+
+@pytest.fixture
+def fitted(blobs):
+    X, y = blobs
+    return SVMClassifier(alpha=1e-3, random_state=0, max_epochs=3).fit(X, y), X, y
+
+
+def test_round_trip_predicts_the_same(fitted, tmp_path):
+    clf, X, y = fitted
+    path = tmp_path / "m.dsvm"
+    clf.save(path)
+    back = dsvm.load(path)
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+    np.testing.assert_array_equal(back.coef_, clf.coef_)
+    assert back.classes_.dtype == clf.classes_.dtype
+    assert back.get_params()["alpha"] == clf.alpha
+    assert back.history_ == clf.history_
+    assert back.n_iter_ == clf.n_iter_
+
+
+def test_pickled_object_arrays_are_refused(tmp_path):
+    path = tmp_path / "evil.dsvm"
+    with open(path, "wb") as f:
+        np.savez(f, coef=np.array([object()], dtype=object), intercept=np.zeros(1),
+                 classes=np.array([-1.0, 1.0]), meta=np.frombuffer(b"{}", dtype=np.uint8))
+    with pytest.raises(ModelFormatError, match="evil.dsvm"):
+        dsvm.load(path)
+
+
+def test_plain_pickle_file_is_refused(tmp_path):
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps({"coef": [1.0]}))
+    with pytest.raises(ModelFormatError, match="not a dsvm model"):
+        dsvm.load(path)
+
+
+def test_npz_without_meta_is_refused(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, a=np.zeros(3))
+    with pytest.raises(ModelFormatError, match="lacks"):
+        dsvm.load(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope"):
+        dsvm.load(tmp_path / "nope.dsvm")

@@ -1,0 +1,49 @@
+"""Parameter validation messages follow scikit-learn's template and name the value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dsvm import SVMClassifier
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"alpha": -1}, r"The 'alpha' parameter of SVMClassifier must be a float in the range "
+                        r"\(0.0, inf\). Got -1 instead."),
+        ({"alpha": 0.0}, r"'alpha' parameter .* Got 0.0 instead"),
+        ({"solver": "adam"}, r"'solver' parameter of SVMClassifier must be a str among "
+                             r"\{'pegasos', 'sgd'\}. Got 'adam' instead."),
+        ({"loss": "log"}, r"'loss' parameter .* Got 'log' instead"),
+        ({"max_epochs": 0}, r"'max_epochs' parameter .* range \[1, inf\). Got 0 instead"),
+        ({"batch_size": 2.5}, r"'batch_size' parameter .* Got 2.5 instead"),
+        ({"tol": -1e-3}, r"'tol' parameter .* or None. Got -0.001 instead"),
+        ({"fit_intercept": 1}, r"'fit_intercept' parameter .* a bool. Got 1 instead"),
+        ({"random_state": -3}, r"'random_state' parameter .* Got -3 instead"),
+    ],
+)
+def test_bad_parameters_are_named(params, message, blobs):
+    X, y = blobs
+    with pytest.raises(ValueError, match=message):
+        SVMClassifier(**params).fit(X, y)
+
+
+def test_one_class_is_refused(blobs):
+    X, _ = blobs
+    with pytest.raises(ValueError, match=r"one class only \(\[1\]\)"):
+        SVMClassifier().fit(X, np.ones(len(X), dtype=int))
+
+
+def test_feature_count_mismatch_names_both(blobs):
+    X, y = blobs
+    clf = SVMClassifier(max_epochs=1, tol=None).fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but SVMClassifier was fitted with 8"):
+        clf.predict(X[:, :3])
+
+
+def test_string_labels_are_refused(blobs):
+    X, y = blobs
+    with pytest.raises(ValueError, match="numeric labels"):
+        SVMClassifier().fit(X, np.where(y > 0, "a", "b"))
