@@ -1,0 +1,830 @@
+"""Streaming readers for the converter's inputs: svmlight/libsvm and CSV text, .npy and .npz.
+
+Every reader yields row blocks (``DenseBlock``/``CSRBlock``) of bounded size and reports bad
+input as ``DataFormatError`` naming the file, the 1-based line (text) or 0-based row (NumPy) and
+the offending value.
+
+Text is parsed a block of whole lines at a time (``BLOCK_BYTES`` of text) with NumPy array
+operations over the bytes, not a Python loop per token: token boundaries come from a separator
+mask, numbers from a vectorised decimal parser (``_parse_numbers``) that handles the plain
+``[+-]digits[.digits]`` forms exactly and hands anything else (exponents, nan, inf, very long
+mantissas) to Python's ``float``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+import fsspec
+import numpy as np
+
+from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.zarr_store import check_block_values
+from dsvm.exceptions import DataFormatError
+
+BLOCK_BYTES = 4 << 20
+NPY_BLOCK_BYTES = 16 << 20
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
+
+_NL, _COLON, _DOT, _MINUS, _PLUS, _QUOTE = 10, 58, 46, 45, 43, 34
+_POW10_F = 10.0 ** np.arange(19)
+_POW10_I = 10 ** np.arange(19, dtype=np.int64)
+_EXACT_INT = 2**53  # integers below this are exact in float64
+_COMMENT_RE = re.compile(rb"#[^\n]*")
+_QID_RE = re.compile(rb"(?<!\S)qid:\S*")
+
+
+@dataclass
+class SourceStats:
+    """What a full pass over a source found: rows, largest feature index, stored values."""
+
+    n_samples: int
+    n_features: int
+    nnz: int
+
+
+class _BadToken(Exception):
+    """Internal: token ``k`` of a block could not be parsed as a number."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__(k)
+        self.k = k
+
+
+# --------------------------------------------------------------------------------------------
+# Byte-level helpers
+# --------------------------------------------------------------------------------------------
+
+
+def open_binary(src: str | os.PathLike[str], storage_options: dict | None = None) -> Any:
+    """Open a local path or fsspec URL for reading, decompressing by extension."""
+    return fsspec.open(os.fspath(src), mode="rb", compression="infer", **(storage_options or {}))
+
+
+def iter_text_blocks(
+    src: str | os.PathLike[str], storage_options: dict | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(text, first_line)``: runs of whole lines of about ``block_bytes`` bytes."""
+    with open_binary(src, storage_options) as f:
+        carry, line = b"", 1
+        while True:
+            data = f.read(block_bytes)
+            if not data:
+                if carry:
+                    yield carry, line
+                return
+            buf = carry + data if carry else data
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                carry = buf  # one very long line: keep reading
+                continue
+            block, carry = buf[:cut], buf[cut:]
+            yield block, line
+            line += block.count(b"\n")
+
+
+class _Text:
+    """A block of text as bytes plus the arrays the parsers derive from it.
+
+    ``pad`` holds the bytes with one space before and 16 after, so that ``pad[p]`` is the byte
+    before position p and ``words[p]`` (an unaligned little-endian uint64 view) is the 8 bytes
+    starting at p, even at the ends of the block.
+    """
+
+    def __init__(self, buf: bytes) -> None:
+        n = len(buf)
+        self.buf = buf
+        self.pad = np.full(n + 17, 32, dtype=np.uint8)
+        self.pad[1:n + 1] = np.frombuffer(buf, dtype=np.uint8)
+        self.a = self.pad[1:n + 1]
+        self.words = np.ndarray((n + 8,), dtype="<u8", buffer=self.pad, offset=1, strides=(1,))
+        self._newlines: np.ndarray | None = None
+
+    def tokens(self, sep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Start and exclusive stop of each maximal run of non-separator bytes."""
+        edge = np.ones(sep.shape[0] + 2, dtype=bool)
+        edge[1:-1] = sep
+        # Runs alternate: the block starts and ends "in a separator", so the positions where
+        # the separator flag changes are start, stop, start, stop, ...
+        flips = np.flatnonzero(edge[1:] != edge[:-1])
+        self.starts = np.ascontiguousarray(flips[0::2])
+        self.stops = np.ascontiguousarray(flips[1::2])
+        return self.starts, self.stops
+
+    def newlines_before(self, pos: np.ndarray) -> np.ndarray:
+        """For each byte position, the number of newlines before it (0-based line offset)."""
+        if self._newlines is None:
+            self._newlines = np.cumsum(self.a == _NL, dtype=np.int32)
+        # a token never starts on a newline, so the inclusive count at its start is exclusive
+        return self._newlines[pos] - (self.a[pos] == _NL)
+
+    def line_of(self, pos: int, first_line: int) -> int:
+        return first_line + self.buf.count(b"\n", 0, pos)
+
+    def token_of(self, pos: np.ndarray) -> np.ndarray:
+        """Index of the token containing each byte position (positions must be inside tokens)."""
+        is_start = np.zeros(self.a.shape[0], dtype=bool)
+        is_start[self.starts] = True
+        return np.cumsum(is_start, dtype=np.int32)[pos] - 1
+
+
+_U64 = np.uint64
+_ASCII0 = 0x3030303030303030
+_FILL = np.array([_ASCII0 & ((1 << (8 * (8 - n))) - 1) for n in range(9)], dtype=np.uint64)
+_POW10_U = 10 ** np.arange(9, dtype=np.uint64)
+
+
+def _swar8(w: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Value of the first ``count`` (0..8) ASCII digits of each little-endian word; non-digits.
+
+    SWAR ("SIMD within a register", after Lemire's fast integer parsing): shift the digits to
+    the top of the word and fill the low bytes with '0' (leading zeros), check all eight bytes
+    are '0'..'9' at once, then combine neighbouring digits pairwise with three multiplies.
+    """
+    shift = ((8 - count) * 8).astype(_U64)
+    w = np.left_shift(w, np.minimum(shift, _U64(56)))
+    w[count == 0] = 0
+    w |= _FILL[count]
+    hi = _U64(0xF0F0F0F0F0F0F0F0)
+    bad = ((w & hi) | (((w + _U64(0x0606060606060606)) & hi) >> _U64(4))) != _U64(
+        0x3333333333333333)
+    w = ((w & _U64(0x0F0F0F0F0F0F0F0F)) * _U64(2561)) >> _U64(8)
+    w = ((w & _U64(0x00FF00FF00FF00FF)) * _U64(6553601)) >> _U64(16)
+    w = ((w & _U64(0x0000FFFF0000FFFF)) * _U64(42949672960001)) >> _U64(32)
+    return w, bad
+
+
+def _digits(words: np.ndarray, first: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer value of ``count[k]`` (<= 16) digit bytes starting at ``first[k]``; non-digits."""
+    value, bad = _swar8(words[first], np.minimum(count, 8))
+    long = np.flatnonzero(count > 8)
+    if long.size:
+        c2 = np.minimum(count[long] - 8, 8)
+        low, bad2 = _swar8(words[first[long] + 8], c2)
+        value[long] = value[long] * _POW10_U[c2] + low
+        bad[long] |= bad2 | (count[long] > 16)
+    return value.astype(np.int64), bad
+
+
+def _parse_numbers(text: _Text, *, exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Parse every token of ``text`` as float64.
+
+    Returns ``(values, is_uint)`` where ``is_uint`` marks tokens made of digits only. A token
+    ``[+-]I.F`` is m / 10**len(F) with the integer m = int(I + F); when m < 2**53 both operands are
+    exact, so the one IEEE division is correctly rounded (the same value as strtod). With
+    ``exact=False`` (float32 output) longer mantissas use the same formula, within one float64
+    ulp, which float32 rounding absorbs. Everything else (exponents, nan, inf, more than 16
+    digits on a side of the point) goes through Python's ``float``; raises ``_BadToken(k)``
+    for the first token that is not a number.
+    """
+    a, starts, stops = text.a, text.starts, text.stops
+    k = starts.shape[0]
+    first = a[starts]
+    negative = first == _MINUS
+    signed = negative | (first == _PLUS)
+    mstart = starts + signed
+    dot_at = np.full(k, -1, dtype=np.int64)
+    fallback = np.zeros(k, dtype=bool)
+    dots = np.flatnonzero(a == _DOT)
+    if dots.size:
+        owner = text.token_of(dots)
+        dot_at[owner] = dots
+        fallback[owner[1:][owner[1:] == owner[:-1]]] = True  # two dots in one token
+    has_dot = dot_at >= 0
+    int_len = np.where(has_dot, dot_at, stops) - mstart
+    frac_len = np.where(has_dot, stops - dot_at - 1, 0)
+    fallback |= (int_len + frac_len == 0) | (int_len > 16) | (frac_len > 16)
+    mantissa, bad = _digits(text.words, mstart, np.minimum(int_len, 16))
+    fallback |= bad
+    with_dot = np.flatnonzero(has_dot)
+    scale = np.ones(k, dtype=np.float64)
+    if with_dot.size:
+        flen = np.minimum(frac_len[with_dot], 16)
+        frac, bad = _digits(text.words, dot_at[with_dot] + 1, flen)
+        fallback[with_dot] |= bad | (int_len[with_dot] + flen > 18)
+        mantissa[with_dot] = mantissa[with_dot] * _POW10_I[flen] + frac
+        scale[with_dot] = _POW10_F[flen]
+    if exact:
+        fallback |= mantissa >= _EXACT_INT
+    values = mantissa.astype(np.float64)
+    if with_dot.size:
+        values /= scale
+    np.negative(values, out=values, where=negative)
+    for j in np.flatnonzero(fallback).tolist():
+        try:
+            values[j] = float(text.buf[starts[j]:stops[j]])
+        except ValueError:
+            raise _BadToken(j) from None
+    return values, ~(signed | has_dot | fallback)
+
+
+def _token_text(buf: bytes, pos: int) -> str:
+    """The whitespace-delimited token around byte ``pos``, for error messages."""
+    lo = pos
+    while lo > 0 and buf[lo - 1] not in b" \t\r\n\v\f":
+        lo -= 1
+    hi = pos
+    while hi < len(buf) and buf[hi] not in b" \t\r\n\v\f":
+        hi += 1
+    text = buf[lo:hi].decode("utf-8", "replace")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# svmlight / libsvm
+# --------------------------------------------------------------------------------------------
+
+
+def parse_libsvm_block(
+    buf: bytes, first_line: int, name: str, *, n_features: int | None, dtype: np.dtype
+) -> tuple[CSRBlock, int]:
+    """Parse whole lines of svmlight text into a CSRBlock; also return the largest index.
+
+    Lines are ``label [qid:q] index:value ... [# comment]`` with 1-based increasing indices;
+    blank and comment-only lines are skipped; unsorted indices are sorted, duplicates raise.
+    Bytes <= 0x20 (space, tab, CR, other control characters) separate tokens.
+    """
+    if b"#" in buf:
+        buf = _COMMENT_RE.sub(b"", buf)
+    if b"qid:" in buf:
+        buf = _QID_RE.sub(b"", buf)
+    text = _Text(buf)
+    a = text.a
+    colon = a == _COLON
+    starts, stops = text.tokens((a <= 32) | colon)
+    k = starts.shape[0]
+    if k == 0:
+        return _empty_csr(n_features or 0, dtype), 0
+
+    def fail(pos: int, msg: str) -> DataFormatError:
+        return DataFormatError(f"{name}, line {text.line_of(int(pos), first_line)}: {msg}")
+
+    # Classify tokens by their neighbours: "i:v" splits into an index (followed by ':') and a
+    # value (preceded by ':'); anything else must be the label that starts a line.
+    is_val = text.pad[starts] == _COLON  # pad[p] is the byte before p
+    is_idx = text.pad[stops + 1] == _COLON  # pad[stop + 1] is the byte at the (exclusive) stop
+    line = text.newlines_before(starts)
+    first_of_line = np.ones(k, dtype=bool)
+    first_of_line[1:] = line[1:] != line[:-1]
+    is_label = ~(is_val | is_idx)
+    paired = np.zeros(k, dtype=bool)  # index token directly followed by ":value"
+    paired[:-1] = is_val[1:] & (starts[1:] == stops[:-1] + 1)
+    back = np.zeros(k, dtype=bool)  # value token directly preceded by "index:"
+    back[1:] = paired[:-1]
+    bad = (is_val & is_idx) | (is_label != first_of_line) | (is_idx & ~paired) | (is_val & ~back)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        token = _token_text(buf, int(starts[j]))
+        if first_of_line[j] and not is_label[j]:
+            raise fail(starts[j], f"expected a numeric label before the features, got {token!r}")
+        if is_label[j]:
+            raise fail(starts[j], f"token {token!r} is not of the form index:value")
+        raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
+    idx_tok = np.flatnonzero(is_idx)
+    if int(np.count_nonzero(colon)) != idx_tok.shape[0]:
+        stray = int(np.setdiff1d(np.flatnonzero(colon), stops[idx_tok])[0])
+        raise fail(stray, f"stray ':' in {_token_text(buf, stray)!r}")
+    try:
+        values, is_uint = _parse_numbers(text, exact=dtype != np.float32)
+    except _BadToken as exc:
+        j = exc.k
+        token = buf[starts[j]:stops[j]].decode("utf-8", "replace")
+        what = "label" if is_label[j] else "feature index" if is_idx[j] else "feature value"
+        hint = " is not a positive integer" if is_idx[j] else " is not a number"
+        raise fail(starts[j], f"{what} {token!r}{hint}") from None
+    return _assemble_libsvm(text, values, is_uint, np.flatnonzero(is_label), idx_tok, fail,
+                            n_features=n_features, dtype=dtype)
+
+
+def _assemble_libsvm(
+    text: _Text, values: np.ndarray, is_uint: np.ndarray, lab_tok: np.ndarray,
+    idx_tok: np.ndarray, fail: Any, *, n_features: int | None, dtype: np.dtype,
+) -> tuple[CSRBlock, int]:
+    """Turn classified, parsed tokens into CSR arrays, checking indices and finiteness.
+
+    Tokens come as ``label (index value)*`` per row, so each value token directly follows its
+    index token and row r holds (lab_tok[r+1] - lab_tok[r] - 1) / 2 features.
+    """
+    buf, starts = text.buf, text.starts
+    val_tok = idx_tok + 1
+    idx_pos = starts[idx_tok]
+    index = values[idx_tok]
+    if not is_uint[idx_tok].all():
+        j = int(np.flatnonzero(~is_uint[idx_tok])[0])
+        token = buf[idx_pos[j]:idx_pos[j] + 40].split(b":")[0].decode("utf-8", "replace")
+        raise fail(idx_pos[j], f"feature index {token!r} is not a positive integer")
+    limit = n_features if n_features is not None else 2**31 - 1
+    out = (index < 1) | (index > limit)
+    if out.any():
+        j = int(np.flatnonzero(out)[0])
+        hint = ("indices are 1-based" if index[j] < 1 else
+                f"n_features={n_features}" if n_features is not None else "indices must be < 2**31")
+        raise fail(idx_pos[j], f"feature index {int(index[j])} is out of range; {hint}")
+    labels = values[lab_tok]
+    data = values[val_tok]
+    for arr, what, tok in ((labels, "label", lab_tok), (data, "value", val_tok)):
+        finite = np.isfinite(arr)
+        if not finite.all():
+            pos = int(starts[tok[np.flatnonzero(~finite)[0]]])
+            raise fail(pos, f"{what} {_token_text(buf, pos)!r} is not finite")
+    n_rows = lab_tok.shape[0]
+    counts = (np.diff(lab_tok, append=starts.shape[0]) - 1) // 2
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    col = index.astype(np.int64)
+    # Within a row indices must increase; a decrease is fine where a new row starts.
+    step_ok = np.diff(col) > 0
+    row_first = indptr[1:-1]
+    step_ok[row_first[(row_first > 0) & (row_first < col.shape[0])] - 1] = True
+    if not step_ok.all():
+        # Unsorted within a row: sort (a new array, nothing user-visible is mutated), then any
+        # remaining zero step inside a row is a duplicate index.
+        row = np.repeat(np.arange(n_rows), counts)
+        order = np.lexsort((col, row))
+        col, data, idx_pos = col[order], data[order], idx_pos[order]
+        dup = (np.diff(col) == 0) & (row[1:] == row[:-1])
+        if dup.any():
+            j = int(np.flatnonzero(dup)[0]) + 1
+            raise fail(idx_pos[j], f"duplicate feature index {int(col[j])}")
+    max_index = int(col.max()) if col.size else 0
+    block = CSRBlock(
+        indptr=indptr, indices=(col - 1).astype(np.int32), data=data.astype(dtype),
+        y=labels, n_features=n_features if n_features is not None else max_index,
+    )
+    return block, max_index
+
+
+def _empty_csr(n_features: int, dtype: np.dtype) -> CSRBlock:
+    return CSRBlock(indptr=np.zeros(1, np.int64), indices=np.zeros(0, np.int32),
+                    data=np.zeros(0, dtype), y=np.zeros(0), n_features=n_features)
+
+
+class LibSVMSource:
+    """svmlight/libsvm text (plain, .gz, .bz2, .xz), local or fsspec URL."""
+
+    kind = "libsvm"
+    sparse = True
+
+    def __init__(self, src: str | os.PathLike[str], *, dtype: Any = np.float32,
+                 storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES) -> None:
+        self.src, self.name = src, os.fspath(src)
+        self.dtype = np.dtype(dtype)
+        self.storage_options = storage_options
+        self.block_bytes = block_bytes
+        self.n_samples: int | None = None
+        self.n_features: int | None = None
+        self.nnz: int | None = None
+
+    def scan(self, n_features: int | None = None) -> SourceStats:
+        """A full validating pass: row count, largest index, nnz (bounded memory).
+
+        With ``n_features`` an index above it is reported here, before anything is written.
+        """
+        n = nnz = max_index = 0
+        for block, block_max in self._parse(n_features):
+            n += block.n_samples
+            nnz += int(block.indptr[-1])
+            max_index = max(max_index, block_max)
+        self.n_samples, self.n_features, self.nnz = n, n_features or max_index, nnz
+        return SourceStats(n, max_index, nnz)
+
+    def _parse(self, n_features: int | None) -> Iterator[tuple[CSRBlock, int]]:
+        for buf, line in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
+            block, max_index = parse_libsvm_block(buf, line, self.name, n_features=n_features,
+                                                  dtype=self.dtype)
+            if block.n_samples:
+                yield block, max_index
+
+    def blocks(self, n_features: int) -> Iterator[CSRBlock]:
+        """CSR blocks with ``n_features`` columns (an index above it is an error)."""
+        for block, _ in self._parse(n_features):
+            yield block
+
+
+# --------------------------------------------------------------------------------------------
+# CSV / TSV
+# --------------------------------------------------------------------------------------------
+
+
+def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
+    """The first non-blank line of a text file and its 1-based number."""
+    for buf, line in iter_text_blocks(src, storage_options, 1 << 16):
+        for offset, text in enumerate(buf.split(b"\n")):
+            if text.strip():
+                return text, line + offset
+    return b"", 0
+
+
+class CSVSource:
+    """Delimited text with one label column; a header line is detected automatically."""
+
+    kind = "csv"
+    sparse = False
+    nnz = None
+
+    def __init__(
+        self, src: str | os.PathLike[str], *, label_column: int | str = 0,
+        delimiter: str | None = None, dtype: Any = np.float32,
+        storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES,
+    ) -> None:
+        self.src, self.name = src, os.fspath(src)
+        self.dtype = np.dtype(dtype)
+        self.storage_options = storage_options
+        self.block_bytes = block_bytes
+        line, self.header_line = _first_line(src, storage_options)
+        if not line:
+            raise DataFormatError(f"{self.name}: the file has no data lines")
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        self.delimiter = delimiter if delimiter is not None else _sniff_delimiter(self.name, text)
+        if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
+            raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
+        fields = _split_fields(text, self.delimiter)
+        self.has_header = not all(_is_number(f) for f in fields)
+        self.columns = fields if self.has_header else None
+        self.n_cols = len(fields)
+        if self.n_cols < 2:
+            raise DataFormatError(
+                f"{self.name}, line {self.header_line}: found 1 column with delimiter "
+                f"{self.delimiter!r}; need a label column and at least one feature "
+                "(pass delimiter=...)"
+            )
+        self.label_index = self._label_index(label_column)
+        self.n_features: int | None = self.n_cols - 1
+        self.n_samples: int | None = None
+
+    def _label_index(self, label_column: int | str) -> int:
+        if isinstance(label_column, str):
+            if self.columns is None or label_column not in self.columns:
+                raise ValueError(
+                    f"{self.name}: label_column={label_column!r} is not a column name; the "
+                    f"header is {self.columns}"
+                )
+            return self.columns.index(label_column)
+        if not -self.n_cols <= label_column < self.n_cols:
+            raise ValueError(
+                f"{self.name}: label_column={label_column} is out of range for "
+                f"{self.n_cols} columns"
+            )
+        return label_column % self.n_cols
+
+    def count_rows(self) -> int:
+        """Number of non-blank lines (minus the header): a cheap pass without parsing."""
+        n = 0
+        for buf, _ in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
+            text = _Text(buf)
+            starts, _ = text.tokens(text.a <= 32)
+            n += int(np.count_nonzero(np.diff(text.newlines_before(starts), prepend=-1)))
+        self.n_samples = n - int(self.has_header)
+        return self.n_samples
+
+    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock]:
+        for buf, line in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
+            if self.has_header and line <= self.header_line < line + buf.count(b"\n") + 1:
+                buf = _blank_line(buf, self.header_line - line)
+            block = self._parse(buf, line)
+            if block.n_samples:
+                yield block
+
+    def _parse(self, buf: bytes, first_line: int) -> DenseBlock:
+        text = _Text(buf)
+        a = text.a
+        is_delim = a == ord(self.delimiter)
+        starts, stops = text.tokens((a <= 32) | is_delim | (a == _QUOTE))
+        n_lines = buf.count(b"\n") + 1
+        tok_line = text.newlines_before(starts)
+        per_line = np.bincount(tok_line, minlength=n_lines)
+        if self.delimiter == " ":
+            fields, content = per_line, per_line > 0
+        else:
+            n_delims = np.bincount(text.newlines_before(np.flatnonzero(is_delim)),
+                                   minlength=n_lines)
+            fields, content = n_delims + 1, (per_line > 0) | (n_delims > 0)
+        wrong = content & ((fields != self.n_cols) | (per_line != self.n_cols))
+        if wrong.any():
+            self._raise_row_error(buf, int(np.flatnonzero(wrong)[0]), first_line)
+        try:
+            values, _ = _parse_numbers(text, exact=self.dtype != np.float32)
+        except _BadToken as exc:
+            line_no = first_line + int(tok_line[exc.k])
+            token = buf[starts[exc.k]:stops[exc.k]].decode("utf-8", "replace")
+            column = int(exc.k % self.n_cols)
+            what = "label" if column == self.label_index else f"value in column {column}"
+            raise DataFormatError(f"{self.name}, line {line_no}: {what} {token!r} is not a number"
+                                  ) from None
+        table = values.reshape(-1, self.n_cols)
+        lines = first_line + np.flatnonzero(content)
+        bad = ~np.isfinite(table)
+        if bad.any():
+            r, c = (int(v) for v in np.argwhere(bad)[0])
+            raise DataFormatError(
+                f"{self.name}, line {lines[r]}: column {c} is {table[r, c]}, not a finite number"
+            )
+        y = table[:, self.label_index].copy()
+        X = np.delete(table, self.label_index, axis=1).astype(self.dtype)
+        return DenseBlock(X=np.ascontiguousarray(X), y=y)
+
+    def _raise_row_error(self, buf: bytes, line_offset: int, first_line: int) -> None:
+        text = buf.split(b"\n")[line_offset].decode("utf-8", "replace").rstrip("\r")
+        fields = _split_fields(text, self.delimiter)
+        where = f"{self.name}, line {first_line + line_offset}"
+        if len(fields) != self.n_cols:
+            raise DataFormatError(
+                f"{where}: found {len(fields)} columns, expected {self.n_cols} "
+                f"(as on line {self.header_line})"
+            )
+        empty = [i for i, f in enumerate(fields) if not f]
+        if empty:
+            raise DataFormatError(f"{where}: column {empty[0]} is empty")
+        raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
+
+
+def _sniff_delimiter(name: str, line: str) -> str:
+    inner = _strip_compression(name).lower()
+    if inner.endswith(".tsv"):
+        return "\t"
+    for d in (",", "\t", ";"):
+        if d in line:
+            return d
+    return " "
+
+
+def _split_fields(text: str, delimiter: str) -> list[str]:
+    if delimiter == " ":
+        return text.split()
+    row = next(csv.reader([text], delimiter=delimiter), [])
+    return [f.strip() for f in row]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _blank_line(buf: bytes, offset: int) -> bytes:
+    """Replace the content of line ``offset`` of ``buf`` by spaces (keeps line numbering)."""
+    lines = buf.split(b"\n")
+    lines[offset] = b" " * len(lines[offset])
+    return b"\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# NumPy .npy / .npz
+# --------------------------------------------------------------------------------------------
+
+
+class _NpyStream:
+    """Read a C-order .npy array from a stream, a few rows at a time."""
+
+    def __init__(self, f: IO[bytes], name: str) -> None:
+        self.f, self.name = f, name
+        major, _minor = np.lib.format.read_magic(f)
+        if major == 1:
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        if fortran and len(shape) > 1:
+            raise DataFormatError(
+                f"{name}: Fortran-order arrays cannot be streamed; save it with "
+                "np.save(path, np.ascontiguousarray(X))"
+            )
+        if dtype.hasobject:
+            raise DataFormatError(f"{name}: object arrays are not supported; save numbers")
+        self.shape, self.dtype = tuple(shape), dtype
+        self.row_items = int(np.prod(self.shape[1:], dtype=np.int64))
+
+    def read(self, n_rows: int) -> np.ndarray:
+        count = n_rows * self.row_items
+        raw = self.f.read(count * self.dtype.itemsize)
+        arr = np.frombuffer(raw, dtype=self.dtype)
+        if arr.shape[0] != count:
+            raise DataFormatError(f"{self.name}: the file is truncated")
+        return arr.reshape((n_rows,) + self.shape[1:])
+
+
+def _as_float(arr: np.ndarray, name: str, first_row: int, what: str) -> np.ndarray:
+    if arr.dtype.kind in "biuf":
+        return arr
+    try:
+        return arr.astype(np.float64)
+    except (ValueError, TypeError):
+        for i, v in enumerate(arr.reshape(arr.shape[0], -1)):
+            if not all(_is_number(str(x)) for x in v):
+                raise DataFormatError(
+                    f"{name}, row {first_row + i}: {what} {v.tolist()!r} is not a number"
+                ) from None
+        raise
+
+
+class _ArrayRows:
+    """Rows of a 1-D or 2-D array from an in-memory/memory-mapped array or a .npy stream."""
+
+    def __init__(self, source: np.ndarray | _NpyStream, name: str) -> None:
+        self.source, self.name = source, name
+        self.shape = source.shape
+        self.pos = 0
+
+    def read(self, n: int) -> np.ndarray:
+        if isinstance(self.source, _NpyStream):
+            out = self.source.read(n)
+        else:
+            out = np.asarray(self.source[self.pos:self.pos + n])
+        self.pos += n
+        return out
+
+
+def _open_npy(path: Any, storage_options: dict | None, stack: list[Any]) -> _ArrayRows:
+    name = os.fspath(path)
+    if "://" not in name or name.startswith("file://"):
+        local = name[len("file://"):] if name.startswith("file://") else name
+        try:
+            arr = np.load(local, mmap_mode="r", allow_pickle=False)
+        except ValueError as exc:
+            raise DataFormatError(f"{name}: not a numeric .npy array ({exc})") from None
+        return _ArrayRows(arr, name)
+    f = fsspec.open(name, mode="rb", **(storage_options or {})).open()
+    stack.append(f)
+    return _ArrayRows(_NpyStream(f, name), name)
+
+
+class NumpySource:
+    """Dense X from .npy (memory-mapped when local) or dense/CSR arrays from .npz; y alongside.
+
+    Dense and CSR .npz members are streamed out of the zip file; a CSR .npz keeps only its
+    ``indptr`` (8 bytes per row) in memory. Other scipy.sparse formats (csc, coo) are loaded
+    whole and converted to CSR. Labels come from ``labels=`` (a .npy path or an array) or,
+    for a dense .npz, from its ``y`` member; an optional ``sample_weight`` member is kept.
+    """
+
+    kind = "numpy"
+
+    def __init__(self, src: str | os.PathLike[str], *, labels: Any = None,
+                 dtype: Any = np.float32, storage_options: dict | None = None) -> None:
+        self.src, self.name = src, os.fspath(src)
+        self.dtype = np.dtype(dtype)
+        self.storage_options = storage_options
+        self._closers: list[Any] = []
+        self._X: _ArrayRows | None = None
+        self._weights: _ArrayRows | None = None
+        self._csr: tuple[np.ndarray, _ArrayRows, _ArrayRows] | None = None
+        try:
+            self._open(labels)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, labels: Any) -> None:
+        y: _ArrayRows | None = None
+        if not _strip_compression(self.name).lower().endswith(".npz"):
+            self._X = _open_npy(self.src, self.storage_options, self._closers)
+            shape = self._X.shape
+        else:
+            f = fsspec.open(self.name, mode="rb", **(self.storage_options or {})).open()
+            self._closers.append(f)
+            try:
+                self._zip = zipfile.ZipFile(f)
+            except zipfile.BadZipFile as exc:
+                raise DataFormatError(f"{self.name}: not a .npz file ({exc})") from None
+            keys = {n[:-4] for n in self._zip.namelist() if n.endswith(".npy")}
+            if {"data", "indices", "indptr", "shape", "format"} <= keys:
+                shape = self._open_sparse()
+            elif "X" in keys:
+                self._X = self._member("X")
+                shape = self._X.shape
+            else:
+                raise DataFormatError(
+                    f"{self.name}: expected arrays 'X' and 'y' or a scipy.sparse matrix; "
+                    f"found {sorted(keys)}"
+                )
+            if labels is None and "y" in keys:
+                y = self._member("y")
+            if "sample_weight" in keys:
+                self._weights = self._member("sample_weight")
+        self._y = y if y is not None else self._labels(labels)
+        if len(shape) != 2:
+            raise DataFormatError(f"{self.name}: X must be 2-D; got shape {shape}")
+        self.sparse = self._csr is not None
+        self.n_samples, self.n_features = int(shape[0]), int(shape[1])
+        self.nnz = int(self._csr[0][-1]) if self._csr is not None else None
+        for rows, what in ((self._y, "labels"), (self._weights, "sample weights")):
+            if rows is not None and (len(rows.shape) != 1 or rows.shape[0] != self.n_samples):
+                raise DataFormatError(
+                    f"{self.name} has {self.n_samples} rows but {rows.name} has shape "
+                    f"{rows.shape}; X and its {what} must have the same number of rows"
+                )
+
+    def _member(self, key: str) -> _ArrayRows:
+        f = self._zip.open(key + ".npy")
+        self._closers.append(f)
+        return _ArrayRows(_NpyStream(f, f"{self.name}[{key}]"), f"{self.name}[{key}]")
+
+    def _load_member(self, key: str) -> np.ndarray:
+        with self._zip.open(key + ".npy") as f:
+            return np.lib.format.read_array(f, allow_pickle=False)
+
+    def _open_sparse(self) -> tuple[int, ...]:
+        fmt = self._load_member("format").item()
+        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+        shape = tuple(int(s) for s in self._load_member("shape"))
+        if fmt == "csr":
+            self._csr = (self._load_member("indptr").astype(np.int64),
+                         self._member("indices"), self._member("data"))
+        else:
+            import scipy.sparse as sp
+
+            with fsspec.open(self.name, mode="rb", **(self.storage_options or {})) as f:
+                m = sp.load_npz(io.BytesIO(f.read())).tocsr()
+            self._csr = (m.indptr.astype(np.int64), _ArrayRows(m.indices, self.name),
+                         _ArrayRows(m.data, self.name))
+        return shape
+
+    def _labels(self, labels: Any) -> _ArrayRows:
+        if labels is None:
+            raise DataFormatError(
+                f"{self.name} holds no labels; pass labels=<path to a .npy of labels>"
+            )
+        if isinstance(labels, (str, os.PathLike)):
+            return _open_npy(labels, self.storage_options, self._closers)
+        return _ArrayRows(np.asarray(labels), "labels")
+
+    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
+        """Blocks of about NPY_BLOCK_BYTES of dense rows; closes the files at the end."""
+        try:
+            step = max(1, NPY_BLOCK_BYTES // max(1, self.n_features * 8))
+            for start in range(0, self.n_samples, step):
+                yield self._block(start, min(self.n_samples, start + step))
+        finally:
+            self.close()
+
+    def _block(self, start: int, stop: int) -> DenseBlock | CSRBlock:
+        n = stop - start
+        y = _as_float(self._y.read(n), self._y.name, start, "label").astype(np.float64)
+        w = None
+        if self._weights is not None:
+            w = _as_float(self._weights.read(n), self._weights.name, start, "weight")
+            w = w.astype(np.float64)
+        block: DenseBlock | CSRBlock
+        if self._csr is not None:
+            indptr, indices, data = self._csr
+            a, b = int(indptr[start]), int(indptr[stop])
+            m = _canonical_csr(indptr[start:stop + 1] - a, indices.read(b - a),
+                               _as_float(data.read(b - a), self.name, start, "value"),
+                               self.n_features, f"{self.name}, rows from {start}")
+            block = CSRBlock(indptr=m.indptr.astype(np.int64), indices=m.indices.astype(np.int32),
+                             data=m.data.astype(self.dtype), y=y, n_features=self.n_features,
+                             sample_weight=w)
+        else:
+            assert self._X is not None
+            X = _as_float(self._X.read(n), self._X.name, start, "value")
+            block = DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype), y=y, sample_weight=w)
+        check_block_values(block, self.name, start)
+        return block
+
+    def close(self) -> None:
+        while self._closers:
+            try:
+                self._closers.pop().close()
+            except Exception:  # pragma: no cover - closing is best effort
+                pass
+
+
+def _canonical_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                   n_features: int, where: str) -> Any:
+    """A CSR matrix with sorted, unique indices (scipy's meaning of duplicates is their sum)."""
+    import scipy.sparse as sp
+
+    if indices.size and (indices.min() < 0 or indices.max() >= n_features):
+        bad = indices[(indices < 0) | (indices >= n_features)][0]
+        raise DataFormatError(f"{where}: column index {bad} is out of range [0, {n_features})")
+    m = sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, n_features))
+    if not m.has_canonical_format:
+        m = m.copy()  # never mutate the arrays we were handed
+        m.sum_duplicates()
+    return m
+
+
+def _strip_compression(name: str) -> str:
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def source_kind(src: str | os.PathLike[str]) -> str:
+    """"numpy", "csv" or "libsvm" (the default) from the file name."""
+    inner = _strip_compression(os.fspath(src)).lower()
+    if inner.endswith((".npy", ".npz")):
+        return "numpy"
+    if inner.endswith((".csv", ".tsv")):
+        return "csv"
+    return "libsvm"
