@@ -1,0 +1,121 @@
+"""Dask views of datasets, and dask arrays as a stream of blocks. No training logic here.
+
+This is the only module of dsvm.data that imports dask.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock, block_from_arrays
+from dsvm.data.zarr_store import Dataset
+from dsvm.exceptions import DataLayoutError
+
+
+def _chunk_X(index: np.ndarray, ds: Dataset) -> Any:
+    """Task body: row chunk ``index[0]`` of X (ndarray, or scipy.sparse.csr_matrix)."""
+    return ds.read_chunk(int(index[0])).to_matrix()
+
+
+def _chunk_y(index: np.ndarray, ds: Dataset) -> np.ndarray:
+    return ds.read_chunk_labels(int(index[0]))[0]
+
+
+def dataset_to_dask(ds: Dataset) -> tuple[da.Array, da.Array]:
+    """(X, y) with one dask chunk per row chunk; sparse X has scipy CSR chunks (``meta``)."""
+    rows = tuple(int(r) for r in np.diff(ds.chunk_starts))
+    f = ds.n_features
+    if ds.layout == "dense":
+        meta: Any = np.empty((0, f), dtype=ds.dtype)
+    else:
+        meta = sp.csr_matrix((0, f), dtype=ds.dtype)
+    if not rows:
+        return (da.from_array(np.empty((0, f), dtype=ds.dtype), chunks=((0,), (f,)), meta=meta),
+                da.from_array(np.empty(0), chunks=((0,),)))
+    index = da.arange(ds.n_chunks, chunks=1)
+    X = da.map_blocks(_chunk_X, index, ds=ds, new_axis=1, chunks=(rows, (f,)),
+                      dtype=ds.dtype, meta=meta)
+    y = da.map_blocks(_chunk_y, index, ds=ds, chunks=(rows,), dtype=np.float64,
+                      meta=np.empty(0, dtype=np.float64))
+    return X, y
+
+
+def dataset_to_delayed(ds: Dataset) -> list[Any]:
+    """One ``Delayed[Block]`` per row chunk."""
+    read = dask.delayed(_read_block, pure=True)
+    return [read(ds, i) for i in range(ds.n_chunks)]
+
+
+def _read_block(ds: Dataset, i: int) -> Block:
+    return ds.read_chunk(i)
+
+
+def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None) -> Iterator[Block]:
+    """Compute a dask X one row block at a time (with the matching y / sample_weight).
+
+    y and sample_weight may be NumPy or dask. A dask one is aligned to X's row chunks when the
+    sizes are known; otherwise (unknown chunk sizes) it is computed whole, 8 bytes per row.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got shape {X.shape}")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})  # one task per row block: rows are the unit
+    rows = X.chunks[0]
+    known = not any(math.isnan(r) for r in rows)
+    y = _align(y, rows, known)
+    sample_weight = _align(sample_weight, rows, known)
+    x_parts = X.to_delayed().ravel()
+    y_parts = y.to_delayed().ravel() if isinstance(y, da.Array) else None
+    w_parts = (sample_weight.to_delayed().ravel()
+               if isinstance(sample_weight, da.Array) else None)
+    offset = 0
+    for i, x_part in enumerate(x_parts):
+        parts = [x_part] + ([y_parts[i]] if y_parts is not None else [])
+        parts += [w_parts[i]] if w_parts is not None else []
+        values = list(dask.compute(*parts))
+        xb = values.pop(0)
+        n = int(xb.shape[0])
+        yb = values.pop(0) if y_parts is not None else np.asarray(y[offset:offset + n])
+        wb = None
+        if sample_weight is not None:
+            wb = values.pop(0) if w_parts is not None else np.asarray(
+                sample_weight[offset:offset + n])
+        for name, arr in (("y", yb), ("sample_weight", wb)):
+            if arr is not None and np.shape(arr)[0] != n:
+                raise DataLayoutError(
+                    f"dask block {i}: X has {n} rows but {name} has {np.shape(arr)[0]}; "
+                    f"rechunk {name} like X ({name}.rechunk((X.chunks[0],)))"
+                )
+        offset += n
+        yield _as_block(xb, yb, wb)
+    for name, arr in (("y", y), ("sample_weight", sample_weight)):
+        if arr is not None and not isinstance(arr, da.Array) and arr.shape[0] != offset:
+            raise DataLayoutError(f"X has {offset} rows but {name} has {arr.shape[0]}")
+
+
+def _align(v: Any, rows: tuple, known: bool) -> Any:
+    if v is None:
+        return None
+    if not isinstance(v, da.Array):
+        return np.asarray(v)
+    if known and not any(math.isnan(c) for c in v.chunks[0]) and v.shape[0] == sum(rows):
+        return v.rechunk((rows,)) if v.chunks[0] != rows else v
+    return np.asarray(v.compute())
+
+
+def _as_block(xb: Any, yb: Any, wb: Any) -> DenseBlock | CSRBlock:
+    if sp.issparse(xb):
+        xb = sp.csr_matrix(xb)
+        if not xb.has_canonical_format:  # duplicates mean "sum" in scipy; on a copy
+            xb = xb.copy()
+            xb.sum_duplicates()
+    else:
+        xb = np.asarray(xb)
+    return block_from_arrays(xb, np.asarray(yb), wb)
