@@ -29,7 +29,7 @@ from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.zarr_store import check_block_values
 from dsvm.exceptions import DataFormatError
 
-BLOCK_BYTES = 4 << 20
+BLOCK_BYTES = 1 << 20
 NPY_BLOCK_BYTES = 16 << 20
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
 
@@ -115,25 +115,38 @@ class _Text:
         # Runs alternate: the block starts and ends "in a separator", so the positions where
         # the separator flag changes are start, stop, start, stop, ...
         flips = np.flatnonzero(edge[1:] != edge[:-1])
-        self.starts = np.ascontiguousarray(flips[0::2])
-        self.stops = np.ascontiguousarray(flips[1::2])
+        index = np.int32 if sep.shape[0] < 2**31 - 8 else np.int64  # halves the token arrays
+        self.starts = flips[0::2].astype(index)
+        self.stops = flips[1::2].astype(index)
         return self.starts, self.stops
 
-    def newlines_before(self, pos: np.ndarray) -> np.ndarray:
-        """For each byte position, the number of newlines before it (0-based line offset)."""
+    @property
+    def newlines(self) -> np.ndarray:
+        """Positions of the newline bytes (one entry per line, not per byte: cheap)."""
         if self._newlines is None:
-            self._newlines = np.cumsum(self.a == _NL, dtype=np.int32)
-        # a token never starts on a newline, so the inclusive count at its start is exclusive
-        return self._newlines[pos] - (self.a[pos] == _NL)
+            self._newlines = np.flatnonzero(self.a == _NL)
+        return self._newlines
+
+    def per_line(self, pos: np.ndarray) -> np.ndarray:
+        """How many of the sorted positions ``pos`` fall on each line of the block."""
+        bounds = np.searchsorted(pos, self.newlines)
+        return np.diff(bounds, prepend=0, append=pos.shape[0])
+
+    def first_of_line(self) -> np.ndarray:
+        """Marks the tokens that are the first on their line."""
+        k = self.starts.shape[0]
+        first = np.zeros(k, dtype=bool)
+        first[0] = k > 0
+        after_newline = np.searchsorted(self.starts, self.newlines)
+        first[after_newline[after_newline < k]] = True
+        return first
 
     def line_of(self, pos: int, first_line: int) -> int:
         return first_line + self.buf.count(b"\n", 0, pos)
 
     def token_of(self, pos: np.ndarray) -> np.ndarray:
-        """Index of the token containing each byte position (positions must be inside tokens)."""
-        is_start = np.zeros(self.a.shape[0], dtype=bool)
-        is_start[self.starts] = True
-        return np.cumsum(is_start, dtype=np.int32)[pos] - 1
+        """Index of the token containing each sorted byte position (inside tokens)."""
+        return np.searchsorted(self.starts, pos, side="right") - 1
 
 
 _U64 = np.uint64
@@ -191,7 +204,7 @@ def _parse_numbers(text: _Text, *, exact: bool) -> tuple[np.ndarray, np.ndarray]
     negative = first == _MINUS
     signed = negative | (first == _PLUS)
     mstart = starts + signed
-    dot_at = np.full(k, -1, dtype=np.int64)
+    dot_at = np.full(k, -1, dtype=starts.dtype)
     fallback = np.zeros(k, dtype=bool)
     dots = np.flatnonzero(a == _DOT)
     if dots.size:
@@ -258,8 +271,10 @@ def parse_libsvm_block(
         buf = _QID_RE.sub(b"", buf)
     text = _Text(buf)
     a = text.a
-    colon = a == _COLON
-    starts, stops = text.tokens((a <= 32) | colon)
+    sep = a <= 32
+    sep |= a == _COLON
+    starts, stops = text.tokens(sep)
+    del sep
     k = starts.shape[0]
     if k == 0:
         return _empty_csr(n_features or 0, dtype), 0
@@ -271,9 +286,7 @@ def parse_libsvm_block(
     # value (preceded by ':'); anything else must be the label that starts a line.
     is_val = text.pad[starts] == _COLON  # pad[p] is the byte before p
     is_idx = text.pad[stops + 1] == _COLON  # pad[stop + 1] is the byte at the (exclusive) stop
-    line = text.newlines_before(starts)
-    first_of_line = np.ones(k, dtype=bool)
-    first_of_line[1:] = line[1:] != line[:-1]
+    first_of_line = text.first_of_line()
     is_label = ~(is_val | is_idx)
     paired = np.zeros(k, dtype=bool)  # index token directly followed by ":value"
     paired[:-1] = is_val[1:] & (starts[1:] == stops[:-1] + 1)
@@ -289,8 +302,8 @@ def parse_libsvm_block(
             raise fail(starts[j], f"token {token!r} is not of the form index:value")
         raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
     idx_tok = np.flatnonzero(is_idx)
-    if int(np.count_nonzero(colon)) != idx_tok.shape[0]:
-        stray = int(np.setdiff1d(np.flatnonzero(colon), stops[idx_tok])[0])
+    if buf.count(b":") != idx_tok.shape[0]:
+        stray = int(np.setdiff1d(np.flatnonzero(a == _COLON), stops[idx_tok])[0])
         raise fail(stray, f"stray ':' in {_token_text(buf, stray)!r}")
     try:
         values, is_uint = _parse_numbers(text, exact=dtype != np.float32)
@@ -481,7 +494,7 @@ class CSVSource:
         for buf, _ in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
             text = _Text(buf)
             starts, _ = text.tokens(text.a <= 32)
-            n += int(np.count_nonzero(np.diff(text.newlines_before(starts), prepend=-1)))
+            n += int(np.count_nonzero(text.per_line(starts)))
         self.n_samples = n - int(self.has_header)
         return self.n_samples
 
@@ -498,14 +511,11 @@ class CSVSource:
         a = text.a
         is_delim = a == ord(self.delimiter)
         starts, stops = text.tokens((a <= 32) | is_delim | (a == _QUOTE))
-        n_lines = buf.count(b"\n") + 1
-        tok_line = text.newlines_before(starts)
-        per_line = np.bincount(tok_line, minlength=n_lines)
+        per_line = text.per_line(starts)
         if self.delimiter == " ":
             fields, content = per_line, per_line > 0
         else:
-            n_delims = np.bincount(text.newlines_before(np.flatnonzero(is_delim)),
-                                   minlength=n_lines)
+            n_delims = text.per_line(np.flatnonzero(is_delim))
             fields, content = n_delims + 1, (per_line > 0) | (n_delims > 0)
         wrong = content & ((fields != self.n_cols) | (per_line != self.n_cols))
         if wrong.any():
@@ -513,7 +523,7 @@ class CSVSource:
         try:
             values, _ = _parse_numbers(text, exact=self.dtype != np.float32)
         except _BadToken as exc:
-            line_no = first_line + int(tok_line[exc.k])
+            line_no = text.line_of(int(starts[exc.k]), first_line)
             token = buf[starts[exc.k]:stops[exc.k]].decode("utf-8", "replace")
             column = int(exc.k % self.n_cols)
             what = "label" if column == self.label_index else f"value in column {column}"

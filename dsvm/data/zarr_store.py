@@ -654,7 +654,10 @@ class DatasetWriter:
         self._write_url = (
             f"{self.url}.tmp-{secrets.token_hex(4)}" if self._loc.is_local else self.url
         )
-        if not self._loc.is_local and self._loc.exists():
+        self._made_dirs: list[str] = []
+        if self._loc.is_local:
+            self._made_dirs = _make_parents(self.url)
+        elif self._loc.exists():
             _remove(self._loc)  # overwrite=True was checked above
         self._group = zarr.open_group(self._loc.store(url=self._write_url, read_only=False),
                                       mode="w")
@@ -741,6 +744,8 @@ class DatasetWriter:
             self._state = "aborted"
             try:
                 _remove(self._loc, self._write_url)
+                for path in self._made_dirs:  # deepest first; only the ones we created
+                    os.rmdir(path)
             except OSError as exc:  # pragma: no cover - cleanup is best effort
                 logger.warning("could not remove partial dataset %s: %s", self._write_url, exc)
 
@@ -914,6 +919,23 @@ def check_destination(
     is_dir = os.path.isdir(loc.url) if loc.is_local else True
     if is_dir and not _is_zarr_store(loc) and _nonempty(loc):
         raise FileExistsError(f"refusing to overwrite {loc.url}: it exists and is not a zarr store")
+
+
+def _make_parents(path: str) -> list[str]:
+    """Create the missing parent directories of ``path``; return them, deepest first."""
+    missing = []
+    parent = os.path.dirname(path)
+    while parent and not os.path.exists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    made = []
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except FileExistsError:  # created concurrently: not ours to remove
+            continue
+        made.append(d)
+    return made[::-1]
 
 
 def _nonempty(loc: _Location) -> bool:

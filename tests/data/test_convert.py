@@ -1,0 +1,203 @@
+"""convert / write_arrays: equality with references, layout and chunk choices, failure cleanup,
+shuffling, bounded memory."""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dsvm.data import convert, open_dataset, shuffle_dataset, write_arrays
+from dsvm.data.blocks import block_from_arrays
+from dsvm.data.convert import auto_chunk_rows
+from dsvm.data.shuffle import shuffle_blocks
+from dsvm.exceptions import DataFormatError
+
+from .conftest import collect, write_libsvm
+
+
+def _sorted_rows(X, y):
+    """Rows as a canonical multiset: (label, dense row) sorted lexicographically."""
+    dense = X.toarray() if sp.issparse(X) else np.asarray(X)
+    table = np.column_stack([y, dense])
+    return table[np.lexsort(table.T[::-1])]
+
+
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_libsvm_matches_sklearn(tmp_path, csr_problem, layout, dtype):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = csr_problem
+    X = X.copy()
+    X.data = np.round(X.data * 1e3) / 7.0  # long decimal expansions, some > 2**53 mantissas
+    src = write_libsvm(tmp_path / "p.svm", X, y)
+    ds = convert(src, tmp_path / "o.zarr", layout=layout, dtype=dtype, chunk_rows=64)
+    Xr, yr, _ = collect(ds)
+    Xs, ys = load_svmlight_file(str(src), n_features=40, dtype=np.dtype(dtype))
+    assert ds.layout == layout and ds.dtype == np.dtype(dtype) and ds.n_features == 40
+    np.testing.assert_array_equal(Xr if layout == "dense" else Xr.toarray(), Xs.toarray())
+    np.testing.assert_array_equal(yr, ys)
+
+
+def test_auto_layout_and_chunk_rows(tmp_path, rng):
+    dense = sp.csr_matrix(np.where(rng.random((300, 4)) < 0.6, 1.0, 0.0))
+    sparse = sp.random(300, 100, density=0.02, format="csr", random_state=1)
+    y = np.where(rng.random(300) < 0.5, 1.0, -1.0)
+    a = convert(write_libsvm(tmp_path / "d.svm", dense, y), tmp_path / "d.zarr")
+    b = convert(write_libsvm(tmp_path / "s.svm", sparse, y), tmp_path / "s.zarr")
+    assert (a.layout, b.layout) == ("dense", "sparse")
+    assert a.n_chunks == b.n_chunks == 1 and a.attrs["chunk_rows"] == 300  # capped at n_samples
+    assert auto_chunk_rows("dense", 1000, "float32") == (32 << 20) // 4008
+    assert auto_chunk_rows("dense", 10**6, "float64") == 1024  # at least 1024 rows
+    assert auto_chunk_rows("sparse", 10**6, "float32", nnz_per_row=100) == (32 << 20) // 816
+    assert auto_chunk_rows("dense", 10, "float32", n_samples=50) == 50
+
+
+def test_failed_conversion_leaves_nothing(tmp_path, memory_url):
+    import fsspec
+
+    src = tmp_path / "late_error.svm"
+    src.write_text("1 1:1\n-1 2:1\n" * 3000 + "1 2:1 1:1 2:5\n")
+    dst = tmp_path / "out" / "x.zarr"
+    # single pass (n_features and layout given): the error comes after chunks were written
+    with pytest.raises(DataFormatError, match=r"late_error\.svm, line 6001: duplicate"):
+        convert(src, dst, n_features=2, layout="sparse", chunk_rows=100)
+    assert not dst.exists()
+    assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+    with pytest.raises(DataFormatError, match="line 6001"):
+        convert(src, memory_url, n_features=2, layout="dense", chunk_rows=100)
+    assert not fsspec.filesystem("memory").exists(memory_url[len("memory://"):])
+    with pytest.raises(DataFormatError, match="line 6001"):
+        convert(src, dst, shuffle=True, chunk_rows=100)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late_error.svm"]
+
+
+def test_existing_destination(tmp_path, dense_problem):
+    X, y = dense_problem
+    write_arrays(tmp_path / "a.zarr", X, y)
+    with pytest.raises(FileExistsError, match=r"a\.zarr already exists; pass overwrite=True"):
+        convert(tmp_path / "missing-input.svm", tmp_path / "a.zarr")  # checked before reading
+    ds = write_arrays(tmp_path / "a.zarr", X[:20], y[:20], overwrite=True)
+    assert ds.n_samples == 20
+
+
+def test_shuffle_is_deterministic_and_keeps_rows(tmp_path, csr_problem):
+    X, y = csr_problem
+    src = write_libsvm(tmp_path / "p.svm", X, y)
+    a = convert(src, tmp_path / "a.zarr", shuffle=True, seed=5, chunk_rows=16,
+                dtype="float64")
+    b = convert(src, tmp_path / "b.zarr", shuffle=True, seed=5, chunk_rows=16,
+                dtype="float64")
+    c = convert(src, tmp_path / "c.zarr", shuffle=True, seed=6, chunk_rows=16,
+                dtype="float64")
+    (Xa, ya, _), (Xb, yb, _), (Xc, yc, _) = collect(a), collect(b), collect(c)
+    assert a.attrs["shuffled"] is True and a.attrs["shuffle_seed"] == 5
+    assert a.n_chunks > 10  # several buckets were used (two chunks per bucket)
+    assert (Xa != Xb).nnz == 0 and np.array_equal(ya, yb)
+    assert not np.array_equal(ya, yc) or (Xa != Xc).nnz > 0
+    assert not np.array_equal(ya, y)
+    np.testing.assert_array_equal(_sorted_rows(Xa, ya), _sorted_rows(X, y))
+    np.testing.assert_array_equal(_sorted_rows(Xc, yc), _sorted_rows(X, y))
+    plain = convert(src, tmp_path / "plain.zarr")
+    assert plain.attrs["shuffled"] is False and plain.attrs["shuffle_seed"] is None
+
+
+def test_shuffle_does_not_depend_on_input_blocking(dense_problem):
+    X, y = dense_problem
+    whole = [block_from_arrays(X, y)]
+    pieces = [block_from_arrays(X[i:i + 17], y[i:i + 17]) for i in range(0, 203, 17)]
+    out = []
+    for blocks in (whole, pieces):
+        shuffled = list(shuffle_blocks(blocks, seed=11, n_buckets=7, layout="dense",
+                                       dtype=np.float64))
+        out.append(np.concatenate([np.column_stack([b.y, b.X]) for b in shuffled]))
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(_sorted_rows(out[0][:, 1:], out[0][:, 0]), _sorted_rows(X, y))
+
+
+def test_shuffle_dataset(tmp_path, csr_problem):
+    X, y = csr_problem
+    ds = write_arrays(tmp_path / "a.zarr", X, y, chunk_rows=32, dtype="float64")
+    sh = shuffle_dataset(ds, tmp_path / "b.zarr", seed=1)
+    Xs, ys, _ = collect(sh)
+    assert sh.attrs["shuffled"] and sh.layout == "sparse" and sh.attrs["chunk_rows"] == 32
+    np.testing.assert_array_equal(_sorted_rows(Xs, ys), _sorted_rows(X, y))
+
+
+def test_write_arrays_inputs(tmp_path, rng):
+    Xi = rng.integers(-3, 4, size=(120, 5))
+    y = np.arange(120) % 3
+    ds = write_arrays(tmp_path / "i.zarr", Xi, y, chunk_rows=50)
+    assert ds.dtype == np.float64 and ds.layout == "dense"
+    np.testing.assert_array_equal(collect(ds)[0], Xi)
+    np.testing.assert_array_equal(ds.classes, [0.0, 1.0, 2.0])
+    coo = sp.coo_matrix((np.array([1.0, 2.0, 5.0], np.float32), ([0, 0, 3], [1, 1, 2])),
+                        shape=(120, 50))  # a duplicate entry: scipy means the sum
+    ds = write_arrays(tmp_path / "c.zarr", coo, y, chunk_rows=50)
+    assert ds.layout == "sparse" and ds.dtype == np.float32 and ds.nnz == 2
+    assert collect(ds)[0][0, 1] == 3.0 and coo.nnz == 3  # the caller's matrix is untouched
+    ds = write_arrays(tmp_path / "l.zarr", Xi, y, layout="sparse", dtype="float32")
+    assert ds.layout == "sparse" and ds.nnz == np.count_nonzero(Xi)
+    with pytest.raises(DataFormatError, match=r"X has 120 rows but y has shape \(119,\)"):
+        write_arrays(tmp_path / "bad.zarr", Xi, y[:-1])
+    with pytest.raises(DataFormatError, match="all 120 samples have the label 1"):
+        write_arrays(tmp_path / "bad.zarr", Xi, np.ones(120))
+    bad = Xi.astype(float)
+    bad[77, 1] = np.nan
+    with pytest.raises(DataFormatError, match="write_arrays input, row 77: X has the non-finite"):
+        write_arrays(tmp_path / "bad.zarr", bad, y, chunk_rows=10)
+    assert not (tmp_path / "bad.zarr").exists()
+
+
+def test_regression_targets_have_no_classes(tmp_path, rng):
+    X = rng.standard_normal((1500, 3))
+    ds = write_arrays(tmp_path / "r.zarr", X, X @ [1.0, 2.0, 3.0])
+    assert ds.classes is None and ds.attrs["class_counts"] is None
+
+
+def test_bounded_memory_conversion(tmp_path, rng):
+    """A ~100 MB libsvm file converts with a traced peak well below its size."""
+    n, k = 20000, 20
+    idx = np.sort(np.argsort(rng.random((n, 500)), axis=1)[:, :k] + 1, axis=1)
+    vals = rng.random((n, k))
+    labels = np.where(rng.random(n) < 0.5, "+1", "-1")
+    lines = [labels[i] + " " + " ".join(f"{a}:{b:.6f}" for a, b in zip(idx[i], vals[i]))
+             for i in range(n)]
+    block = ("\n".join(lines) + "\n").encode()
+    src = tmp_path / "big.svm"
+    with open(src, "wb") as f:
+        for _ in range(-(-100_000_000 // len(block))):
+            f.write(block)
+    size = src.stat().st_size
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        ds = convert(src, tmp_path / "big.zarr", n_features=500, layout="sparse",
+                     chunk_rows=50_000)
+        elapsed = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert ds.n_samples == n * -(-100_000_000 // len(block)) and ds.nnz == ds.n_samples * k
+    print(f"converted {size / 1e6:.0f} MB in {elapsed:.1f} s, traced peak {peak / 1e6:.0f} MB")
+    assert peak < size / 2
+    last = ds.read_chunk(ds.n_chunks - 1)
+    np.testing.assert_array_equal(last.indices[-k:], idx[-1] - 1)
+
+
+def test_memory_url_source_and_destination(tmp_path, memory_url, csr_problem):
+    import fsspec
+
+    X, y = csr_problem
+    local = write_libsvm(tmp_path / "p.svm", X, y)
+    fs = fsspec.filesystem("memory")
+    src_url = memory_url.replace("ds.zarr", "p.svm")
+    fs.pipe(src_url[len("memory://"):], local.read_bytes())
+    ds = convert(src_url, memory_url, chunk_rows=64, dtype="float64")
+    assert ds.url == memory_url and open_dataset(memory_url).n_samples == 250
+    assert (collect(ds)[0] != X).nnz == 0

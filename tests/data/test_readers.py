@@ -1,0 +1,231 @@
+"""Input readers: libsvm / CSV / npy / npz parsing, and errors that name the file and line."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dsvm.data import convert
+from dsvm.data.readers import LibSVMSource
+from dsvm.exceptions import DataFormatError
+
+from .conftest import collect
+
+GOOD = "+1 1:0.5 3:2\n-1 2:1\n"  # two good lines before the bad one: errors are on line 3+
+
+
+def _compress(path, text: bytes):
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix, open)
+    with opener(path, "wb") as f:
+        f.write(text)
+    return path
+
+
+def test_libsvm_syntax(tmp_path):
+    text = (
+        "# a comment line\n"
+        "+1 qid:3 3:1.5 1:-2 # trailing comment, indices unsorted\n"
+        "\n"
+        "-1\n"  # an empty row
+        "1.0\t2:1e-3  4:.25\r\n"
+        "0 4:-0 2:7.\n"
+        "   -2.5e0 1:1 \n"
+    )
+    src = tmp_path / "syntax.svm"
+    src.write_text(text)
+    ds = convert(src, tmp_path / "o.zarr", layout="sparse", dtype="float64")
+    X, y, _ = collect(ds)
+    expected = np.array([[-2, 0, 1.5, 0], [0, 0, 0, 0], [0, 1e-3, 0, 0.25], [0, 7, 0, -0.0],
+                         [1, 0, 0, 0]])
+    np.testing.assert_array_equal(X.toarray(), expected)
+    np.testing.assert_array_equal(y, [1, -1, 1, 0, -2.5])
+    assert ds.n_features == 4 and X.nnz == 7  # "-0" is a stored value, as in the file
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2", ".xz"])
+def test_libsvm_compressed_inputs(tmp_path, suffix):
+    src = _compress(tmp_path / f"data.svm{suffix}", (GOOD * 50).encode())
+    ds = convert(src, tmp_path / "o.zarr", n_features=5)
+    X, y, _ = collect(ds)
+    assert ds.layout == "dense"  # auto: 150 / 500 stored entries = density 0.3 >= 0.25
+    assert X.shape == (100, 5) and np.count_nonzero(X) == 150
+    assert ds.classes.tolist() == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        ("1 3:1 2 4:1", "token '2' is not of the form index:value"),
+        ("1 0:1", "feature index 0 is out of range; indices are 1-based"),
+        ("1 1.5:1", "feature index '1.5' is not a positive integer"),
+        ("1 -2:1", "feature index '-2' is not a positive integer"),
+        ("1 x:1", "feature index 'x' is not a positive integer"),
+        ("1 3:1 3:2", "duplicate feature index 3"),
+        ("1 3:1 2:4 3:2", "duplicate feature index 3"),
+        ("abc 1:1", "label 'abc' is not a number"),
+        ("1 2:nan", "value '2:nan' is not finite"),
+        ("1 2:-inf", "value '2:-inf' is not finite"),
+        ("nan 2:1", "label 'nan' is not finite"),
+        ("1 2:x", "feature value 'x' is not a number"),
+        ("1 2:", "malformed feature '2:'"),
+        ("1 :2", "malformed feature ':2'"),
+        ("1 2:3:4", "malformed feature '2:3:4'"),
+        ("1 2::4", "malformed feature '2::4'"),
+        ("1 2:1 :", "stray ':'"),
+        ("3:1 4:1", "expected a numeric label before the features, got '3:1'"),
+        ("1 7:1", "feature index 7 is out of range; n_features=5"),
+    ],
+)
+def test_libsvm_errors_name_file_and_line(tmp_path, line, match):
+    src = tmp_path / "bad_input.txt"
+    src.write_text(GOOD + "# comment\n" + line + "\n-1 1:1\n")
+    with pytest.raises(DataFormatError, match=rf"bad_input\.txt, line 4: .*{_re(match)}"):
+        convert(src, tmp_path / "o.zarr", n_features=5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad_input.txt"]
+
+
+def _re(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def test_line_numbers_across_blocks(tmp_path):
+    lines = [f"{(-1) ** i} {i % 7 + 1}:{i}.5" for i in range(5000)]
+    lines[4321] = "1 0:1"
+    src = tmp_path / "long.svm"
+    src.write_text("\n".join(lines) + "\n")
+    source = LibSVMSource(src, block_bytes=997)  # many blocks, cut mid-line
+    with pytest.raises(DataFormatError, match=r"long\.svm, line 4322: feature index 0"):
+        source.scan()
+    lines[4321] = "1 1:1"
+    src.write_text("\n".join(lines))  # no final newline
+    stats = LibSVMSource(src, block_bytes=997).scan()
+    assert (stats.n_samples, stats.n_features, stats.nnz) == (5000, 7, 5000)
+
+
+def test_libsvm_only_one_class_is_an_error(tmp_path):
+    src = tmp_path / "one.svm"
+    src.write_text("1 1:1\n1 2:1\n1.0 3:1\n")
+    with pytest.raises(DataFormatError, match=r"one\.svm: all 3 samples have the label 1"):
+        convert(src, tmp_path / "o.zarr")
+    src.write_text("# nothing\n\n")
+    with pytest.raises(DataFormatError, match="no feature index:value pairs found"):
+        convert(src, tmp_path / "o.zarr")
+    with pytest.raises(DataFormatError, match="no samples found"):
+        convert(src, tmp_path / "o.zarr", n_features=3, layout="sparse")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.svm"]
+
+
+# ---- CSV ---------------------------------------------------------------------------------
+
+
+def test_csv_with_header_label_by_name_and_compression(tmp_path):
+    text = "f1,label,f2\n1.5,1,2\n\n-3,-1,0\n0,1,4e2\n"
+    src = _compress(tmp_path / "table.csv.gz", text.encode())
+    ds = convert(src, tmp_path / "o.zarr", label_column="label", dtype="float64")
+    X, y, _ = collect(ds)
+    assert ds.layout == "dense" and ds.n_features == 2
+    np.testing.assert_array_equal(X, [[1.5, 2], [-3, 0], [0, 400]])
+    np.testing.assert_array_equal(y, [1, -1, 1])
+
+
+def test_tsv_without_header_label_last(tmp_path):
+    src = tmp_path / "t.tsv"
+    src.write_text("0.5\t1\t0\n2\t3\t1\n")
+    ds = convert(src, tmp_path / "o.zarr", label_column=-1)
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(X, np.array([[0.5, 1], [2, 3]], np.float32))
+    np.testing.assert_array_equal(y, [0, 1])
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ("1,2", "line 4: found 2 columns, expected 3 (as on line 1)"),
+        ("1,2,3,4", "line 4: found 4 columns, expected 3"),
+        ("1,,3", "line 4: column 1 is empty"),
+        ("1,abc,3", "line 4: value in column 1 'abc' is not a number"),
+        ("yes,1,3", "line 4: label 'yes' is not a number"),
+        ("1,nan,3", "line 4: column 1 is nan, not a finite number"),
+    ],
+)
+def test_csv_errors_name_file_and_line(tmp_path, bad, match):
+    src = tmp_path / "bad.csv"
+    src.write_text("y,a,b\n1,0.5,2\n-1,1,1\n" + bad + "\n1,1,1\n")
+    with pytest.raises(DataFormatError, match=r"bad\.csv, " + _re(match)):
+        convert(src, tmp_path / "o.zarr")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+def test_csv_label_column_checks(tmp_path):
+    src = tmp_path / "c.csv"
+    src.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="label_column='z' is not a column name"):
+        convert(src, tmp_path / "o.zarr", label_column="z")
+    with pytest.raises(ValueError, match="label_column=5 is out of range for 2 columns"):
+        convert(src, tmp_path / "o.zarr", label_column=5)
+
+
+# ---- NumPy -------------------------------------------------------------------------------
+
+
+def test_npy_with_labels_file(tmp_path, dense_problem):
+    X, y = dense_problem
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    ds = convert(tmp_path / "X.npy", tmp_path / "o.zarr", labels=tmp_path / "y.npy",
+                 chunk_rows=64)
+    Xr, yr, _ = collect(ds)
+    np.testing.assert_array_equal(Xr, X.astype(np.float32))
+    np.testing.assert_array_equal(yr, y)
+    assert ds.attrs["provenance"]["source"] == [str(tmp_path / "X.npy"), str(tmp_path / "y.npy")]
+
+
+def test_npy_errors(tmp_path, dense_problem):
+    X, y = dense_problem
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "short.npy", y[:-1])
+    with pytest.raises(DataFormatError, match=r"X\.npy has 203 rows but .*short\.npy has shape"):
+        convert(tmp_path / "X.npy", tmp_path / "o.zarr", labels=tmp_path / "short.npy")
+    with pytest.raises(DataFormatError, match="holds no labels; pass labels="):
+        convert(tmp_path / "X.npy", tmp_path / "o.zarr")
+    Xbad = X.copy()
+    Xbad[150, 2] = np.inf
+    np.save(tmp_path / "Xbad.npy", Xbad)
+    with pytest.raises(DataFormatError, match=r"Xbad\.npy, row 150: X has the non-finite value inf"):
+        convert(tmp_path / "Xbad.npy", tmp_path / "o.zarr", labels=y)
+    np.save(tmp_path / "ystr.npy", np.array(["a"] * 203))
+    with pytest.raises(DataFormatError, match=r"ystr\.npy, row 0: label .* is not a number"):
+        convert(tmp_path / "X.npy", tmp_path / "o.zarr", labels=tmp_path / "ystr.npy")
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_npz_dense_with_weights(tmp_path, dense_problem):
+    X, y = dense_problem
+    sw = np.arange(203.0)
+    np.savez_compressed(tmp_path / "d.npz", X=X, y=y, sample_weight=sw)
+    ds = convert(tmp_path / "d.npz", tmp_path / "o.zarr", dtype="float64", chunk_rows=50)
+    Xr, yr, swr = collect(ds)
+    np.testing.assert_array_equal(Xr, X)
+    np.testing.assert_array_equal(yr, y)
+    np.testing.assert_array_equal(swr, sw)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_npz_sparse_with_labels(tmp_path, csr_problem, fmt):
+    X, y = csr_problem
+    M = X.asformat(fmt)
+    sp.save_npz(tmp_path / "X.npz", M)
+    np.save(tmp_path / "y.npy", y)
+    ds = convert(tmp_path / "X.npz", tmp_path / "o.zarr", labels=tmp_path / "y.npy",
+                 chunk_rows=64, dtype="float64")
+    assert ds.layout == "sparse"
+    Xr, yr, _ = collect(ds)
+    assert (Xr != X).nnz == 0
+    np.testing.assert_array_equal(yr, y)
