@@ -1,8 +1,9 @@
-"""Streaming readers for the converter's inputs: svmlight/libsvm and CSV text, .npy and .npz.
+"""Streaming text readers (svmlight/libsvm, CSV/TSV) and the block operations shared by the
+readers, the writer and the shuffle (slicing, gathering, stacking, converting, validating).
 
 Every reader yields row blocks (``DenseBlock``/``CSRBlock``) of bounded size and reports bad
-input as ``DataFormatError`` naming the file, the 1-based line (text) or 0-based row (NumPy) and
-the offending value.
+input as ``DataFormatError`` naming the file, the 1-based line and the offending value. (The
+NumPy .npy/.npz readers live in ``convert.py``.)
 
 Text is parsed a block of whole lines at a time (``BLOCK_BYTES`` of text) with NumPy array
 operations over the bytes, not a Python loop per token: token boundaries come from a separator
@@ -14,23 +15,20 @@ mantissas) to Python's ``float``.
 from __future__ import annotations
 
 import csv
-import io
 import os
 import re
-import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import fsspec
 import numpy as np
+import scipy.sparse as sp
 
-from dsvm.data.blocks import CSRBlock, DenseBlock
-from dsvm.data.zarr_store import check_block_values
-from dsvm.exceptions import DataFormatError
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.exceptions import DataFormatError, DataLayoutError
 
 BLOCK_BYTES = 1 << 20
-NPY_BLOCK_BYTES = 16 << 20
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
 
 _NL, _COLON, _DOT, _MINUS, _PLUS, _QUOTE = 10, 58, 46, 45, 43, 34
@@ -299,7 +297,12 @@ def parse_libsvm_block(
         if first_of_line[j] and not is_label[j]:
             raise fail(starts[j], f"expected a numeric label before the features, got {token!r}")
         if is_label[j]:
-            raise fail(starts[j], f"token {token!r} is not of the form index:value")
+            pos = int(starts[j])
+            end = buf.find(b"\n", pos)
+            line_text = buf[buf.rfind(b"\n", 0, pos) + 1:len(buf) if end < 0 else end]
+            hint = "" if b":" in line_text else (
+                " (a table of numbers? give the file a .csv or .tsv name)")
+            raise fail(starts[j], f"token {token!r} is not of the form index:value{hint}")
         raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
     idx_tok = np.flatnonzero(is_idx)
     if buf.count(b":") != idx_tok.shape[0]:
@@ -460,7 +463,7 @@ class CSVSource:
         if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter)
-        self.has_header = not all(_is_number(f) for f in fields)
+        self.has_header = not all(is_number(f) for f in fields)
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
         if self.n_cols < 2:
@@ -557,7 +560,7 @@ class CSVSource:
 
 
 def _sniff_delimiter(name: str, line: str) -> str:
-    inner = _strip_compression(name).lower()
+    inner = strip_compression(name).lower()
     if inner.endswith(".tsv"):
         return "\t"
     for d in (",", "\t", ";"):
@@ -573,7 +576,7 @@ def _split_fields(text: str, delimiter: str) -> list[str]:
     return [f.strip() for f in row]
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -588,242 +591,7 @@ def _blank_line(buf: bytes, offset: int) -> bytes:
     return b"\n".join(lines)
 
 
-# --------------------------------------------------------------------------------------------
-# NumPy .npy / .npz
-# --------------------------------------------------------------------------------------------
-
-
-class _NpyStream:
-    """Read a C-order .npy array from a stream, a few rows at a time."""
-
-    def __init__(self, f: IO[bytes], name: str) -> None:
-        self.f, self.name = f, name
-        major, _minor = np.lib.format.read_magic(f)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-        if fortran and len(shape) > 1:
-            raise DataFormatError(
-                f"{name}: Fortran-order arrays cannot be streamed; save it with "
-                "np.save(path, np.ascontiguousarray(X))"
-            )
-        if dtype.hasobject:
-            raise DataFormatError(f"{name}: object arrays are not supported; save numbers")
-        self.shape, self.dtype = tuple(shape), dtype
-        self.row_items = int(np.prod(self.shape[1:], dtype=np.int64))
-
-    def read(self, n_rows: int) -> np.ndarray:
-        count = n_rows * self.row_items
-        raw = self.f.read(count * self.dtype.itemsize)
-        arr = np.frombuffer(raw, dtype=self.dtype)
-        if arr.shape[0] != count:
-            raise DataFormatError(f"{self.name}: the file is truncated")
-        return arr.reshape((n_rows,) + self.shape[1:])
-
-
-def _as_float(arr: np.ndarray, name: str, first_row: int, what: str) -> np.ndarray:
-    if arr.dtype.kind in "biuf":
-        return arr
-    try:
-        return arr.astype(np.float64)
-    except (ValueError, TypeError):
-        for i, v in enumerate(arr.reshape(arr.shape[0], -1)):
-            if not all(_is_number(str(x)) for x in v):
-                raise DataFormatError(
-                    f"{name}, row {first_row + i}: {what} {v.tolist()!r} is not a number"
-                ) from None
-        raise
-
-
-class _ArrayRows:
-    """Rows of a 1-D or 2-D array from an in-memory/memory-mapped array or a .npy stream."""
-
-    def __init__(self, source: np.ndarray | _NpyStream, name: str) -> None:
-        self.source, self.name = source, name
-        self.shape = source.shape
-        self.pos = 0
-
-    def read(self, n: int) -> np.ndarray:
-        if isinstance(self.source, _NpyStream):
-            out = self.source.read(n)
-        else:
-            out = np.asarray(self.source[self.pos:self.pos + n])
-        self.pos += n
-        return out
-
-
-def _open_npy(path: Any, storage_options: dict | None, stack: list[Any]) -> _ArrayRows:
-    name = os.fspath(path)
-    if "://" not in name or name.startswith("file://"):
-        local = name[len("file://"):] if name.startswith("file://") else name
-        try:
-            arr = np.load(local, mmap_mode="r", allow_pickle=False)
-        except ValueError as exc:
-            raise DataFormatError(f"{name}: not a numeric .npy array ({exc})") from None
-        return _ArrayRows(arr, name)
-    f = fsspec.open(name, mode="rb", **(storage_options or {})).open()
-    stack.append(f)
-    return _ArrayRows(_NpyStream(f, name), name)
-
-
-class NumpySource:
-    """Dense X from .npy (memory-mapped when local) or dense/CSR arrays from .npz; y alongside.
-
-    Dense and CSR .npz members are streamed out of the zip file; a CSR .npz keeps only its
-    ``indptr`` (8 bytes per row) in memory. Other scipy.sparse formats (csc, coo) are loaded
-    whole and converted to CSR. Labels come from ``labels=`` (a .npy path or an array) or,
-    for a dense .npz, from its ``y`` member; an optional ``sample_weight`` member is kept.
-    """
-
-    kind = "numpy"
-
-    def __init__(self, src: str | os.PathLike[str], *, labels: Any = None,
-                 dtype: Any = np.float32, storage_options: dict | None = None) -> None:
-        self.src, self.name = src, os.fspath(src)
-        self.dtype = np.dtype(dtype)
-        self.storage_options = storage_options
-        self._closers: list[Any] = []
-        self._X: _ArrayRows | None = None
-        self._weights: _ArrayRows | None = None
-        self._csr: tuple[np.ndarray, _ArrayRows, _ArrayRows] | None = None
-        try:
-            self._open(labels)
-        except BaseException:
-            self.close()
-            raise
-
-    def _open(self, labels: Any) -> None:
-        y: _ArrayRows | None = None
-        if not _strip_compression(self.name).lower().endswith(".npz"):
-            self._X = _open_npy(self.src, self.storage_options, self._closers)
-            shape = self._X.shape
-        else:
-            f = fsspec.open(self.name, mode="rb", **(self.storage_options or {})).open()
-            self._closers.append(f)
-            try:
-                self._zip = zipfile.ZipFile(f)
-            except zipfile.BadZipFile as exc:
-                raise DataFormatError(f"{self.name}: not a .npz file ({exc})") from None
-            keys = {n[:-4] for n in self._zip.namelist() if n.endswith(".npy")}
-            if {"data", "indices", "indptr", "shape", "format"} <= keys:
-                shape = self._open_sparse()
-            elif "X" in keys:
-                self._X = self._member("X")
-                shape = self._X.shape
-            else:
-                raise DataFormatError(
-                    f"{self.name}: expected arrays 'X' and 'y' or a scipy.sparse matrix; "
-                    f"found {sorted(keys)}"
-                )
-            if labels is None and "y" in keys:
-                y = self._member("y")
-            if "sample_weight" in keys:
-                self._weights = self._member("sample_weight")
-        self._y = y if y is not None else self._labels(labels)
-        if len(shape) != 2:
-            raise DataFormatError(f"{self.name}: X must be 2-D; got shape {shape}")
-        self.sparse = self._csr is not None
-        self.n_samples, self.n_features = int(shape[0]), int(shape[1])
-        self.nnz = int(self._csr[0][-1]) if self._csr is not None else None
-        for rows, what in ((self._y, "labels"), (self._weights, "sample weights")):
-            if rows is not None and (len(rows.shape) != 1 or rows.shape[0] != self.n_samples):
-                raise DataFormatError(
-                    f"{self.name} has {self.n_samples} rows but {rows.name} has shape "
-                    f"{rows.shape}; X and its {what} must have the same number of rows"
-                )
-
-    def _member(self, key: str) -> _ArrayRows:
-        f = self._zip.open(key + ".npy")
-        self._closers.append(f)
-        return _ArrayRows(_NpyStream(f, f"{self.name}[{key}]"), f"{self.name}[{key}]")
-
-    def _load_member(self, key: str) -> np.ndarray:
-        with self._zip.open(key + ".npy") as f:
-            return np.lib.format.read_array(f, allow_pickle=False)
-
-    def _open_sparse(self) -> tuple[int, ...]:
-        fmt = self._load_member("format").item()
-        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
-        shape = tuple(int(s) for s in self._load_member("shape"))
-        if fmt == "csr":
-            self._csr = (self._load_member("indptr").astype(np.int64),
-                         self._member("indices"), self._member("data"))
-        else:
-            import scipy.sparse as sp
-
-            with fsspec.open(self.name, mode="rb", **(self.storage_options or {})) as f:
-                m = sp.load_npz(io.BytesIO(f.read())).tocsr()
-            self._csr = (m.indptr.astype(np.int64), _ArrayRows(m.indices, self.name),
-                         _ArrayRows(m.data, self.name))
-        return shape
-
-    def _labels(self, labels: Any) -> _ArrayRows:
-        if labels is None:
-            raise DataFormatError(
-                f"{self.name} holds no labels; pass labels=<path to a .npy of labels>"
-            )
-        if isinstance(labels, (str, os.PathLike)):
-            return _open_npy(labels, self.storage_options, self._closers)
-        return _ArrayRows(np.asarray(labels), "labels")
-
-    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
-        """Blocks of about NPY_BLOCK_BYTES of dense rows; closes the files at the end."""
-        try:
-            step = max(1, NPY_BLOCK_BYTES // max(1, self.n_features * 8))
-            for start in range(0, self.n_samples, step):
-                yield self._block(start, min(self.n_samples, start + step))
-        finally:
-            self.close()
-
-    def _block(self, start: int, stop: int) -> DenseBlock | CSRBlock:
-        n = stop - start
-        y = _as_float(self._y.read(n), self._y.name, start, "label").astype(np.float64)
-        w = None
-        if self._weights is not None:
-            w = _as_float(self._weights.read(n), self._weights.name, start, "weight")
-            w = w.astype(np.float64)
-        block: DenseBlock | CSRBlock
-        if self._csr is not None:
-            indptr, indices, data = self._csr
-            a, b = int(indptr[start]), int(indptr[stop])
-            m = _canonical_csr(indptr[start:stop + 1] - a, indices.read(b - a),
-                               _as_float(data.read(b - a), self.name, start, "value"),
-                               self.n_features, f"{self.name}, rows from {start}")
-            block = CSRBlock(indptr=m.indptr.astype(np.int64), indices=m.indices.astype(np.int32),
-                             data=m.data.astype(self.dtype), y=y, n_features=self.n_features,
-                             sample_weight=w)
-        else:
-            assert self._X is not None
-            X = _as_float(self._X.read(n), self._X.name, start, "value")
-            block = DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype), y=y, sample_weight=w)
-        check_block_values(block, self.name, start)
-        return block
-
-    def close(self) -> None:
-        while self._closers:
-            try:
-                self._closers.pop().close()
-            except Exception:  # pragma: no cover - closing is best effort
-                pass
-
-
-def _canonical_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
-                   n_features: int, where: str) -> Any:
-    """A CSR matrix with sorted, unique indices (scipy's meaning of duplicates is their sum)."""
-    import scipy.sparse as sp
-
-    if indices.size and (indices.min() < 0 or indices.max() >= n_features):
-        bad = indices[(indices < 0) | (indices >= n_features)][0]
-        raise DataFormatError(f"{where}: column index {bad} is out of range [0, {n_features})")
-    m = sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, n_features))
-    if not m.has_canonical_format:
-        m = m.copy()  # never mutate the arrays we were handed
-        m.sum_duplicates()
-    return m
-
-
-def _strip_compression(name: str) -> str:
+def strip_compression(name: str) -> str:
     for suffix in COMPRESSION_SUFFIXES:
         if name.lower().endswith(suffix):
             return name[: -len(suffix)]
@@ -832,9 +600,149 @@ def _strip_compression(name: str) -> str:
 
 def source_kind(src: str | os.PathLike[str]) -> str:
     """"numpy", "csv" or "libsvm" (the default) from the file name."""
-    inner = _strip_compression(os.fspath(src)).lower()
+    inner = strip_compression(os.fspath(src)).lower()
     if inner.endswith((".npy", ".npz")):
         return "numpy"
     if inner.endswith((".csv", ".tsv")):
         return "csv"
     return "libsvm"
+
+
+# --------------------------------------------------------------------------------------------
+# Block operations shared by the readers, the writer and the shuffle
+# --------------------------------------------------------------------------------------------
+
+
+def slice_block(block: Block, start: int, stop: int) -> Block:
+    """Rows ``start:stop`` of a block (views where possible)."""
+    sw = None if block.sample_weight is None else block.sample_weight[start:stop]
+    if isinstance(block, DenseBlock):
+        return DenseBlock(X=block.X[start:stop], y=block.y[start:stop], sample_weight=sw)
+    a, b = int(block.indptr[start]), int(block.indptr[stop])
+    return CSRBlock(
+        indptr=block.indptr[start:stop + 1] - a, indices=block.indices[a:b],
+        data=block.data[a:b], y=block.y[start:stop], n_features=block.n_features,
+        sample_weight=sw,
+    )
+
+
+def take_rows(block: Block, rows: np.ndarray) -> Block:
+    """The rows ``rows`` (an integer array, any order) of a block, as a new block."""
+    sw = None if block.sample_weight is None else block.sample_weight[rows]
+    if isinstance(block, DenseBlock):
+        return DenseBlock(X=block.X[rows], y=block.y[rows], sample_weight=sw)
+    starts = block.indptr[rows]
+    lengths = block.indptr[rows + 1] - starts
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    # Position k of the output row r reads input position starts[r] + k: repeat each row's
+    # start (shifted by its output offset) over its length and add a running arange.
+    gather = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
+    return CSRBlock(indptr=indptr, indices=block.indices[gather], data=block.data[gather],
+                    y=block.y[rows], n_features=block.n_features, sample_weight=sw)
+
+
+def coerce_block(block: Block, layout: str, dtype: np.dtype) -> Block:
+    """Convert a block to the target layout and dtype (copies only what must change)."""
+    if layout == "dense":
+        if isinstance(block, CSRBlock):
+            X = block.to_matrix().toarray()
+        else:
+            X = block.X
+        X = np.ascontiguousarray(X, dtype=dtype)
+        return DenseBlock(X=X, y=block.y, sample_weight=block.sample_weight)
+    if isinstance(block, DenseBlock):
+        csr = sp.csr_matrix(np.asarray(block.X))
+        indptr, indices, data = csr.indptr, csr.indices, csr.data
+    else:
+        indptr, indices, data = block.indptr, block.indices, block.data
+    n_features = block.n_features
+    return CSRBlock(
+        indptr=np.asarray(indptr, dtype=np.int64), indices=np.asarray(indices, dtype=np.int32),
+        data=np.asarray(data, dtype=dtype), y=block.y, n_features=n_features,
+        sample_weight=block.sample_weight,
+    )
+
+
+def concat_blocks(blocks: Sequence[Block]) -> Block:
+    """Stack blocks of the same layout row-wise."""
+    if len(blocks) == 1:
+        return blocks[0]
+    first = blocks[0]
+    y = np.concatenate([b.y for b in blocks])
+    sw = None
+    if first.sample_weight is not None:
+        sw = np.concatenate([b.sample_weight for b in blocks])  # type: ignore[misc]
+    if isinstance(first, DenseBlock):
+        X = np.concatenate([b.X for b in blocks])  # type: ignore[union-attr]
+        return DenseBlock(X=X, y=y, sample_weight=sw)
+    offsets = np.cumsum([0] + [int(b.indptr[-1]) for b in blocks])  # type: ignore[union-attr]
+    indptr = np.concatenate(
+        [np.zeros(1, np.int64)]
+        + [b.indptr[1:] + off for b, off in zip(blocks, offsets)]  # type: ignore[union-attr]
+    )
+    return CSRBlock(
+        indptr=indptr,
+        indices=np.concatenate([b.indices for b in blocks]),  # type: ignore[union-attr]
+        data=np.concatenate([b.data for b in blocks]),  # type: ignore[union-attr]
+        y=y, n_features=first.n_features, sample_weight=sw,  # type: ignore[union-attr]
+    )
+
+
+def check_block_values(block: Block, where: str, first_row: int) -> None:
+    """Raise DataFormatError for non-finite values, bad weights or a malformed CSR structure.
+
+    ``first_row`` is the 0-based index of the block's first row in the output, used in messages.
+    """
+    values = block.X if isinstance(block, DenseBlock) else block.data
+    if not np.isfinite(values).all():
+        pos = int(np.flatnonzero(~np.isfinite(values.ravel()))[0])
+        if isinstance(block, DenseBlock):
+            r, c = divmod(pos, block.n_features)
+        else:
+            r = int(np.searchsorted(block.indptr, pos, side="right") - 1)
+            c = int(block.indices[pos])
+        raise DataFormatError(
+            f"{where}, row {first_row + r}: X has the non-finite value "
+            f"{values.ravel()[pos]} in column {c}; remove or impute it before converting"
+        )
+    for name, arr in (("y", block.y), ("sample_weight", block.sample_weight)):
+        if arr is not None and not np.isfinite(arr).all():
+            r = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise DataFormatError(f"{where}, row {first_row + r}: {name} is {arr[r]}, not finite")
+    if block.sample_weight is not None and (block.sample_weight < 0).any():
+        r = int(np.flatnonzero(block.sample_weight < 0)[0])
+        raise DataFormatError(
+            f"{where}, row {first_row + r}: sample_weight is {block.sample_weight[r]}; "
+            "weights must be >= 0"
+        )
+    if isinstance(block, CSRBlock):
+        _check_csr_structure(block, where, first_row)
+
+
+def _check_csr_structure(block: CSRBlock, where: str, first_row: int) -> None:
+    indptr, indices = block.indptr, block.indices
+    if indptr[0] != 0 or indptr[-1] != indices.shape[0] or np.any(np.diff(indptr) < 0):
+        raise DataLayoutError(f"{where}: indptr is not a valid CSR row pointer")
+    if indices.size and (indices.min() < 0 or indices.max() >= block.n_features):
+        bad = int(np.flatnonzero((indices < 0) | (indices >= block.n_features))[0])
+        r = int(np.searchsorted(indptr, bad, side="right") - 1)
+        raise DataFormatError(
+            f"{where}, row {first_row + r}: column index {indices[bad]} is out of range "
+            f"[0, {block.n_features})"
+        )
+    if indices.size > 1:
+        # Within a row, column indices must strictly increase. A decrease is allowed only where
+        # a new row starts, i.e. at positions indptr[1:-1] (the first entry of each later row).
+        step_ok = np.diff(indices) > 0
+        row_first = indptr[1:-1]
+        row_first = row_first[(row_first > 0) & (row_first < indices.shape[0])]
+        step_ok[row_first - 1] = True
+        if not step_ok.all():
+            pos = int(np.flatnonzero(~step_ok)[0]) + 1
+            r = int(np.searchsorted(indptr, pos, side="right") - 1)
+            kind = "duplicate" if indices[pos] == indices[pos - 1] else "unsorted"
+            raise DataFormatError(
+                f"{where}, row {first_row + r}: {kind} column index {indices[pos]} "
+                "(indices must be sorted and unique within a row)"
+            )

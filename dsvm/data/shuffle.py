@@ -22,14 +22,8 @@ from typing import IO, Any
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
-from dsvm.data.zarr_store import (
-    Dataset,
-    DatasetWriter,
-    coerce_block,
-    concat_blocks,
-    open_dataset,
-    take_rows,
-)
+from dsvm.data.readers import coerce_block, concat_blocks, take_rows
+from dsvm.data.zarr_store import Dataset, DatasetWriter, open_dataset
 
 logger = logging.getLogger(__name__)
 
