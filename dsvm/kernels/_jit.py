@@ -1,0 +1,76 @@
+"""The one place where numba compile options are chosen (see :mod:`dsvm._config`).
+
+Every ``@njit`` in dsvm goes through :func:`njit_serial` or :func:`njit_parallel`, and every
+``@overload`` gets :func:`jit_options`; a test greps the package for ``fastmath=`` elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numba
+
+from dsvm import _config
+
+FASTMATH: frozenset[str] = _config.fastmath_flags()
+CACHE: bool = _config.numba_cache()
+
+
+def jit_options(**overrides: Any) -> dict[str, Any]:
+    """Options shared by all dsvm kernels: fastmath from config, GIL released, disk cache."""
+    opts: dict[str, Any] = {
+        "fastmath": set(FASTMATH) if FASTMATH else False,
+        "nogil": True,
+        "cache": CACHE,
+    }
+    opts.update(overrides)
+    return opts
+
+
+def overload_options() -> dict[str, Any]:
+    """Keyword arguments for ``numba.extending.overload``: the same fastmath flags.
+
+    Overload bodies are inlined into their caller (and cached with it), so only the code
+    generation flags apply here.
+    """
+    return {
+        "jit_options": {"fastmath": set(FASTMATH) if FASTMATH else False},
+        "inline": "always",
+    }
+
+
+def njit_serial(func: Callable[..., Any] | None = None, **overrides: Any) -> Any:
+    """``numba.njit`` for serial kernels: one training task per worker core, GIL released.
+
+    Use bare (``@njit_serial``), with an eager signature (``@njit_serial("float64(float64)")``,
+    for tiny hot leaves only) or with extra options (``@njit_serial(inline="always")``).
+    """
+    return _decorate(func, jit_options(**overrides))
+
+
+def njit_inline(func: Callable[..., Any] | None = None, **overrides: Any) -> Any:
+    """:func:`njit_serial` with numba-level inlining into every caller (``inline="always"``).
+
+    For the per-row leaves of the pass kernels (row dot/axpy, losses, scale updates). Numba does
+    not inline across separately compiled functions on its own, and a call that passes arrays
+    unpacks each into ~7 machine words: at a few calls per row that overhead was larger than
+    the arithmetic of a 100-feature row.
+    """
+    return _decorate(func, jit_options(inline="always", **overrides))
+
+
+def njit_parallel(func: Callable[..., Any] | None = None, **overrides: Any) -> Any:
+    """``numba.njit(parallel=True)`` variants, compiled separately from the serial ones.
+
+    Only for code whose ``prange`` loops write per-thread buffers merged serially afterwards
+    (no shared writes); callers pick the variant through a getter, never both at once.
+    """
+    return _decorate(func, jit_options(parallel=True, **overrides))
+
+
+def _decorate(func: Any, opts: dict[str, Any]) -> Any:
+    if func is None:
+        return lambda f: numba.njit(**opts)(f)
+    if isinstance(func, (str, tuple, list)):  # eager signature(s)
+        return lambda f: numba.njit(func, **opts)(f)
+    return numba.njit(**opts)(func)

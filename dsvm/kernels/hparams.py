@@ -1,0 +1,71 @@
+"""The ``hp`` array: scalar hyper-parameters and counters of a pass, packed as float64.
+
+Pass kernels take one small float64 array instead of a dozen positional scalars. Indices are
+named here; :func:`make_hp` builds the array from keywords so that callers never depend on the
+positions. ``hp[T]`` and ``hp[N_AVG]`` are *in/out*: a kernel reads the counters at the start of
+the pass and writes back their values at the end, so chained calls continue the schedule.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+ALPHA = 0  # lambda, the L2 regularisation strength
+T = 1  # steps (mini-batches) taken before this pass; in/out
+BATCH = 2  # rows per step (mini-batch size k)
+LOSS = 3  # loss code from dsvm.kernels.losses.LOSS_CODES
+FIT_INTERCEPT = 4  # 1.0 to learn the unregularised intercept, 0.0 to keep it fixed
+RADIUS = 5  # Pegasos: radius of the ball ||w_k|| <= RADIUS (inf: no projection)
+BIAS_BOUND = 6  # bound |b_k| <= BIAS_BOUND after each intercept step (inf: unbounded)
+INTERCEPT_RATE = 7  # intercept step = INTERCEPT_RATE * eta_t
+SCALE_MIN = 8  # rescale the scaled-weight representation below this factor
+ETA0 = 9  # SGD: initial step size
+POWER = 10  # SGD: eta_t = eta0 / (1 + lambda eta0 t) ** POWER (0: constant eta0)
+AVERAGE = 11  # SGD: 1.0 to keep the Polyak-Ruppert average
+AVG_START = 12  # SGD: average the iterates of steps s > AVG_START (s = 1, 2, ...)
+N_AVG = 13  # SGD: iterates in the running average so far; in/out
+SIZE = 14
+
+# Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
+# Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
+# vector's magnitude (|w| / scale) far from float32's 3.4e38 limit whatever alpha is. A fold
+# costs O(n_features) and happens about once per 1/threshold-fold decay of the scale.
+SCALE_MIN_BY_DTYPE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-9}
+
+
+def make_hp(
+    *,
+    alpha: float,
+    t: float,
+    batch_size: int,
+    loss: int,
+    fit_intercept: bool,
+    dtype: np.dtype,
+    radius: float = math.inf,
+    bias_bound: float = math.inf,
+    intercept_rate: float = 1.0,
+    eta0: float = math.nan,
+    power: float = 0.0,
+    average: bool = False,
+    avg_start: float = 0.0,
+    n_avg: float = 0.0,
+) -> np.ndarray:
+    """Pack keyword hyper-parameters into a fresh ``hp`` array (see the index constants)."""
+    hp = np.empty(SIZE, dtype=np.float64)
+    hp[ALPHA] = alpha
+    hp[T] = t
+    hp[BATCH] = batch_size
+    hp[LOSS] = loss
+    hp[FIT_INTERCEPT] = 1.0 if fit_intercept else 0.0
+    hp[RADIUS] = radius
+    hp[BIAS_BOUND] = bias_bound
+    hp[INTERCEPT_RATE] = intercept_rate
+    hp[SCALE_MIN] = SCALE_MIN_BY_DTYPE[np.dtype(dtype)]
+    hp[ETA0] = eta0
+    hp[POWER] = power
+    hp[AVERAGE] = 1.0 if average else 0.0
+    hp[AVG_START] = avg_start
+    hp[N_AVG] = n_avg
+    return hp

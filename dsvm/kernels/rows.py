@@ -1,0 +1,126 @@
+"""Layout-generic row primitives: one pass kernel serves dense and CSR blocks.
+
+``X`` is either a dense (n_rows, n_features) C-contiguous array or a CSR triple
+``(indptr, indices, data)``. Weights are a 2-D (K, n_features) array addressed by output k.
+The dispatch happens at compile time through numba ``overload``s (inlined), so each pass kernel
+is compiled once per layout and dtype and the layout costs nothing at run time. The plain-Python
+bodies below are what runs under ``NUMBA_DISABLE_JIT=1``.
+"""
+
+from __future__ import annotations
+
+from numba import types
+from numba.extending import overload
+
+from dsvm.kernels._jit import overload_options
+from dsvm.kernels.csr import (
+    csr_max_row_sqnorm,
+    csr_row_axpy,
+    csr_row_axpy_comp,
+    csr_row_axpy_sq,
+    csr_row_dot,
+)
+from dsvm.kernels.dense import (
+    dense_max_row_sqnorm,
+    dense_row_axpy,
+    dense_row_axpy_comp,
+    dense_row_axpy_sq,
+    dense_row_dot,
+)
+from dsvm.kernels.prefetch import prefetch_range
+
+
+def row_dot(X, i, W, k):
+    """x_i . W[k] as float64."""
+    if isinstance(X, tuple):
+        return csr_row_dot(X[0], X[1], X[2], i, W, k)
+    return dense_row_dot(X, i, W, k)
+
+
+def row_axpy(X, i, W, k, c):
+    """W[k] += c * x_i."""
+    if isinstance(X, tuple):
+        csr_row_axpy(X[0], X[1], X[2], i, W, k, c)
+    else:
+        dense_row_axpy(X, i, W, k, c)
+
+
+def row_axpy_sq(X, i, W, k, c):
+    """W[k] += c * x_i; returns the change of ||W[k]||^2."""
+    if isinstance(X, tuple):
+        return csr_row_axpy_sq(X[0], X[1], X[2], i, W, k, c)
+    return dense_row_axpy_sq(X, i, W, k, c)
+
+
+def row_axpy_comp(X, i, W, k, c, A, cv):
+    """W[k] += c * x_i and A[k] += cv * (the change stored in W[k])."""
+    if isinstance(X, tuple):
+        csr_row_axpy_comp(X[0], X[1], X[2], i, W, k, c, A, cv)
+    else:
+        dense_row_axpy_comp(X, i, W, k, c, A, cv)
+
+
+def max_row_sqnorm(X):
+    """max_i ||x_i||^2 (0.0 when there are no rows)."""
+    if isinstance(X, tuple):
+        return csr_max_row_sqnorm(X[0], X[1], X[2])
+    return dense_max_row_sqnorm(X)
+
+
+def prefetch_row(X, i):
+    """Hint that row i will be read soon (a no-op without the JIT)."""
+
+
+def _is_csr(X):
+    return isinstance(X, types.BaseTuple)
+
+
+@overload(row_dot, **overload_options())
+def _ol_row_dot(X, i, W, k):
+    if _is_csr(X):
+        return lambda X, i, W, k: csr_row_dot(X[0], X[1], X[2], i, W, k)
+    return lambda X, i, W, k: dense_row_dot(X, i, W, k)
+
+
+@overload(row_axpy, **overload_options())
+def _ol_row_axpy(X, i, W, k, c):
+    if _is_csr(X):
+        return lambda X, i, W, k, c: csr_row_axpy(X[0], X[1], X[2], i, W, k, c)
+    return lambda X, i, W, k, c: dense_row_axpy(X, i, W, k, c)
+
+
+@overload(row_axpy_sq, **overload_options())
+def _ol_row_axpy_sq(X, i, W, k, c):
+    if _is_csr(X):
+        return lambda X, i, W, k, c: csr_row_axpy_sq(X[0], X[1], X[2], i, W, k, c)
+    return lambda X, i, W, k, c: dense_row_axpy_sq(X, i, W, k, c)
+
+
+@overload(row_axpy_comp, **overload_options())
+def _ol_row_axpy_comp(X, i, W, k, c, A, cv):
+    if _is_csr(X):
+        return lambda X, i, W, k, c, A, cv: csr_row_axpy_comp(
+            X[0], X[1], X[2], i, W, k, c, A, cv
+        )
+    return lambda X, i, W, k, c, A, cv: dense_row_axpy_comp(X, i, W, k, c, A, cv)
+
+
+@overload(max_row_sqnorm, **overload_options())
+def _ol_max_row_sqnorm(X):
+    if _is_csr(X):
+        return lambda X: csr_max_row_sqnorm(X[0], X[1], X[2])
+    return lambda X: dense_max_row_sqnorm(X)
+
+
+@overload(prefetch_row, **overload_options())
+def _ol_prefetch_row(X, i):
+    if _is_csr(X):
+
+        def impl(X, i):
+            lo = X[0][i]
+            nnz = X[0][i + 1] - lo
+            prefetch_range(X[1], lo, nnz)
+            prefetch_range(X[2], lo, nnz)
+
+        return impl
+    return lambda X, i: prefetch_range(X, i * X.shape[1], X.shape[1])

@@ -1,0 +1,78 @@
+"""Scaled-weight helpers: w_k = scale_k * u_k with u_k = W[k] the raw stored row.
+
+The L2 shrink w <- (1 - eta lambda) w and the Pegasos projection w <- c w multiply every
+coordinate; storing the common factor as a scalar makes both O(1), so a sparse step costs
+O(nnz(x)) instead of O(n_features) (Shalev-Shwartz et al.'s and Bottou's trick; scikit-learn's
+``wscale``). The factor is folded back into u (O(n_features)) when it falls below ``scale_min``
+and at the end of every pass, so that between kernel calls the state holds w itself.
+
+All helpers address row k of a 2-D array directly (no ``W[k]`` views, whose reference counts
+numba would update atomically on every step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dsvm.kernels._jit import njit_inline, njit_serial
+
+
+@njit_serial
+def vec_sqnorm(W, k):
+    """||W[k]||^2 accumulated in float64."""
+    acc = 0.0
+    for j in range(W.shape[1]):
+        x = np.float64(W[k, j])
+        acc += x * x
+    return acc
+
+
+@njit_serial
+def vec_scale(W, k, s):
+    """W[k] *= s (in W's dtype)."""
+    for j in range(W.shape[1]):
+        W[k, j] = np.float64(W[k, j]) * s
+
+
+@njit_serial
+def vec_zero(W, k):
+    for j in range(W.shape[1]):
+        W[k, j] = 0.0
+
+
+@njit_serial
+def vec_combine(A, k, beta, W, gamma):
+    """A[k] <- beta * A[k] + gamma * W[k] (the fold of SGD's lazily represented average)."""
+    for j in range(A.shape[1]):
+        A[k, j] = beta * A[k, j] + gamma * np.float64(W[k, j])
+
+
+@njit_inline
+def shrink_scale(W, k, scale, sq, factor, scale_min):
+    """Multiply w_k = scale * W[k] by ``factor`` >= 0; returns the new (scale, ||W[k]||^2).
+
+    ``factor == 0`` happens at Pegasos' first step (1 - eta_1 lambda = 0): w becomes exactly 0,
+    which the scalar cannot represent usefully (every later update would divide by 0), so W[k]
+    is zeroed and the scale reset to 1. When the scale falls below ``scale_min`` it is folded
+    into W[k] and ||W[k]||^2 recomputed exactly, which also clears the drift of its incremental
+    updates.
+    """
+    if factor <= 0.0:
+        vec_zero(W, k)
+        return 1.0, 0.0
+    scale *= factor
+    if scale < scale_min:
+        vec_scale(W, k, scale)
+        return 1.0, vec_sqnorm(W, k)
+    return scale, sq
+
+
+@njit_inline
+def ovr_target(code, k, n_outputs):
+    """The +-1 target of output k for a row with class index ``code`` (one-vs-rest).
+
+    One output (binary): code 1 -> +1, code 0 -> -1. K outputs: +1 where code == k.
+    """
+    if n_outputs == 1:
+        return 1.0 if code == 1 else -1.0
+    return 1.0 if code == k else -1.0
