@@ -438,6 +438,11 @@ def convert(
     check_destination(dst, overwrite=overwrite, storage_options=storage_options)
     name = os.fspath(src)
     kind = source_kind(src)
+    if labels is not None and kind != "numpy":
+        raise ValueError(
+            f"labels= is for .npy/.npz inputs; {name} is read as {kind} text, whose labels are "
+            "in the file (see label_column= for CSV)"
+        )
     source: Any
     n_samples = nnz = None
     if kind == "libsvm":

@@ -163,6 +163,21 @@ def test_csv_errors_name_file_and_line(tmp_path, bad, match):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
 
 
+def test_csv_shuffle(tmp_path, rng):
+    X = rng.integers(0, 100, size=(500, 3)).astype(float)
+    y = np.arange(500.0) % 2
+    src = tmp_path / "t.csv"
+    np.savetxt(src, np.column_stack([y, X]), delimiter=",", header="y,a,b,c", comments="")
+    ds = convert(src, tmp_path / "o.zarr", shuffle=True, seed=3, chunk_rows=50, dtype="float64")
+    Xr, yr, _ = collect(ds)
+    assert ds.attrs["shuffled"] and not np.array_equal(yr, y)
+    order = np.lexsort(np.column_stack([yr, Xr]).T[::-1])
+    ref = np.lexsort(np.column_stack([y, X]).T[::-1])
+    np.testing.assert_array_equal(np.column_stack([yr, Xr])[order], np.column_stack([y, X])[ref])
+    with pytest.raises(ValueError, match="labels= is for .npy/.npz inputs"):
+        convert(src, tmp_path / "p.zarr", labels=y)
+
+
 def test_csv_label_column_checks(tmp_path):
     src = tmp_path / "c.csv"
     src.write_text("a,b\n1,2\n")
