@@ -515,13 +515,18 @@ class DatasetWriter:
             f"{self.url}.tmp-{secrets.token_hex(4)}" if self._loc.is_local else self.url
         )
         self._made_dirs: list[str] = []
+        self._state = "open"
         if self._loc.is_local:
             self._made_dirs = _make_parents(self.url)
         elif self._loc.exists():
             _remove(self._loc)  # overwrite=True was checked above
-        self._group = zarr.open_group(self._loc.store(url=self._write_url, read_only=False),
-                                      mode="w")
-        self._group.attrs.update({"dsvm_format": FORMAT_VERSION, "complete": False})
+        try:
+            self._group = zarr.open_group(
+                self._loc.store(url=self._write_url, read_only=False), mode="w")
+            self._group.attrs.update({"dsvm_format": FORMAT_VERSION, "complete": False})
+        except BaseException:
+            self.abort()
+            raise
         self._pending: list[Block] = []
         self._pending_rows = 0
         self._n_written = 0
@@ -532,7 +537,6 @@ class DatasetWriter:
         self._appenders: dict[str, _Appender1D] = {}
         self._label_counts: dict[float, int] | None = {}
         self._has_sw: bool | None = None
-        self._state = "open"
         self.dataset: Dataset | None = None
 
     # ---- public --------------------------------------------------------------------------
