@@ -1,7 +1,9 @@
 """The one place where numba compile options are chosen (see :mod:`dsvm._config`).
 
-Every ``@njit`` in dsvm goes through :func:`njit_serial` or :func:`njit_parallel`, and every
-``@overload`` gets :func:`jit_options`; a test greps the package for ``fastmath=`` elsewhere.
+Every ``@njit`` in dsvm goes through :func:`njit_serial`, :func:`njit_inline` or
+:func:`njit_parallel`, and every
+``@overload`` gets :func:`overload_options`; a test greps the package for the keyword
+elsewhere.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""Compile policy: one place for fastmath/cache flags, env overrides, and vectorised dots."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm import _config
+from dsvm.kernels import _jit
+from dsvm.kernels.passes import pegasos_pass, sgd_pass
+
+PACKAGE = Path(dsvm.__file__).resolve().parent
+
+
+def test_fastmath_is_only_set_in_jit_module():
+    """stumpy's lint: no ``fastmath=`` outside kernels/_jit.py, so config decides alone."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "kernels" / "_jit.py":
+            continue
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"fastmath\s*=", line):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{lineno}: {line.strip()}")
+    assert not offenders, "fastmath= set outside dsvm/kernels/_jit.py:\n" + "\n".join(offenders)
+
+
+def test_kernels_use_the_configured_options():
+    for kernel in (pegasos_pass, sgd_pass):
+        opts = kernel.targetoptions
+        assert opts["nogil"] is True
+        cached = type(kernel._cache).__name__ != "NullCache"
+        assert cached is _jit.CACHE
+        expected = set(_jit.FASTMATH) if _jit.FASTMATH else False
+        assert opts["fastmath"] == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, _config.DEFAULT_FASTMATH),
+        ("1", _config.DEFAULT_FASTMATH),
+        ("true", _config.DEFAULT_FASTMATH),
+        ("0", frozenset()),
+        ("", frozenset()),
+        ("reassoc, contract", frozenset({"reassoc", "contract"})),
+    ],
+)
+def test_fastmath_env_override(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv("DSVM_FASTMATH", raising=False)
+    else:
+        monkeypatch.setenv("DSVM_FASTMATH", value)
+    assert _config.fastmath_flags() == expected
+
+
+def test_fastmath_env_rejects_unknown_flags(monkeypatch):
+    monkeypatch.setenv("DSVM_FASTMATH", "reassoc,turbo")
+    with pytest.raises(ValueError, match=r"unknown flags \['turbo'\]"):
+        _config.fastmath_flags()
+
+
+def test_cache_env_override(monkeypatch):
+    monkeypatch.delenv("DSVM_NUMBA_CACHE", raising=False)
+    assert _config.numba_cache() is True
+    monkeypatch.setenv("DSVM_NUMBA_CACHE", "0")
+    assert _config.numba_cache() is False
+    monkeypatch.setenv("DSVM_NUMBA_CACHE", "maybe")
+    with pytest.raises(ValueError, match="DSVM_NUMBA_CACHE='maybe' is not a boolean"):
+        _config.numba_cache()
+
+
+def test_default_flags_keep_nan_and_inf_semantics():
+    # The once-per-pass finiteness check relies on NaN/inf propagating through the kernels.
+    assert not {"nnan", "ninf", "fast"} & _config.DEFAULT_FASTMATH
+
+
+@pytest.mark.skipif("reassoc" not in _jit.FASTMATH, reason="vectorised sums need reassoc")
+def test_float32_dense_dot_vectorises():
+    """The float32 row dot compiles to packed single-precision arithmetic."""
+    from dsvm.kernels.dense import dense_row_dot
+
+    # A non-cached wrapper, so that its machine code can be inspected.
+    probe = _jit.njit_serial(cache=False)(lambda X, W: dense_row_dot(X, 0, W, 0))
+    X = np.ones((1, 64), np.float32)
+    W = np.ones((1, 64), np.float32)
+    assert probe(X, W) == 64.0
+    asm = probe.inspect_asm(probe.signatures[0])
+    packed = re.findall(r"\bv?(?:fmadd\d+ps|mulps|addps)\b", asm)
+    assert packed, "no packed float32 arithmetic in the dense row dot"

@@ -1,0 +1,382 @@
+"""Pass kernels against the row-by-row NumPy references in tests/reference.py.
+
+Every kernel call here gets read-only inputs, as the solvers pass them, so the whole module
+compiles 8 specialisations (2 algorithms x 2 layouts x 2 dtypes), which the disk cache keeps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dsvm.kernels import hparams as H
+from dsvm.kernels.losses import LOSS_CODES
+from dsvm.kernels.passes import pegasos_pass, sgd_pass
+from dsvm.kernels.rows import max_row_sqnorm
+from tests.reference import pegasos_pass_ref, sgd_pass_ref
+
+ALPHA = 0.05
+ETA0 = 0.3
+RADIUS = 1.0 / math.sqrt(ALPHA)
+
+
+def _ro(a):
+    v = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+def make_problem(n=60, d=7, n_outputs=1, seed=0):
+    """Dense float64 rows, half the entries zero, rows 3 and 7 entirely zero."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.5] = 0.0
+    X[3] = 0.0
+    X[7] = 0.0
+    n_classes = 2 if n_outputs == 1 else n_outputs
+    codes = rng.integers(0, n_classes, size=n).astype(np.int32)
+    sw = rng.uniform(0.5, 2.0, size=n)
+    order = rng.permutation(n).astype(np.int64)
+    return X, codes, sw, order
+
+
+def kernel_X(X, layout, dtype):
+    """The kernel's view of dense float64 ``X``: a C array or a CSR triple, in ``dtype``."""
+    Xt = np.asarray(X, dtype=dtype)
+    if layout == "dense":
+        return _ro(Xt)
+    csr = sp.csr_matrix(Xt)
+    return (
+        _ro(csr.indptr.astype(np.int64)),
+        _ro(csr.indices.astype(np.int32)),
+        _ro(csr.data.astype(dtype)),
+    )
+
+
+def run_pegasos(X, codes, sw, order, W, b, **kw):
+    """Call the kernel with read-only inputs; returns (W, b, t, loss)."""
+    hp = H.make_hp(
+        alpha=kw.get("alpha", ALPHA),
+        t=kw.get("t", 0.0),
+        batch_size=kw.get("batch_size", 1),
+        loss=LOSS_CODES[kw.get("loss", "hinge")],
+        fit_intercept=kw.get("fit_intercept", True),
+        dtype=W.dtype,
+        radius=kw.get("radius", RADIUS),
+        bias_bound=kw.get("bias_bound", math.inf),
+    )
+    if "scale_min" in kw:
+        hp[H.SCALE_MIN] = kw["scale_min"]
+    sw_arg = np.empty(0) if sw is None else sw
+    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, hp)
+    return W, b, hp[H.T], loss
+
+
+def run_sgd(X, codes, sw, order, W, b, A, ab, **kw):
+    """Call the SGD kernel with read-only inputs; returns (W, b, A, ab, t, n_avg, loss)."""
+    hp = H.make_hp(
+        alpha=kw.get("alpha", ALPHA),
+        t=kw.get("t", 0.0),
+        batch_size=kw.get("batch_size", 1),
+        loss=LOSS_CODES[kw.get("loss", "hinge")],
+        fit_intercept=kw.get("fit_intercept", True),
+        dtype=W.dtype,
+        eta0=kw.get("eta0", ETA0),
+        power=kw.get("power", 0.75),
+        average=kw.get("average", True),
+        avg_start=kw.get("avg_start", 5.0),
+        n_avg=kw.get("n_avg", 0.0),
+    )
+    if "scale_min" in kw:
+        hp[H.SCALE_MIN] = kw["scale_min"]
+    sw_arg = np.empty(0) if sw is None else sw
+    loss = sgd_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp)
+    return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
+
+
+def tolerances(dtype):
+    return {"rtol": 1e-11, "atol": 1e-12} if dtype == np.float64 else {"rtol": 2e-5, "atol": 2e-5}
+
+
+def zeros_state(K, d, dtype, seed=None):
+    if seed is None:
+        return np.zeros((K, d), dtype), np.zeros(K, dtype)
+    rng = np.random.default_rng(seed)
+    return rng.normal(scale=0.3, size=(K, d)).astype(dtype), rng.normal(size=K).astype(dtype)
+
+
+LAYOUTS = ["dense", "csr"]
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pegasos_matches_reference(layout, dtype, n_outputs, batch_size, fit_intercept, weighted):
+    X, codes, sw, order = make_problem(n_outputs=n_outputs)
+    sw = sw if weighted else None
+    W, b = zeros_state(n_outputs, X.shape[1], dtype)
+    kw = dict(batch_size=batch_size, fit_intercept=fit_intercept)
+    W, b, t, loss = run_pegasos(kernel_X(X, layout, dtype), codes, sw, order, W, b, **kw)
+    Xr = np.asarray(X, dtype=dtype)
+    Wr, br, tr, lr = pegasos_pass_ref(
+        Xr, codes, sw, order, np.zeros((n_outputs, X.shape[1])), np.zeros(n_outputs),
+        alpha=ALPHA, t=0.0, loss="hinge", radius=RADIUS, **kw,
+    )
+    tol = tolerances(dtype)
+    assert W.dtype == dtype and b.dtype == dtype
+    np.testing.assert_allclose(W, Wr, **tol)
+    np.testing.assert_allclose(b, br, **tol)
+    assert t == tr == math.ceil(len(order) / batch_size)
+    assert loss == pytest.approx(lr, rel=tol["rtol"] * 10)
+    if not fit_intercept:
+        assert np.all(b == 0)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sgd_matches_reference(layout, dtype, n_outputs, batch_size, fit_intercept, weighted):
+    X, codes, sw, order = make_problem(n_outputs=n_outputs, seed=1)
+    sw = sw if weighted else None
+    d = X.shape[1]
+    W, b = zeros_state(n_outputs, d, dtype)
+    A, ab = np.zeros((n_outputs, d)), np.zeros(n_outputs)
+    kw = dict(batch_size=batch_size, fit_intercept=fit_intercept)
+    W, b, A, ab, t, n_avg, loss = run_sgd(
+        kernel_X(X, layout, dtype), codes, sw, order, W, b, A, ab, **kw
+    )
+    ref = sgd_pass_ref(
+        np.asarray(X, dtype=dtype), codes, sw, order, np.zeros((n_outputs, d)),
+        np.zeros(n_outputs), np.zeros((n_outputs, d)), np.zeros(n_outputs),
+        alpha=ALPHA, t=0.0, loss="hinge", eta0=ETA0, power=0.75, average=True, avg_start=5.0,
+        **kw,
+    )
+    tol = tolerances(dtype)
+    np.testing.assert_allclose(W, ref[0], **tol)
+    np.testing.assert_allclose(b, ref[1], **tol)
+    np.testing.assert_allclose(A, ref[2], **tol)
+    np.testing.assert_allclose(ab, ref[3], **tol)
+    assert (t, n_avg) == (ref[4], ref[5])
+    assert n_avg == t - 5
+    assert loss == pytest.approx(ref[6], rel=tol["rtol"] * 10)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("loss", sorted(LOSS_CODES))
+@pytest.mark.parametrize("algo", ["pegasos", "sgd"])
+def test_every_loss_matches_reference(layout, dtype, loss, algo):
+    X, codes, sw, order = make_problem(n_outputs=3, seed=2)
+    d = X.shape[1]
+    tol = tolerances(dtype)
+    W0, b0 = zeros_state(3, d, dtype, seed=5)  # start away from zero: exercises t > 0 too
+    kw = dict(batch_size=2, loss=loss, t=3.0)
+    if algo == "pegasos":
+        W, b, _, lsum = run_pegasos(
+            kernel_X(X, layout, dtype), codes, sw, order, W0.copy(), b0.copy(), **kw
+        )
+        Wr, br, _, lr = pegasos_pass_ref(
+            np.asarray(X, dtype), codes, sw, order, W0, b0, alpha=ALPHA, fit_intercept=True,
+            radius=RADIUS, **kw,
+        )
+    else:
+        A, ab = np.zeros((3, d)), np.zeros(3)
+        W, b, *_, lsum = run_sgd(
+            kernel_X(X, layout, dtype), codes, sw, order, W0.copy(), b0.copy(), A, ab, **kw
+        )
+        Wr, br, *_, lr = sgd_pass_ref(
+            np.asarray(X, dtype), codes, sw, order, W0, b0, np.zeros((3, d)), np.zeros(3),
+            alpha=ALPHA, fit_intercept=True, eta0=ETA0, power=0.75, average=True,
+            avg_start=5.0, **kw,
+        )
+    np.testing.assert_allclose(W, Wr, **tol)
+    np.testing.assert_allclose(b, br, **tol)
+    assert lsum == pytest.approx(lr, rel=tol["rtol"] * 10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dense_equals_csr(dtype):
+    X, codes, sw, order = make_problem(n=80, d=9, n_outputs=3, seed=3)
+    out = {}
+    for layout in LAYOUTS:
+        W, b = zeros_state(3, 9, dtype)
+        A, ab = np.zeros((3, 9)), np.zeros(3)
+        out[layout] = run_sgd(kernel_X(X, layout, dtype), codes, sw, order, W, b, A, ab)
+    for got, exp in zip(out["csr"], out["dense"]):
+        np.testing.assert_allclose(got, exp, **tolerances(dtype))
+
+
+def test_forced_rescales_and_projections_match_reference():
+    """scale_min close to 1 folds the scale every step; a small radius projects every step."""
+    X, codes, sw, order = make_problem(n_outputs=3, seed=4)
+    d = X.shape[1]
+    for layout in LAYOUTS:
+        W, b = zeros_state(3, d, np.float64, seed=1)
+        Wr, br, *_ = pegasos_pass_ref(
+            X, codes, sw, order, W, b, alpha=ALPHA, t=2.0, batch_size=3, loss="hinge",
+            fit_intercept=True, radius=0.5, bias_bound=0.2,
+        )
+        Wk, bk, *_ = run_pegasos(
+            kernel_X(X, layout, np.float64), codes, sw, order, W.copy(), b.copy(), t=2.0,
+            batch_size=3, radius=0.5, bias_bound=0.2, scale_min=0.999,
+        )
+        np.testing.assert_allclose(Wk, Wr, rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(bk, br, rtol=1e-11, atol=1e-12)
+        assert np.all(np.abs(bk) <= 0.2)
+        assert np.all(np.linalg.norm(Wk, axis=1) <= 0.5 * (1 + 1e-12))
+
+        A, ab = np.zeros((3, d)), np.zeros(3)
+        ref = sgd_pass_ref(
+            X, codes, sw, order, W, b, A, ab, alpha=ALPHA, t=0.0, batch_size=3, loss="hinge",
+            fit_intercept=True, eta0=ETA0, power=0.75, average=True, avg_start=0.0,
+        )
+        got = run_sgd(
+            kernel_X(X, layout, np.float64), codes, sw, order, W.copy(), b.copy(), A.copy(),
+            ab.copy(), batch_size=3, avg_start=0.0, scale_min=0.999,
+        )
+        for g, r in zip(got[:4], ref[:4]):
+            np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+def test_sgd_step_larger_than_one_over_alpha_zeroes_w():
+    """eta lambda >= 1 clips the shrink factor at 0: w restarts from the step's gradient."""
+    X, codes, sw, order = make_problem(seed=6)
+    d = X.shape[1]
+    W, b = zeros_state(1, d, np.float64, seed=2)
+    A, ab = np.zeros((1, d)), np.zeros(1)
+    kw = dict(eta0=50.0, power=0.0, batch_size=2, alpha=0.05, avg_start=0.0)  # eta*alpha = 2.5
+    ref = sgd_pass_ref(
+        X, codes, None, order, W, b, A, ab, t=0.0, loss="hinge", fit_intercept=True,
+        average=True, **kw,
+    )
+    for layout in LAYOUTS:
+        got = run_sgd(
+            kernel_X(X, layout, np.float64), codes, None, order, W.copy(), b.copy(),
+            A.copy(), ab.copy(), **kw,
+        )
+        for g, r in zip(got[:4], ref[:4]):
+            np.testing.assert_allclose(g, r, rtol=1e-11, atol=1e-11)
+
+
+def test_pegasos_first_step_erases_the_start():
+    """At t = 1, 1 - eta lambda = 0 exactly: w_2 depends only on the first batch."""
+    X, codes, _, order = make_problem(seed=7)
+    d = X.shape[1]
+    outs = []
+    for seed in (1, 2):
+        W, b = zeros_state(1, d, np.float64, seed=seed)
+        W, *_ = run_pegasos(
+            kernel_X(X, "csr", np.float64), codes, None, order[:1], W, b,
+            fit_intercept=False, radius=math.inf,
+        )
+        outs.append(W)
+    i = order[0]
+    y = 1.0 if codes[i] == 1 else -1.0
+    margin_starts = [zeros_state(1, d, np.float64, seed=s) for s in (1, 2)]
+    for W, (W0, b0) in zip(outs, margin_starts):
+        violated = y * (W0[0] @ X[i] + b0[0]) < 1.0
+        expected = (y / ALPHA) * X[i] if violated else np.zeros(d)
+        np.testing.assert_allclose(W[0], expected, rtol=1e-13)
+        assert np.all(np.isfinite(W))
+
+
+@pytest.mark.parametrize("algo", ["pegasos", "sgd"])
+@pytest.mark.parametrize("batch_size", [1, 5])
+def test_chained_calls_equal_one_call(algo, batch_size):
+    """Two passes over order[:30] and order[30:] == one pass over order (schedule continues)."""
+    X, codes, sw, order = make_problem(seed=8)
+    d = X.shape[1]
+    Xk = kernel_X(X, "csr", np.float64)
+    kw = dict(batch_size=batch_size)
+    if algo == "pegasos":
+        W1, b1, t1, l1 = run_pegasos(Xk, codes, sw, order, *zeros_state(1, d, np.float64), **kw)
+        W2, b2, ta, la = run_pegasos(
+            Xk, codes, sw, order[:30], *zeros_state(1, d, np.float64), **kw
+        )
+        W2, b2, t2, lb = run_pegasos(Xk, codes, sw, order[30:], W2, b2, t=ta, **kw)
+        np.testing.assert_allclose(W2, W1, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(b2, b1, rtol=1e-13, atol=1e-15)
+        assert t2 == t1
+        assert la + lb == pytest.approx(l1, rel=1e-13)
+    else:
+        z = lambda: (np.zeros((1, d)), np.zeros(1))  # noqa: E731
+        one = run_sgd(Xk, codes, sw, order, *zeros_state(1, d, np.float64), *z(), **kw)
+        first = run_sgd(Xk, codes, sw, order[:30], *zeros_state(1, d, np.float64), *z(), **kw)
+        W, b, A, ab, t, n_avg, _ = first
+        two = run_sgd(Xk, codes, sw, order[30:], W, b, A, ab, t=t, n_avg=n_avg, **kw)
+        for g, r in zip(two[:4], one[:4]):
+            np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-14)
+        assert two[4:6] == one[4:6]
+        assert first[6] + two[6] == pytest.approx(one[6], rel=1e-13)
+
+
+@pytest.mark.parametrize("algo", ["pegasos", "sgd"])
+def test_same_order_same_bits_and_order_matters(algo):
+    X, codes, sw, order = make_problem(n_outputs=3, seed=9)
+    d = X.shape[1]
+
+    def go(o):
+        W, b = zeros_state(3, d, np.float32)
+        if algo == "pegasos":
+            return run_pegasos(kernel_X(X, "dense", np.float32), codes, sw, o, W, b)[0]
+        A, ab = np.zeros((3, d)), np.zeros(3)
+        return run_sgd(kernel_X(X, "dense", np.float32), codes, sw, o, W, b, A, ab)[2]
+
+    a, b = go(order), go(order)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, go(order[::-1].copy()))
+
+
+def test_writable_and_readonly_inputs_agree():
+    X, codes, sw, order = make_problem(seed=10)
+    W1, b1 = zeros_state(1, X.shape[1], np.float64)
+    W2, b2 = zeros_state(1, X.shape[1], np.float64)
+    hp1 = H.make_hp(alpha=ALPHA, t=0, batch_size=2, loss=0, fit_intercept=True,
+                    dtype=np.float64, radius=RADIUS)
+    hp2 = hp1.copy()
+    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, hp1)  # writable
+    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, hp2)
+    assert l1 == l2
+    assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
+
+
+@pytest.mark.parametrize("algo", ["pegasos", "sgd"])
+def test_empty_order_and_all_empty_rows(algo):
+    d = 4
+    X = np.zeros((5, d))
+    codes = np.array([0, 1, 0, 1, 1], dtype=np.int32)
+    for order in (np.empty(0, np.int64), np.array([4, 0, 2, 2, 1], np.int64)):
+        W, b = zeros_state(1, d, np.float64, seed=3)
+        W0 = W.copy()
+        if algo == "pegasos":
+            W, b, t, loss = run_pegasos(kernel_X(X, "csr", np.float64), codes, None, order, W, b,
+                                        t=10.0, fit_intercept=False)
+            shrink = np.prod([1 - 1 / s for s in range(11, 11 + len(order))])
+            np.testing.assert_allclose(W, W0 * shrink, rtol=1e-13)
+            assert t == 10 + len(order)
+        else:
+            A, ab = np.zeros((1, d)), np.zeros(1)
+            W, b, A, ab, t, n_avg, loss = run_sgd(
+                kernel_X(X, "csr", np.float64), codes, None, order, W, b, A, ab, t=10.0,
+                fit_intercept=False, avg_start=0.0,
+            )
+            assert t == 10 + len(order) and n_avg == len(order)
+        assert np.isfinite(loss) and np.all(np.isfinite(W))
+
+
+def test_max_row_sqnorm():
+    X, *_ = make_problem(seed=11)
+    expected = float(np.max(np.sum(X * X, axis=1)))
+    for layout in LAYOUTS:
+        assert max_row_sqnorm(kernel_X(X, layout, np.float64)) == pytest.approx(expected)
+    assert max_row_sqnorm(kernel_X(np.zeros((0, 3)), "csr", np.float64)) == 0.0
