@@ -30,6 +30,8 @@ This is the only module of dsvm that imports zarr.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import json
 import logging
 import math
 import os
@@ -206,11 +208,14 @@ class Dataset:
     # ---- reading -------------------------------------------------------------------------
     def _open(self) -> dict[str, Any]:
         if self._handles is None:
-            loc = _Location(self.url, self.storage_options)
-            group = zarr.open_group(loc.store(read_only=True), mode="r")
             names = ["y"] + (["sample_weight"] if self.has_sample_weight else [])
             names += ["X"] if self.layout == "dense" else ["X/indptr", "X/indices", "X/data"]
-            self._handles = {name: group[name] for name in names}
+            # Every task ships its own unpickled copy of the Dataset: share the zarr handles
+            # per process, keyed so that a dataset rewritten at the same URL is reopened.
+            key = (self.url, json.dumps(self.storage_options, sort_keys=True, default=str),
+                   str((self.attrs.get("provenance") or {}).get("date")), self.n_samples,
+                   self.nnz, tuple(names))
+            self._handles = _open_handles(key)
         return self._handles
 
     def _check_chunk_index(self, i: int) -> int:
@@ -357,6 +362,14 @@ class Dataset:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+@functools.lru_cache(maxsize=32)
+def _open_handles(key: tuple) -> dict[str, Any]:
+    url, options, _date, _n, _nnz, names = key
+    loc = _Location(url, json.loads(options))
+    group = zarr.open_group(loc.store(read_only=True), mode="r")
+    return {name: group[name] for name in names}
 
 
 def open_dataset(
