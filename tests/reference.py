@@ -63,9 +63,13 @@ def pegasos_pass_ref(
     fit_intercept: bool,
     radius: float,
     bias_bound: float = math.inf,
-    intercept_rate: float = 1.0,
+    intercept_eta_max: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Pegasos over ``order``; returns (W, b, t, progressive loss sum), all float64."""
+    """Pegasos over ``order``; returns (W, b, t, progressive loss sum), all float64.
+
+    The intercept steps with 1 / (alpha t + 1 / intercept_eta_max) and is clipped to
+    [-bias_bound, bias_bound].
+    """
     X = np.asarray(X, dtype=np.float64)
     W = np.array(W, dtype=np.float64)
     b = np.array(b, dtype=np.float64)
@@ -82,7 +86,8 @@ def pegasos_pass_ref(
         Gr = sw[rows, None] * dloss_ref(loss, P, Y[rows])  # (m, K)
         W = max(0.0, 1.0 - eta * alpha) * W - (eta / m) * (Gr.T @ X[rows])
         if fit_intercept:
-            b = np.clip(b - intercept_rate * eta * Gr.sum(axis=0) / m, -bias_bound, bias_bound)
+            eta_b = 1.0 / (alpha * t + 1.0 / intercept_eta_max)
+            b = np.clip(b - eta_b * Gr.sum(axis=0) / m, -bias_bound, bias_bound)
         for k in range(W.shape[0]):
             norm = np.linalg.norm(W[k])
             if norm > radius:

@@ -19,14 +19,15 @@ LOSS = 3  # loss code from dsvm.kernels.losses.LOSS_CODES
 FIT_INTERCEPT = 4  # 1.0 to learn the unregularised intercept, 0.0 to keep it fixed
 RADIUS = 5  # Pegasos: radius of the ball ||w_k|| <= RADIUS (inf: no projection)
 BIAS_BOUND = 6  # bound |b_k| <= BIAS_BOUND after each intercept step (inf: unbounded)
-INTERCEPT_RATE = 7  # intercept step = INTERCEPT_RATE * eta_t
-SCALE_MIN = 8  # rescale the scaled-weight representation below this factor
-ETA0 = 9  # SGD: initial step size
-POWER = 10  # SGD: eta_t = eta0 / (1 + lambda eta0 t) ** POWER (0: constant eta0)
-AVERAGE = 11  # SGD: 1.0 to keep the Polyak-Ruppert average
-AVG_START = 12  # SGD: average the iterates of steps s > AVG_START (s = 1, 2, ...)
-N_AVG = 13  # SGD: iterates in the running average so far; in/out
-SIZE = 14
+INTERCEPT_RATE = 7  # SGD: intercept step = INTERCEPT_RATE * eta_t
+INTERCEPT_ETA_MAX = 8  # Pegasos: intercept step = 1 / (lambda t + 1 / INTERCEPT_ETA_MAX)
+SCALE_MIN = 9  # rescale the scaled-weight representation below this factor
+ETA0 = 10  # SGD: initial step size
+POWER = 11  # SGD: eta_t = eta0 / (1 + lambda eta0 t) ** POWER (0: constant eta0)
+AVERAGE = 12  # SGD: 1.0 to keep the Polyak-Ruppert average
+AVG_START = 13  # SGD: average the iterates of steps s > AVG_START (s = 1, 2, ...)
+N_AVG = 14  # SGD: iterates in the running average so far; in/out
+SIZE = 15
 
 # Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
 # Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
@@ -46,6 +47,7 @@ def make_hp(
     radius: float = math.inf,
     bias_bound: float = math.inf,
     intercept_rate: float = 1.0,
+    intercept_eta_max: float = math.inf,
     eta0: float = math.nan,
     power: float = 0.0,
     average: bool = False,
@@ -62,6 +64,7 @@ def make_hp(
     hp[RADIUS] = radius
     hp[BIAS_BOUND] = bias_bound
     hp[INTERCEPT_RATE] = intercept_rate
+    hp[INTERCEPT_ETA_MAX] = intercept_eta_max
     hp[SCALE_MIN] = SCALE_MIN_BY_DTYPE[np.dtype(dtype)]
     hp[ETA0] = eta0
     hp[POWER] = power

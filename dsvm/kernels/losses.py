@@ -32,27 +32,32 @@ LOSS_AT_ZERO: dict[str, float] = {"hinge": 1.0, "squared_hinge": 1.0, "logistic"
 _SIG = "float64(float64, float64)"
 
 
+# The comparisons below are written so that a NaN margin (NaN or inf in the data, or diverged
+# weights) yields a NaN loss and a non-zero derivative: the NaN then reaches the weights and the
+# solver's finiteness check, instead of the row being silently skipped as "no loss".
+
+
 @njit_inline(_SIG)
 def hinge_loss(p, y):
     z = 1.0 - y * p
-    return z if z > 0.0 else 0.0
+    return 0.0 if z <= 0.0 else z
 
 
 @njit_inline(_SIG)
 def hinge_dloss(p, y):
-    return -y if y * p < 1.0 else 0.0
+    return 0.0 if y * p >= 1.0 else -y
 
 
 @njit_inline(_SIG)
 def squared_hinge_loss(p, y):
     z = 1.0 - y * p
-    return z * z if z > 0.0 else 0.0
+    return 0.0 if z <= 0.0 else z * z
 
 
 @njit_inline(_SIG)
 def squared_hinge_dloss(p, y):
     z = 1.0 - y * p
-    return -2.0 * y * z if z > 0.0 else 0.0
+    return 0.0 if z <= 0.0 else -2.0 * y * z
 
 
 @njit_inline(_SIG)

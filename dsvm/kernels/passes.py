@@ -23,7 +23,10 @@ A step over the mini-batch M (|M| = m rows), for each output k, with g_i = sw_i 
 computed for all rows of M at w_t first:
 
     w_k <- (1 - eta_t lambda) w_k - (eta_t / m) sum_{i in M} g_i x_i
-    b_k <- b_k - INTERCEPT_RATE * eta_t / m * sum_{i in M} g_i        (when FIT_INTERCEPT)
+    b_k <- b_k - eta_b,t / m * sum_{i in M} g_i                        (when FIT_INTERCEPT)
+
+with eta_b,t = INTERCEPT_RATE * eta_t for SGD and 1 / (lambda t + 1 / INTERCEPT_ETA_MAX) for
+Pegasos (see the kernels).
 
 The shrink and projections multiply a per-output scale (see :mod:`dsvm.kernels.weights`), so a
 sparse step costs O(nnz of the batch); rows with g_i == 0 (hinge rows outside the margin) skip
@@ -57,8 +60,8 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
 
     Step t (1-based, continuing from ``hp[T]``) uses eta_t = 1 / (lambda t), then projects each
     w_k onto the ball of radius ``hp[RADIUS]``; ||u_k||^2 is tracked incrementally so that the
-    projection is O(1). The intercept takes the same step scaled by ``hp[INTERCEPT_RATE]`` and is
-    clipped to [-hp[BIAS_BOUND], hp[BIAS_BOUND]]. Returns the summed progressive loss.
+    projection is O(1). The intercept steps with 1 / (lambda t + 1 / hp[INTERCEPT_ETA_MAX]) and
+    is clipped to [-hp[BIAS_BOUND], hp[BIAS_BOUND]]. Returns the summed progressive loss.
     """
     n = order.shape[0]
     K = W.shape[0]
@@ -69,7 +72,7 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
     radius = hp[H.RADIUS]
     bias_bound = hp[H.BIAS_BOUND]
-    b_rate = hp[H.INTERCEPT_RATE]
+    inv_eta_b_max = 1.0 / hp[H.INTERCEPT_ETA_MAX]
     scale_min = hp[H.SCALE_MIN]
     has_sw = sample_weight.shape[0] > 0
 
@@ -84,6 +87,9 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
         m = min(k_batch, n - start)
         t += 1.0
         eta = 1.0 / (lam * t)
+        # The intercept's step: 1 / (lambda t + 1 / eta_b_max), i.e. eta_t capped near
+        # INTERCEPT_ETA_MAX while 1/(lambda t) is larger (eta_t itself when the cap is inf).
+        eta_b = 1.0 / (lam * t + inv_eta_b_max)
         # Margins of all rows of the batch at the current iterate first, then the update.
         # (Written out in each kernel: numba's IR inlining of a helper holding this loop made
         # the whole pass twice as slow.)
@@ -127,7 +133,7 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
             scale[k] = s
             sq[k] = q
             if fit_b and g_sum != 0.0:
-                bk = b[k] - b_rate * eta * g_sum / m
+                bk = b[k] - eta_b * g_sum / m
                 b[k] = min(bias_bound, max(-bias_bound, bk))
         start += m
     for k in range(K):

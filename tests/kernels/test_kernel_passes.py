@@ -67,6 +67,7 @@ def run_pegasos(X, codes, sw, order, W, b, **kw):
         dtype=W.dtype,
         radius=kw.get("radius", RADIUS),
         bias_bound=kw.get("bias_bound", math.inf),
+        intercept_eta_max=kw.get("intercept_eta_max", math.inf),
     )
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
@@ -217,18 +218,19 @@ def test_dense_equals_csr(dtype):
 
 
 def test_forced_rescales_and_projections_match_reference():
-    """scale_min close to 1 folds the scale every step; a small radius projects every step."""
+    """scale_min close to 1 folds the scale every step; a small radius projects every step;
+    a small bias bound clips the intercept, whose step is also capped."""
     X, codes, sw, order = make_problem(n_outputs=3, seed=4)
     d = X.shape[1]
     for layout in LAYOUTS:
         W, b = zeros_state(3, d, np.float64, seed=1)
         Wr, br, *_ = pegasos_pass_ref(
             X, codes, sw, order, W, b, alpha=ALPHA, t=2.0, batch_size=3, loss="hinge",
-            fit_intercept=True, radius=0.5, bias_bound=0.2,
+            fit_intercept=True, radius=0.5, bias_bound=0.2, intercept_eta_max=0.5,
         )
         Wk, bk, *_ = run_pegasos(
             kernel_X(X, layout, np.float64), codes, sw, order, W.copy(), b.copy(), t=2.0,
-            batch_size=3, radius=0.5, bias_bound=0.2, scale_min=0.999,
+            batch_size=3, radius=0.5, bias_bound=0.2, intercept_eta_max=0.5, scale_min=0.999,
         )
         np.testing.assert_allclose(Wk, Wr, rtol=1e-11, atol=1e-12)
         np.testing.assert_allclose(bk, br, rtol=1e-11, atol=1e-12)

@@ -110,6 +110,15 @@ def test_finite_difference_gradient(name):
     assert err.mean() < 1e-8
 
 
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_nan_margin_propagates(name):
+    """A NaN margin must not look like a row with zero loss: NaN loss, non-zero derivative."""
+    code = LOSS_CODES[name]
+    for y in (-1.0, 1.0):
+        assert math.isnan(loss_value(code, math.nan, y))
+        assert loss_deriv(code, math.nan, y) != 0.0
+
+
 def test_hinge_subgradient_is_in_the_subdifferential_at_the_kink():
     # d/dp max(0, 1 - y p) at y p = 1 is the interval between -y and 0; 0 is a valid choice.
     for y in (-1.0, 1.0):
