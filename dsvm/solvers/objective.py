@@ -1,0 +1,252 @@
+"""Evaluating linear models on blocks, and the block plumbing the local solvers share.
+
+Evaluation (used by the driver for validation and by the tests):
+
+* :func:`decision_block` -- decision values of a block, float64.
+* :func:`loss_block` -- summed sample-weighted loss and the weight sum.
+* :func:`accuracy_counts` -- correct predictions and rows.
+* :func:`primal_objective` -- alpha/2 ||W||_F^2 + mean loss, for in-memory arrays.
+
+Targets follow :func:`dsvm.solvers.base.encode_labels`: with one output (binary) code 1 is the
+positive class (+1) and code 0 the negative one (-1); with K outputs, output k sees +1 where
+code == k and -1 elsewhere (one-vs-rest), and the loss of a row is summed over its K outputs.
+
+Solver plumbing: :func:`kernel_inputs` turns a block, its codes and a row order into the
+arguments of the pass kernels (checked, contiguous, read-only views), and
+:func:`check_finite` is the once-per-pass divergence check.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.kernels.losses import LOSS_CODES
+from dsvm.solvers.base import SolverState
+
+
+def margin_losses(name: str, z: np.ndarray) -> np.ndarray:
+    """loss as a function of the signed margin z = y * p (vectorised, float64)."""
+    if name == "hinge":
+        return np.maximum(0.0, 1.0 - z)
+    if name == "squared_hinge":
+        return np.maximum(0.0, 1.0 - z) ** 2
+    if name == "logistic":
+        return np.logaddexp(0.0, -z)  # log(1 + exp(-z)) without overflow
+    raise ValueError(f"Got loss {name!r}; expected one of {sorted(LOSS_CODES)}.")
+
+
+def ovr_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
+    """(n_rows, n_outputs) float64 matrix of +-1 targets for class codes (see module doc)."""
+    codes = np.asarray(codes)
+    if n_outputs == 1:
+        return np.where(codes == 1, 1.0, -1.0)[:, None]
+    return np.where(codes[:, None] == np.arange(n_outputs)[None, :], 1.0, -1.0)
+
+
+def _matrix(block: Block) -> np.ndarray | sp.csr_matrix:
+    return block.to_matrix()
+
+
+def decision_block(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.ndarray:
+    """(n_rows, n_outputs) float64 decision values X @ coef.T + intercept."""
+    coef64 = np.asarray(coef, dtype=np.float64)
+    b64 = np.asarray(intercept, dtype=np.float64)
+    X = _matrix(block)
+    if sp.issparse(X):
+        out = np.asarray(X @ coef64.T, dtype=np.float64)
+    else:
+        # float64 products for float32 data too: this costs a float64 copy of the block, but
+        # evaluation is not the hot path and its sums should not depend on the storage dtype.
+        out = np.asarray(X, dtype=np.float64) @ coef64.T
+    return out + b64
+
+
+def loss_block(
+    coef: np.ndarray, intercept: np.ndarray, block: Block, codes: np.ndarray, loss: str
+) -> tuple[float, float]:
+    """(sum over rows and outputs of sample_weight * loss, sum of sample weights)."""
+    P = decision_block(coef, intercept, block)
+    Y = ovr_targets(codes, P.shape[1])
+    per_row = margin_losses(loss, Y * P).sum(axis=1)
+    if block.sample_weight is None:
+        return float(per_row.sum()), float(block.n_samples)
+    sw = np.asarray(block.sample_weight, dtype=np.float64)
+    return float(sw @ per_row), float(sw.sum())
+
+
+def accuracy_counts(
+    coef: np.ndarray, intercept: np.ndarray, block: Block, codes: np.ndarray
+) -> tuple[int, int]:
+    """(n_correct, n_rows): binary by the sign of the decision (> 0 is code 1), else argmax."""
+    P = decision_block(coef, intercept, block)
+    if P.shape[1] == 1:
+        pred = (P[:, 0] > 0).astype(np.int64)
+    else:
+        pred = np.argmax(P, axis=1)
+    return int(np.sum(pred == np.asarray(codes))), int(P.shape[0])
+
+
+def primal_objective(
+    coef: np.ndarray,
+    intercept: np.ndarray,
+    X: np.ndarray | sp.spmatrix | sp.sparray,
+    y_codes: np.ndarray,
+    loss: str,
+    alpha: float,
+) -> float:
+    """alpha/2 ||coef||_F^2 + (1/n) sum_i sum_k loss(p_ik, y_ik) (intercept unregularised).
+
+    With ``alpha = 1 / (C n)`` this is LIBLINEAR's / LinearSVC's objective divided by C n.
+    """
+    coef64 = np.asarray(coef, dtype=np.float64)
+    P = X @ coef64.T if sp.issparse(X) else np.asarray(X, dtype=np.float64) @ coef64.T
+    P = np.asarray(P, dtype=np.float64) + np.asarray(intercept, dtype=np.float64)
+    Y = ovr_targets(y_codes, coef64.shape[0])
+    mean_loss = margin_losses(loss, Y * P).sum(axis=1).mean() if P.shape[0] else 0.0
+    return float(0.5 * alpha * np.vdot(coef64, coef64) + mean_loss)
+
+
+# -- plumbing shared by the local solvers ------------------------------------------------------
+
+
+class KernelInputs(NamedTuple):
+    """Arguments of a pass kernel for one block (all read-only views)."""
+
+    X: Any  # (n, d) C-contiguous array, or the CSR triple (indptr, indices, data)
+    codes: np.ndarray  # (n,) int32
+    sample_weight: np.ndarray  # (n,) float64, or (0,) for unit weights
+    order: np.ndarray  # (m,) int64, every entry in [0, n)
+    weight_sum: float  # sum of the sample weights of the rows in ``order``
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    # Numba compiles one specialisation per (dtype, layout, writeable) combination: handing
+    # every kernel read-only views halves the compiled variants, and zarr/dask chunks that are
+    # read-only anyway then hit the same compiled code.
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def kernel_inputs(
+    block: Block, codes: np.ndarray, order: np.ndarray, state: SolverState, who: str
+) -> KernelInputs:
+    """Check ``block``, ``codes``, ``order`` and ``state`` against each other; build kernel args.
+
+    ``who`` names the solver in error messages. The state's weights must have the block's dtype
+    and feature count (float32 data trains float32 weights).
+    """
+    n = block.n_samples
+    if block.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{who}: block dtype must be float32 or float64; got {block.dtype}.")
+    if state.coef.dtype != block.dtype:
+        raise TypeError(
+            f"{who}: the state's weights are {state.coef.dtype} but the block is "
+            f"{block.dtype}; create the state with init_state(..., dtype={block.dtype})."
+        )
+    if state.n_features != block.n_features:
+        raise ValueError(
+            f"{who}: the block has {block.n_features} features but the state has "
+            f"{state.n_features}."
+        )
+    codes = np.asarray(codes)
+    if codes.shape != (n,):
+        raise ValueError(f"{who}: codes has shape {codes.shape}; expected ({n},) for the block.")
+    order = np.asarray(order)
+    if order.ndim != 1 or (order.size and order.dtype.kind not in "iu"):
+        raise ValueError(f"{who}: order must be a 1-D integer array; got {order.dtype} "
+                         f"with shape {order.shape}.")
+    order = order.astype(np.int64, copy=False)
+    if order.size and (int(order.min()) < 0 or int(order.max()) >= n):
+        raise ValueError(
+            f"{who}: order holds row indices in [{int(order.min())}, {int(order.max())}] "
+            f"but the block has {n} rows."
+        )
+    if isinstance(block, DenseBlock):
+        X: Any = _readonly(np.ascontiguousarray(block.X))
+    elif isinstance(block, CSRBlock):
+        X = (
+            _readonly(np.ascontiguousarray(block.indptr, dtype=np.int64)),
+            _readonly(np.ascontiguousarray(block.indices, dtype=np.int32)),
+            _readonly(np.ascontiguousarray(block.data)),
+        )
+    else:
+        raise TypeError(f"{who}: expected a DenseBlock or CSRBlock; got {type(block).__name__}.")
+    if block.sample_weight is None:
+        sw = np.empty(0, dtype=np.float64)
+        weight_sum = float(order.size)
+    else:
+        sw = np.ascontiguousarray(block.sample_weight, dtype=np.float64)
+        if sw.shape != (n,):
+            raise ValueError(f"{who}: sample_weight has shape {sw.shape}; expected ({n},).")
+        weight_sum = float(sw[order].sum())
+    return KernelInputs(
+        X=X,
+        codes=_readonly(np.ascontiguousarray(codes, dtype=np.int32)),
+        sample_weight=_readonly(sw),
+        order=_readonly(np.ascontiguousarray(order)),
+        weight_sum=weight_sum,
+    )
+
+
+def writable_weights(state: SolverState) -> None:
+    """Make the state's arrays C-contiguous and writable in place (the kernels update them)."""
+    for name in ("coef", "intercept"):
+        a = getattr(state, name)
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            setattr(state, name, np.array(a, order="C"))
+    for name in ("avg_coef", "avg_intercept"):
+        a = getattr(state, name)
+        if a is not None and not (
+            a.dtype == np.float64 and a.flags.c_contiguous and a.flags.writeable
+        ):
+            setattr(state, name, np.array(a, dtype=np.float64, order="C"))
+
+
+def check_finite(state: SolverState, loss_sum: float, who: str, n_rows: int) -> None:
+    """Raise FloatingPointError if the pass produced non-finite weights or loss."""
+    arrays = [state.coef, state.intercept]
+    arrays += [a for a in (state.avg_coef, state.avg_intercept) if a is not None]
+    if np.isfinite(loss_sum) and all(np.isfinite(a).all() for a in arrays):
+        return
+    raise FloatingPointError(
+        f"{who}: non-finite weights after pass over a block of {n_rows} rows "
+        f"(step t={state.t:g}); scale the features (e.g. StandardScaler or MaxAbsScaler) "
+        "or increase alpha."
+    )
+
+
+def validate_common(solver: Any) -> None:
+    """Check the hyper-parameters every linear solver has (loss, alpha, batch_size, ...)."""
+    cls = type(solver).__name__
+    if solver.loss not in LOSS_CODES:
+        raise ValueError(
+            f"The 'loss' parameter of {cls} must be a str among {sorted(LOSS_CODES)}. "
+            f"Got {solver.loss!r} instead."
+        )
+    alpha = solver.alpha
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float, np.floating, np.integer))
+        or not (0.0 < float(alpha) < math.inf)
+    ):
+        raise ValueError(
+            f"The 'alpha' parameter of {cls} must be a float in the range (0.0, inf). "
+            f"Got {alpha!r} instead."
+        )
+    if not isinstance(solver.fit_intercept, (bool, np.bool_)):
+        raise ValueError(
+            f"The 'fit_intercept' parameter of {cls} must be an instance of bool. "
+            f"Got {solver.fit_intercept!r} instead."
+        )
+    k = solver.batch_size
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(
+            f"The 'batch_size' parameter of {cls} must be an int in the range [1, inf). "
+            f"Got {k!r} instead."
+        )
