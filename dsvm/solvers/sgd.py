@@ -1,0 +1,256 @@
+"""Averaged stochastic gradient descent for linear SVMs (Bottou's SVM-SGD / ASGD).
+
+Minimises, for each output k (one-vs-rest; one output for two classes),
+
+    lambda/2 ||w_k||^2 + (1/n) sum_i s_i loss(w_k . x_i + b_k, y_ik)
+
+with lambda = ``alpha``, by plain stochastic (sub)gradient steps over mini-batches of k rows
+(k = 1 is Bottou's svmsgd), at step t = 0, 1, ... (the number of earlier steps):
+
+    eta_t = eta0 / (1 + lambda eta0 t) ** p      p = 0.75 when averaging, 1 otherwise
+    w     <- (1 - eta_t lambda) w - (eta_t / k) sum_{i in M} s_i dloss(p_i, y_i) x_i
+    b     <- b - (eta_t / k) sum_{i in M} s_i dloss(p_i, y_i)      (unregularised)
+
+and, with ``average=True``, the Polyak-Ruppert average of the iterates (Polyak & Juditsky 1992;
+Bottou's svmasgd, Xu 2011), which is what :meth:`SolverState.model` returns:
+
+    abar <- abar + mu_t (w - abar),   mu_t = 1 / (number of averaged iterates so far)
+
+Notes
+-----
+* **Schedules.** p = 1 is Bottou's svmsgd rate 1/(lambda (t0 + t)) with t0 = 1/(lambda eta0).
+  The averaged variant decays more slowly (p = 0.75, as svmasgd), which averaging needs.
+* **eta0** is chosen once by :meth:`SGDSolver.calibrate` as in Bottou's ``determineEta0``:
+  starting at eta = 1, a factor-2 search for the constant step whose single pass over the
+  first <= 1000 rows of a block (from the current weights) gives the lowest regularised
+  objective on those rows; like Bottou we keep the lower end of the final bracket when the
+  walk went down (a slightly conservative step). Deterministic: same block and state, same
+  eta0. A fixed ``eta0`` skips the search. If ``run_block`` meets a state without eta0, it calibrates on
+  the block it was given.
+* **Averaging start.** ``average_start = a`` averages the iterates of the steps s > a
+  (s = 1, 2, ... counts steps): 0 averages from the start (every iterate counts), as the
+  sums in Polyak-Juditsky; svmasgd starts after one epoch (a = n_rows / batch_size), which
+  keeps the far-from-optimal first iterates out of the average. The estimator layer knows n
+  and can set it.
+* **O(nnz) averaging.** The kernel stores w = scale * u and abar = beta * v + gamma * u, so a
+  sparse step touches only the row's non-zeros (Bottou's svmasgd bookkeeping); see
+  :func:`dsvm.kernels.passes.sgd_pass`.
+* **Precision.** ``coef``/``intercept`` are in the data's dtype (float32 data trains float32
+  weights, with float32 dots). The averages ``avg_coef``/``avg_intercept`` are always float64:
+  a running mean over millions of steps adds increments ~1/n_avg smaller than itself, which
+  float32 would round away. Cast them when exporting a float32 model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import Block
+from dsvm.kernels import hparams as H
+from dsvm.kernels.losses import loss_code
+from dsvm.kernels.passes import sgd_pass
+from dsvm.solvers.base import PassStats, SolverState
+from dsvm.solvers.objective import (
+    KernelInputs,
+    check_finite,
+    kernel_inputs,
+    margin_losses,
+    ovr_targets,
+    validate_common,
+    writable_weights,
+)
+from dsvm.solvers.pegasos import init_linear_state
+
+CALIBRATION_ROWS = 1000  # rows of a block that the eta0 search looks at (Bottou: 1000)
+_ETA_FACTOR = 2.0
+_ETA_MAX_TRIES = 60  # 2**60 either way from 1: far past any useful step size
+
+
+@dataclass(frozen=True)
+class SGDSolver:
+    """Plain or averaged SGD with Bottou's step-size schedule and eta0 calibration.
+
+    Parameters
+    ----------
+    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+    alpha : float, default=1e-4
+        L2 regularisation strength lambda. Values must be in the range (0.0, inf).
+    fit_intercept : bool, default=True
+        Learn an unregularised intercept with the same step as w.
+    batch_size : int, default=1
+        Rows per step. Values must be in the range [1, inf).
+    average : bool, default=True
+        Keep the Polyak-Ruppert average of the iterates and predict with it.
+    eta0 : float or None, default=None
+        Initial step; None calibrates it on the data. Values must be in the range (0.0, inf).
+    average_start : int, default=0
+        Average the iterates of the steps after this many. Values must be in the range
+        [0, inf).
+    """
+
+    loss: str = "hinge"
+    alpha: float = 1e-4
+    fit_intercept: bool = True
+    batch_size: int = 1
+    average: bool = True
+    eta0: float | None = None
+    average_start: int = 0
+
+    name: ClassVar[str] = "sgd"
+
+    def __post_init__(self) -> None:
+        validate_common(self)
+        if self.eta0 is not None and not (
+            isinstance(self.eta0, (int, float, np.floating, np.integer))
+            and not isinstance(self.eta0, bool)
+            and 0.0 < float(self.eta0) < math.inf
+        ):
+            raise ValueError(
+                "The 'eta0' parameter of SGDSolver must be None or a float in the range "
+                f"(0.0, inf). Got {self.eta0!r} instead."
+            )
+        a = self.average_start
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 0:
+            raise ValueError(
+                "The 'average_start' parameter of SGDSolver must be an int in the range "
+                f"[0, inf). Got {a!r} instead."
+            )
+
+    @property
+    def power(self) -> float:
+        """Exponent p of the step schedule eta0 / (1 + lambda eta0 t) ** p."""
+        return 0.75 if self.average else 1.0
+
+    def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
+        """Zero weights in ``dtype``; float64 zero averages when averaging; eta0 if fixed."""
+        state = init_linear_state(n_features, n_outputs, dtype)
+        if self.average:
+            state.avg_coef = np.zeros((n_outputs, n_features), dtype=np.float64)
+            state.avg_intercept = np.zeros(n_outputs, dtype=np.float64)
+        state.eta0 = float(self.eta0) if self.eta0 is not None else math.nan
+        return state
+
+    def calibrate(self, state: SolverState, block: Block, codes: np.ndarray) -> SolverState:
+        """A state with ``eta0`` set: the fixed ``eta0``, or Bottou's search on <= 1000 rows.
+
+        ``state`` itself is not modified.
+        """
+        if self.eta0 is not None:
+            return replace(state, eta0=float(self.eta0))
+        m = min(block.n_samples, CALIBRATION_ROWS)
+        if m == 0:
+            raise ValueError("SGDSolver.calibrate: the block has no rows to calibrate eta0 on.")
+        args = kernel_inputs(block, codes, np.arange(m, dtype=np.int64), state, "SGDSolver")
+        return replace(state, eta0=self._search_eta0(state, args))
+
+    def _search_eta0(self, state: SolverState, args: KernelInputs) -> float:
+        """Bottou's determineEta0: factor-2 walk from eta = 1 towards the lower cost."""
+
+        def cost(eta: float) -> float:
+            return self._trial_cost(state, args, eta)
+
+        lo_eta, hi_eta = 1.0, _ETA_FACTOR
+        lo_cost, hi_cost = cost(lo_eta), cost(hi_eta)
+        if lo_cost < hi_cost:
+            for _ in range(_ETA_MAX_TRIES):
+                hi_eta, hi_cost = lo_eta, lo_cost
+                lo_eta = hi_eta / _ETA_FACTOR
+                lo_cost = cost(lo_eta)
+                if not lo_cost < hi_cost:
+                    break
+        elif hi_cost < lo_cost:
+            for _ in range(_ETA_MAX_TRIES):
+                lo_eta, lo_cost = hi_eta, hi_cost
+                hi_eta = lo_eta * _ETA_FACTOR
+                hi_cost = cost(hi_eta)
+                if not hi_cost < lo_cost:
+                    break
+        return lo_eta
+
+    def _trial_cost(self, state: SolverState, args: KernelInputs, eta: float) -> float:
+        """Objective on the sample after one constant-step pass over it from ``state``."""
+        coef = np.array(state.coef, order="C")
+        intercept = np.array(state.intercept, order="C")
+        hp = self._hp(state, eta0=eta, power=0.0, average=False)
+        empty_avg = np.zeros((coef.shape[0], 0))
+        with np.errstate(all="ignore"):
+            sgd_pass(
+                args.X, args.codes, args.sample_weight, args.order, coef, intercept,
+                empty_avg, np.zeros(coef.shape[0]), hp,
+            )
+            objective = self._sample_objective(coef, intercept, args)
+        return objective if math.isfinite(objective) else math.inf
+
+    def _sample_objective(
+        self, coef: np.ndarray, intercept: np.ndarray, args: KernelInputs
+    ) -> float:
+        """alpha/2 ||W||^2 + weighted mean loss over the calibration rows (float64)."""
+        c64 = coef.astype(np.float64)
+        rows = args.order
+        X = args.X
+        if isinstance(X, tuple):
+            indptr, indices, data = X
+            Xm = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, c64.shape[1]))
+            P = np.asarray(Xm[rows] @ c64.T)
+        else:
+            P = np.asarray(X[rows], dtype=np.float64) @ c64.T
+        P = P + intercept.astype(np.float64)
+        Y = ovr_targets(args.codes[rows], c64.shape[0])
+        per_row = margin_losses(self.loss, Y * P).sum(axis=1)
+        sw = args.sample_weight[rows] if args.sample_weight.size else None
+        mean = float(per_row.mean()) if sw is None else float(sw @ per_row) / len(rows)
+        return 0.5 * self.alpha * float(np.vdot(c64, c64)) + mean
+
+    def _hp(self, state: SolverState, *, eta0: float, power: float, average: bool) -> np.ndarray:
+        return H.make_hp(
+            alpha=self.alpha,
+            t=state.t,
+            batch_size=self.batch_size,
+            loss=loss_code(self.loss),
+            fit_intercept=self.fit_intercept,
+            dtype=state.coef.dtype,
+            eta0=eta0,
+            power=power,
+            average=average,
+            avg_start=float(self.average_start),
+            n_avg=state.n_avg,
+        )
+
+    def run_block(
+        self, state: SolverState, block: Block, codes: np.ndarray, order: np.ndarray
+    ) -> PassStats:
+        """One pass over ``block`` rows in ``order``, mutating ``state``.
+
+        Updates coef, intercept, t and, when averaging, avg_coef, avg_intercept and n_avg.
+        A state without eta0 (never calibrated) is calibrated on this block first.
+        """
+        who = "SGDSolver"
+        args = kernel_inputs(block, codes, order, state, who)
+        n_rows = int(args.order.shape[0])
+        if n_rows == 0:
+            return PassStats()
+        if not math.isfinite(state.eta0):
+            state.eta0 = self.calibrate(state, block, codes).eta0
+        if self.average and state.avg_coef is None:
+            state.avg_coef = np.zeros(state.coef.shape, dtype=np.float64)
+            state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
+        writable_weights(state)
+        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.average)
+        K = state.coef.shape[0]
+        A = state.avg_coef if self.average else np.zeros((K, 0))
+        ab = state.avg_intercept if self.average else np.zeros(K)
+        loss_sum = float(
+            sgd_pass(
+                args.X, args.codes, args.sample_weight, args.order,
+                state.coef, state.intercept, A, ab, hp,
+            )
+        )
+        state.t = float(hp[H.T])
+        state.n_avg = float(hp[H.N_AVG])
+        check_finite(state, loss_sum, who, n_rows)
+        return PassStats(loss_sum=loss_sum, n_rows=n_rows, weight_sum=args.weight_sum)

@@ -1,0 +1,84 @@
+"""Block evaluation helpers against direct NumPy computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dsvm.data.blocks import block_from_arrays
+from dsvm.solvers.objective import (
+    accuracy_counts,
+    decision_block,
+    loss_block,
+    ovr_targets,
+    primal_objective,
+)
+from tests.reference import loss_ref, primal_objective_ref, targets_ref
+
+
+def problem(n_outputs, layout, dtype=np.float64, weighted=False, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 5))
+    X[rng.random(X.shape) < 0.4] = 0.0
+    n_classes = 2 if n_outputs == 1 else n_outputs
+    codes = rng.integers(0, n_classes, size=30).astype(np.int32)
+    sw = rng.uniform(0.1, 2.0, size=30) if weighted else None
+    Xt = X.astype(dtype)
+    block = block_from_arrays(sp.csr_matrix(Xt) if layout == "csr" else Xt, codes, sw)
+    coef = rng.normal(size=(n_outputs, 5)).astype(dtype)
+    intercept = rng.normal(size=n_outputs).astype(dtype)
+    return Xt.astype(np.float64), codes, sw, block, coef, intercept
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_decision_and_loss_block(layout, n_outputs, dtype):
+    X, codes, sw, block, coef, b = problem(n_outputs, layout, dtype, weighted=True)
+    P = decision_block(coef, b, block)
+    assert P.dtype == np.float64 and P.shape == (30, n_outputs)
+    expected = X @ coef.astype(np.float64).T + b.astype(np.float64)
+    np.testing.assert_allclose(P, expected, rtol=1e-12, atol=1e-12)
+    for loss in ("hinge", "squared_hinge", "logistic"):
+        total, wsum = loss_block(coef, b, block, codes, loss)
+        per_row = loss_ref(loss, expected, targets_ref(codes, n_outputs)).sum(axis=1)
+        assert total == pytest.approx(float(sw @ per_row), rel=1e-12)
+        assert wsum == pytest.approx(sw.sum(), rel=1e-14)
+
+
+def test_loss_block_without_weights_counts_rows():
+    X, codes, _, block, coef, b = problem(1, "dense")
+    total, wsum = loss_block(coef, b, block, codes, "hinge")
+    assert wsum == 30.0
+    P = X @ coef.T + b
+    assert total == pytest.approx(loss_ref("hinge", P, targets_ref(codes, 1)).sum(), rel=1e-12)
+    with pytest.raises(ValueError, match="Got loss 'nope'"):
+        loss_block(coef, b, block, codes, "nope")
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_accuracy_counts(layout):
+    X, codes, _, block, coef, b = problem(1, layout)
+    pred = (X @ coef.T + b).ravel() > 0
+    assert accuracy_counts(coef, b, block, codes) == (int(np.sum(pred == (codes == 1))), 30)
+    X, codes, _, block, coef, b = problem(3, layout, seed=1)
+    pred = np.argmax(X @ coef.T + b, axis=1)
+    assert accuracy_counts(coef, b, block, codes) == (int(np.sum(pred == codes)), 30)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+def test_primal_objective(n_outputs, loss):
+    X, codes, _, _, coef, b = problem(n_outputs, "dense")
+    expected = primal_objective_ref(coef, b, X, codes, loss, 0.3)
+    assert primal_objective(coef, b, X, codes, loss, 0.3) == pytest.approx(expected, rel=1e-13)
+    got_sparse = primal_objective(coef, b, sp.csr_matrix(X), codes, loss, 0.3)
+    assert got_sparse == pytest.approx(expected, rel=1e-13)
+
+
+def test_ovr_targets():
+    np.testing.assert_array_equal(ovr_targets(np.array([1, 0, 1]), 1), [[1.0], [-1.0], [1.0]])
+    np.testing.assert_array_equal(
+        ovr_targets(np.array([2, 0]), 3), [[-1.0, -1.0, 1.0], [1.0, -1.0, -1.0]]
+    )
