@@ -41,7 +41,8 @@ def csr_row_axpy_sq(indptr, indices, data, i, W, k, c):
         old = W[k, j]
         new = old + cf * data[jj]
         W[k, j] = new
-        delta += np.float64(new) * np.float64(new) - np.float64(old) * np.float64(old)
+        # new^2 - old^2 as (new - old) (new + old): error relative to the change, not to ||u||^2
+        delta += np.float64(new - old) * np.float64(new + old)
     return delta
 
 
