@@ -42,8 +42,15 @@ import numpy as np
 from dsvm.kernels import hparams as H
 from dsvm.kernels._jit import njit_serial
 from dsvm.kernels.losses import loss_deriv, loss_value
-from dsvm.kernels.prefetch import PREFETCH_DISTANCE, prefetch_range
-from dsvm.kernels.rows import prefetch_row, row_axpy, row_axpy_comp, row_axpy_sq, row_dot
+from dsvm.kernels.prefetch import PREFETCH_DISTANCE
+from dsvm.kernels.rows import (
+    prefetch_item,
+    prefetch_row,
+    row_axpy,
+    row_axpy_comp,
+    row_axpy_sq,
+    row_dot,
+)
 from dsvm.kernels.weights import (
     ovr_target,
     shrink_scale,
@@ -98,9 +105,9 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
             if ahead < n:
                 i_ahead = order[ahead]
                 prefetch_row(X, i_ahead)
-                prefetch_range(codes, i_ahead, 1)
+                prefetch_item(codes, i_ahead)
                 if has_sw:
-                    prefetch_range(sample_weight, i_ahead, 1)
+                    prefetch_item(sample_weight, i_ahead)
             i = order[start + r]
             sw = sample_weight[i] if has_sw else 1.0
             c = codes[i]
@@ -191,9 +198,9 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             if ahead < n:
                 i_ahead = order[ahead]
                 prefetch_row(X, i_ahead)
-                prefetch_range(codes, i_ahead, 1)
+                prefetch_item(codes, i_ahead)
                 if has_sw:
-                    prefetch_range(sample_weight, i_ahead, 1)
+                    prefetch_item(sample_weight, i_ahead)
             i = order[start + r]
             sw = sample_weight[i] if has_sw else 1.0
             c = codes[i]

@@ -71,6 +71,10 @@ def prefetch_row(X, i):
     """Hint that row i will be read soon (a no-op without the JIT)."""
 
 
+def prefetch_item(a, i):
+    """Hint that ``a[i]`` of a 1-D array will be read soon (a no-op without the JIT)."""
+
+
 def _is_csr(X):
     return isinstance(X, types.BaseTuple)
 
@@ -124,3 +128,8 @@ def _ol_prefetch_row(X, i):
 
         return impl
     return lambda X, i: prefetch_range(X, i * X.shape[1], X.shape[1])
+
+
+@overload(prefetch_item, **overload_options())
+def _ol_prefetch_item(a, i):
+    return lambda a, i: prefetch_range(a, i, 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 
@@ -28,6 +29,7 @@ def test_fastmath_is_only_set_in_jit_module():
     assert not offenders, "fastmath= set outside dsvm/kernels/_jit.py:\n" + "\n".join(offenders)
 
 
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="plain functions with NUMBA_DISABLE_JIT=1")
 def test_kernels_use_the_configured_options():
     for kernel in (pegasos_pass, sgd_pass):
         opts = kernel.targetoptions
@@ -79,6 +81,7 @@ def test_default_flags_keep_nan_and_inf_semantics():
 
 
 @pytest.mark.skipif("reassoc" not in _jit.FASTMATH, reason="vectorised sums need reassoc")
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="no machine code with NUMBA_DISABLE_JIT=1")
 def test_float32_dense_dot_vectorises():
     """The float32 row dot compiles to packed single-precision arithmetic."""
     from dsvm.kernels.dense import dense_row_dot
