@@ -116,8 +116,8 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
                 p = scale[k] * row_dot(X, i, W, k) + b[k]
                 loss_sum += sw * loss_value(code, p, y)
                 G[r, k] = sw * loss_deriv(code, p, y)
-        # (1 - eta lambda) = 1 - 1/t: exactly 0 at t = 1, clipped at 0 for a fractional t < 1
-        # (an averaged step counter after a combine).
+        # (1 - eta lambda) = 1 - 1/t: exactly 0 at t = 1 (handled by shrink_scale); the clip
+        # only guards against a negative counter handed in by a caller.
         factor = max(0.0, 1.0 - eta * lam)
         for k in range(K):
             s, q = shrink_scale(W, k, scale[k], sq[k], factor, scale_min)

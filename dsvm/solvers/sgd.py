@@ -25,13 +25,15 @@ Notes
   first <= 1000 rows of a block (from the current weights) gives the lowest regularised
   objective on those rows; like Bottou we keep the lower end of the final bracket when the
   walk went down (a slightly conservative step). Deterministic: same block and state, same
-  eta0. A fixed ``eta0`` skips the search. If ``run_block`` meets a state without eta0, it calibrates on
-  the block it was given.
+  eta0. A fixed ``eta0`` skips the search. If ``run_block`` meets a state without eta0, it
+  calibrates on the block it was given.
 * **Averaging start.** ``average_start = a`` averages the iterates of the steps s > a
   (s = 1, 2, ... counts steps): 0 averages from the start (every iterate counts), as the
   sums in Polyak-Juditsky; svmasgd starts after one epoch (a = n_rows / batch_size), which
   keeps the far-from-optimal first iterates out of the average. The estimator layer knows n
-  and can set it.
+  and can set it. On a9a (lambda = 1/n, no intercept) both reach 0.3539 after 20 epochs
+  (LIBLINEAR: 0.35115); starting at 0 is better during the first epochs (0.3555 against
+  0.3876 after one).
 * **O(nnz) averaging.** The kernel stores w = scale * u and abar = beta * v + gamma * u, so a
   sparse step touches only the row's non-zeros (Bottou's svmasgd bookkeeping); see
   :func:`dsvm.kernels.passes.sgd_pass`.
