@@ -7,6 +7,9 @@ package for the keyword ``fastmath=`` anywhere else.
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
 from typing import Any, Callable
 
 import numba
@@ -15,6 +18,51 @@ from dsvm import _config
 
 FASTMATH: frozenset[str] = _config.fastmath_flags()
 CACHE: bool = _config.numba_cache()
+
+_KERNELS_DIR = Path(__file__).resolve().parent
+_FINGERPRINT = "dsvm-kernels.fingerprint"
+
+
+def _sources_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted([*_KERNELS_DIR.glob("*.py"), _KERNELS_DIR.parent / "_config.py"]):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    h.update(repr(sorted(FASTMATH)).encode())
+    return h.hexdigest()
+
+
+def drop_stale_cache() -> bool:
+    """Delete cached kernels compiled from other sources than the current ones.
+
+    Numba keys a cached function on its own file's timestamp only, so editing (or checking out)
+    a helper module such as ``dense.py`` would leave kernels in ``passes.py`` running stale
+    machine code. A fingerprint of every kernel source (and the fastmath flags) is kept next
+    to the cache; when it differs, the cache files are removed and numba recompiles. Returns
+    whether anything was dropped. Only the in-tree ``__pycache__`` is managed; installed
+    packages change all their files together.
+    """
+    cache_dir = _KERNELS_DIR / "__pycache__"
+    try:
+        digest = _sources_digest()
+        stamp = cache_dir / _FINGERPRINT
+        if stamp.exists() and stamp.read_text() == digest:
+            return False
+        dropped = False
+        for path in [*cache_dir.glob("*.nbi"), *cache_dir.glob("*.nbc")]:
+            path.unlink(missing_ok=True)
+            dropped = True
+        cache_dir.mkdir(exist_ok=True)
+        tmp = cache_dir / f"{_FINGERPRINT}.{os.getpid()}.tmp"
+        tmp.write_text(digest)
+        tmp.replace(stamp)  # atomic: concurrent importers agree on one fingerprint
+        return dropped
+    except OSError:  # read-only install or a race with another process: numba copes
+        return False
+
+
+if CACHE:
+    drop_stale_cache()
 
 
 def jit_options(**overrides: Any) -> dict[str, Any]:

@@ -94,3 +94,11 @@ def test_float32_dense_dot_vectorises():
     asm = probe.inspect_asm(probe.signatures[0])
     packed = re.findall(r"\bv?(?:fmadd\d+ps|mulps|addps)\b", asm)
     assert packed, "no packed float32 arithmetic in the dense row dot"
+
+
+@pytest.mark.skipif(not _jit.CACHE, reason="the disk cache is off")
+def test_cache_fingerprint_matches_current_sources():
+    """After import the fingerprint describes these sources: nothing is dropped again."""
+    assert _jit.drop_stale_cache() is False
+    stamp = Path(_jit.__file__).parent / "__pycache__" / "dsvm-kernels.fingerprint"
+    assert stamp.read_text() == _jit._sources_digest()
