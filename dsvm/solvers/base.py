@@ -133,7 +133,7 @@ def encode_labels(y: np.ndarray, classes: np.ndarray, where: str) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
-            f"{where}: row {i} has label {y[i]!r}, which is not one of the classes "
+            f"{where}: row {i} has label {float(y[i])!r}, which is not one of the classes "
             f"{classes.tolist()} seen when the fit started."
         )
     return codes.astype(np.int32)

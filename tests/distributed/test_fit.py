@@ -71,9 +71,9 @@ def test_validation_dataset_and_multiclass(tmp_path, local_client):
     lab = rng.integers(0, 4, size=4000)
     X = centers[lab] + rng.normal(size=(4000, 6))
     train = dsvm.write_arrays(tmp_path / "tr.zarr", X[:3000], lab[:3000].astype(float),
-                              chunk_rows=400)
+                              chunk_rows=400, dtype="float32")
     val = dsvm.write_arrays(tmp_path / "va.zarr", X[3000:], lab[3000:].astype(float),
-                            chunk_rows=400)
+                            chunk_rows=400, dtype="float32")
     clf = SVMClassifier(alpha=1e-3, max_epochs=3, tol=None, random_state=0, client=local_client)
     clf.fit(train, validation=val)
     assert clf.coef_.shape == (4, 6) and clf.coef_.dtype == np.float32

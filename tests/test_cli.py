@@ -1,0 +1,78 @@
+"""The dsvm command: return codes, one-line errors, and the convert/info/train/eval/predict path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dsvm.cli import main
+
+
+def _write_libsvm(path, X, y):
+    with open(path, "w") as f:
+        for row, label in zip(X, y):
+            toks = " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(row) if v != 0)
+            f.write(f"{label:+d} {toks}\n")
+
+
+@pytest.fixture
+def libsvm_file(tmp_path, blobs):
+    X, y = blobs
+    path = tmp_path / "train.svm"
+    _write_libsvm(path, X, y)
+    return path
+
+
+def test_convert_info_train_eval_predict(tmp_path, libsvm_file, capsys, blobs):
+    X, y = blobs
+    zarr_path = tmp_path / "train.zarr"
+    assert main(["convert", str(libsvm_file), str(zarr_path), "--chunk-rows", "128"]) == 0
+    assert main(["info", str(zarr_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out.split("\n", 1)[1])
+    assert info["n_samples"] == 600 and info["n_features"] == 8
+    model = tmp_path / "m.dsvm"
+    assert main(["train", str(zarr_path), "--out", str(model), "--alpha", "1e-3", "--epochs", "3",
+                 "--workers", "2", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(model), str(zarr_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["accuracy"] > 0.9 and result["objective"] > 0 and result["n_samples"] == 600
+    out = tmp_path / "pred.npy"
+    assert main(["predict", str(model), str(zarr_path), "--out", str(out)]) == 0
+    pred = np.load(out)
+    assert pred.shape == (600,) and np.mean(pred == y) == pytest.approx(result["accuracy"])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["info", "/nonexistent/data.zarr"], "data.zarr"),
+        (["eval", "/nonexistent/model.dsvm", "/nonexistent/d.zarr"], "model.dsvm"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_bad_libsvm_line_is_named_without_traceback(tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("+1 1:0.5 2:1\n-1 1:0.5 0:2\n")
+    proc = subprocess.run([sys.executable, "-m", "dsvm", "convert", str(bad),
+                           str(tmp_path / "bad.zarr")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "bad.svm" in proc.stderr and "line 2" in proc.stderr
+    assert not (tmp_path / "bad.zarr").exists()
+
+
+def test_bad_parameter_exits_2(tmp_path, libsvm_file, capsys):
+    zarr_path = tmp_path / "t.zarr"
+    assert main(["convert", str(libsvm_file), str(zarr_path)]) == 0
+    assert main(["train", str(zarr_path), "--out", str(tmp_path / "m"), "--alpha", "-1"]) == 2
+    assert "'alpha' parameter" in capsys.readouterr().err
