@@ -76,3 +76,21 @@ def test_bad_parameter_exits_2(tmp_path, libsvm_file, capsys):
     assert main(["convert", str(libsvm_file), str(zarr_path)]) == 0
     assert main(["train", str(zarr_path), "--out", str(tmp_path / "m"), "--alpha", "-1"]) == 2
     assert "'alpha' parameter" in capsys.readouterr().err
+
+
+@pytest.mark.distributed
+@pytest.mark.timeout(300)
+def test_demo_runs_on_the_bundled_data():
+    proc = subprocess.run([sys.executable, "-m", "dsvm", "demo", "--epochs", "3", "--workers", "2"],
+                          capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "epoch   3" in out and "test accuracy" in proc.stdout
+    acc = float(proc.stdout.rsplit("test accuracy:", 1)[1].split()[0])
+    assert acc > 0.83
+
+
+def test_version_and_help():
+    proc = subprocess.run([sys.executable, "-m", "dsvm", "--version"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("dsvm ")

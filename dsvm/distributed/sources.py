@@ -19,8 +19,27 @@ from dsvm.exceptions import DataLayoutError
 DEFAULT_MEMORY_CHUNK_ROWS = 65536
 
 
+class _ArraysShape:
+    """Shape and dtype of a source backed by an array-like ``X`` (NumPy, SciPy or dask)."""
+
+    X: Any
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        dt = np.dtype(self.X.dtype)
+        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
+
+
 @dataclass
-class ArraySource:
+class ArraySource(_ArraysShape):
     """NumPy / SciPy arrays in this process, cut into row chunks of ``chunk_rows``."""
 
     X: Any
@@ -37,21 +56,8 @@ class ArraySource:
             self.X = sp.csr_matrix(self.X)
 
     @property
-    def n_samples(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
     def n_chunks(self) -> int:
         return max(1, -(-self.n_samples // self.chunk_rows))
-
-    @property
-    def dtype(self) -> np.dtype:
-        dt = self.X.dtype
-        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
 
     def label_values(self) -> np.ndarray:
         return np.unique(self.y)
@@ -104,7 +110,7 @@ class DatasetSource:
 
 
 @dataclass
-class DaskSource:
+class DaskSource(_ArraysShape):
     """Dask arrays (X, y): their chunks are computed on the workers, never on the client."""
 
     X: Any
@@ -126,21 +132,8 @@ class DaskSource:
             )
 
     @property
-    def n_samples(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
     def n_chunks(self) -> int:
         return len(self.X.chunks[0])
-
-    @property
-    def dtype(self) -> np.dtype:
-        dt = np.dtype(self.X.dtype)
-        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
 
     def label_values(self) -> np.ndarray:
         import dask.array as da

@@ -1,0 +1,75 @@
+"""Real processes: `dask scheduler` and `dask worker` started as separate OS processes on
+loopback, training through `dsvm train --scheduler`, on the real a9a and w8a datasets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import dsvm
+from tests.conftest import liblinear_objective, load_libsvm, shared_file
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
+
+A9A_ALPHA = 3.07e-5
+
+
+def _dsvm(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "dsvm", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def a9a_zarr(tmp_path_factory):
+    root = tmp_path_factory.mktemp("a9a")
+    train = shared_file("a9a/a9a.xz")
+    test = shared_file("a9a/a9a.t.xz")
+    out = {}
+    for layout in ("sparse", "dense"):
+        out[layout] = dsvm.convert(train, root / f"a9a.{layout}.zarr", n_features=123,
+                                   layout=layout, chunk_rows=4096)
+    out["test"] = dsvm.convert(test, root / "a9a.t.zarr", n_features=123, chunk_rows=4096)
+    return out
+
+
+def _train_eval(cluster, train, test, tmp_path, epochs, extra=()):
+    model = tmp_path / f"m{epochs}.dsvm"
+    _dsvm("train", str(train.url), "--out", str(model), "--solver", "pegasos",
+          "--alpha", str(A9A_ALPHA), "--no-intercept", "--epochs", str(epochs),
+          "--scheduler", cluster.address, "--seed", "0", "--quiet", *extra)
+    test_res = json.loads(_dsvm("eval", str(model), str(test.url), "--json").stdout)
+    train_res = json.loads(_dsvm("eval", str(model), str(train.url), "--json",
+                                 "--scheduler", cluster.address).stdout)
+    return test_res, train_res
+
+
+def test_a9a_pegasos_on_separate_processes(process_cluster, a9a_zarr, tmp_path):
+    test10, _ = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 10)
+    assert test10["accuracy"] >= 0.845, test10  # LIBLINEAR's optimum: 0.8498
+
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    optimum = liblinear_objective(X, y, A9A_ALPHA)
+    assert optimum == pytest.approx(0.35115, rel=2e-3)
+    _, train20 = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 20)
+    assert train20["objective"] <= 1.02 * optimum, (train20["objective"], optimum)
+
+
+def test_a9a_dense_and_sparse_layouts_agree(process_cluster, a9a_zarr, tmp_path):
+    sparse, _ = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 5)
+    dense, _ = _train_eval(process_cluster, a9a_zarr["dense"], a9a_zarr["test"], tmp_path, 5)
+    assert abs(sparse["accuracy"] - dense["accuracy"]) <= 2e-4, (sparse, dense)
+
+
+def test_w8a_accuracy(process_cluster, tmp_path):
+    train = dsvm.convert(shared_file("w8a/w8a.xz"), tmp_path / "w8a.zarr", n_features=300,
+                         chunk_rows=4096)
+    test = dsvm.convert(shared_file("w8a/w8a.t.xz"), tmp_path / "w8a.t.zarr", n_features=300)
+    model = tmp_path / "w8a.dsvm"
+    _dsvm("train", str(train.url), "--out", str(model), "--alpha", str(1.0 / train.n_samples),
+          "--no-intercept", "--epochs", "10", "--scheduler", process_cluster.address, "--quiet")
+    res = json.loads(_dsvm("eval", str(model), str(test.url), "--json").stdout)
+    assert res["accuracy"] >= 0.98, res
