@@ -97,6 +97,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     clf = SVMClassifier(
         solver=args.solver, loss=args.loss, alpha=args.alpha, fit_intercept=not args.no_intercept,
         max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
+        average=not args.no_average,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
         verbose=0 if args.quiet else 2, client=_client_arg(args),
     )
@@ -215,6 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--streams", type=int, default=None,
                    help="parallel streams per epoch (default: number of workers)")
     p.add_argument("--no-intercept", action="store_true")
+    p.add_argument("--no-average", action="store_true",
+                   help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")
     p.add_argument("--validation", metavar="DATASET")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress output")

@@ -70,6 +70,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     n_iter_no_change : int, default=3
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
+    average : bool, default=True
+        Predict with the average of the iterates rather than the last one. For ``"pegasos"``
+        this is the t-weighted average (Algorithm 2 of the papers returns the last iterate,
+        which ``average=False`` gives exactly); for ``"sgd"`` the Polyak-Ruppert average.
     n_streams : int or None, default=None
         Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
@@ -119,6 +123,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
         "n_iter_no_change": Interval(numbers.Integral, 1, None, "left"),
         "batch_size": Interval(numbers.Integral, 1, None, "left"),
+        "average": InstanceOf((bool,), "a bool"),
         "n_streams": NoneOr(Interval(numbers.Integral, 1, None, "left")),
         "chunk_rows": Interval(numbers.Integral, 1, None, "left"),
         "n_workers": NoneOr(Interval(numbers.Integral, 1, None, "left")),
@@ -141,6 +146,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         tol: float | None = 1e-4,
         n_iter_no_change: int = 3,
         batch_size: int = 1,
+        average: bool = True,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
         n_workers: int | None = None,
@@ -156,6 +162,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.batch_size = batch_size
+        self.average = average
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
         self.n_workers = n_workers
@@ -175,6 +182,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             alpha=float(self.alpha),
             fit_intercept=self.fit_intercept,
             batch_size=int(self.batch_size),
+            average=self.average,
         )
 
     def _source(self, X: Any, y: Any, sample_weight: Any = None) -> Source:
