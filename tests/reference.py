@@ -70,9 +70,53 @@ def pegasos_pass_ref(
     The intercept steps with 1 / (alpha t + 1 / intercept_eta_max) and is clipped to
     [-bias_bound, bias_bound].
     """
+    W, b, _, _, t, _, total = averaged_pegasos_pass_ref(
+        X, codes, sample_weight, order, W, b, None, None, alpha=alpha, t=t,
+        batch_size=batch_size, loss=loss, fit_intercept=fit_intercept, radius=radius,
+        bias_bound=bias_bound, intercept_eta_max=intercept_eta_max,
+    )
+    return W, b, t, total
+
+
+def averaged_pegasos_pass_ref(
+    X: np.ndarray,
+    codes: np.ndarray,
+    sample_weight: np.ndarray | None,
+    order: np.ndarray,
+    W: np.ndarray,
+    b: np.ndarray,
+    A: np.ndarray | None,
+    ab: np.ndarray | None,
+    *,
+    alpha: float,
+    t: float,
+    batch_size: int,
+    loss: str,
+    fit_intercept: bool,
+    radius: float,
+    bias_bound: float = math.inf,
+    intercept_eta_max: float = math.inf,
+    avg_start: float = 0.0,
+    avg_power: float = 1.0,
+    n_avg: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, float, float, float]:
+    """Pegasos over ``order`` with a weighted average of its iterates when ``A`` is given.
+
+    Returns (W, b, A, ab, t, n_avg, progressive loss sum). The iterate (W, b) after step t
+    (after the projection and the intercept clip) weighs a_t = (t - avg_start) ** avg_power
+    (0 for t <= avg_start), and the average is written as the explicit weighted sum
+
+        A = (n_avg_0 A_0 + sum_t a_t W_t) / (n_avg_0 + sum_t a_t),   n_avg = n_avg_0 + sum_t a_t
+
+    (not as a running mean), so it checks the kernel's lazy running mean independently.
+    """
     X = np.asarray(X, dtype=np.float64)
     W = np.array(W, dtype=np.float64)
     b = np.array(b, dtype=np.float64)
+    average = A is not None
+    if average:
+        num_w = n_avg * np.array(A, dtype=np.float64)
+        num_b = n_avg * np.array(ab, dtype=np.float64)
     sw = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, np.float64)
     Y = targets_ref(codes, W.shape[0])
     total = 0.0
@@ -92,7 +136,16 @@ def pegasos_pass_ref(
             norm = np.linalg.norm(W[k])
             if norm > radius:
                 W[k] *= radius / norm
-    return W, b, t, total
+        if average and t > avg_start:
+            a_t = (t - avg_start) ** avg_power
+            num_w = num_w + a_t * W
+            num_b = num_b + a_t * b
+            n_avg += a_t
+    if average and n_avg > 0:
+        A, ab = num_w / n_avg, num_b / n_avg
+    elif average:
+        A, ab = np.array(A, dtype=np.float64), np.array(ab, dtype=np.float64)
+    return W, b, A, ab, t, n_avg, total
 
 
 def sgd_pass_ref(

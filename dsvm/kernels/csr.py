@@ -48,7 +48,7 @@ def csr_row_axpy_sq(indptr, indices, data, i, W, k, c):
 
 @njit_inline
 def csr_row_axpy_comp(indptr, indices, data, i, W, k, c, A, cv):
-    """W[k] += c * x_i, and A[k] += cv * (the change actually stored in W[k]) (averaged SGD)."""
+    """W[k] += c * x_i, and A[k] += cv * (the change actually stored in W[k]) (averages)."""
     cf = W.dtype.type(c)
     for jj in range(indptr[i], indptr[i + 1]):
         j = indices[jj]
@@ -56,6 +56,21 @@ def csr_row_axpy_comp(indptr, indices, data, i, W, k, c, A, cv):
         new = old + cf * data[jj]
         W[k, j] = new
         A[k, j] += cv * (np.float64(new) - np.float64(old))
+
+
+@njit_inline
+def csr_row_axpy_sq_comp(indptr, indices, data, i, W, k, c, A, cv):
+    """W[k] += c * x_i, A[k] += cv * (the stored change); returns the change of ||W[k]||^2."""
+    cf = W.dtype.type(c)
+    delta = 0.0
+    for jj in range(indptr[i], indptr[i + 1]):
+        j = indices[jj]
+        old = W[k, j]
+        new = old + cf * data[jj]
+        W[k, j] = new
+        delta += np.float64(new - old) * np.float64(new + old)
+        A[k, j] += cv * (np.float64(new) - np.float64(old))
+    return delta
 
 
 @njit_serial

@@ -57,7 +57,7 @@ def dense_row_axpy_comp(X, i, W, k, c, A, cv):
     """W[k] += c * x_i, and A[k] += cv * (the change actually stored in W[k]) (averaged SGD).
 
     Measuring the change on the stored values keeps SGD's lazily represented average
-    beta * A[k] + gamma * W[k] exact when W is float32 (see dsvm.kernels.passes.sgd_pass).
+    beta * A[k] + gamma * W[k] exact when W is float32 (see dsvm.kernels.weights).
     """
     cf = W.dtype.type(c)
     for j in range(X.shape[1]):
@@ -65,6 +65,21 @@ def dense_row_axpy_comp(X, i, W, k, c, A, cv):
         new = old + cf * X[i, j]
         W[k, j] = new
         A[k, j] += cv * (np.float64(new) - np.float64(old))
+
+
+@njit_inline
+def dense_row_axpy_sq_comp(X, i, W, k, c, A, cv):
+    """:func:`dense_row_axpy_sq` and :func:`dense_row_axpy_comp` in one sweep (averaged Pegasos):
+    W[k] += c * x_i, A[k] += cv * (the stored change); returns the change of ||W[k]||^2."""
+    cf = W.dtype.type(c)
+    delta = W.dtype.type(0)
+    for j in range(X.shape[1]):
+        old = W[k, j]
+        new = old + cf * X[i, j]
+        W[k, j] = new
+        delta += (new - old) * (new + old)
+        A[k, j] += cv * (np.float64(new) - np.float64(old))
+    return np.float64(delta)
 
 
 @njit_serial

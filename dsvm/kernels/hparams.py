@@ -24,10 +24,11 @@ INTERCEPT_ETA_MAX = 8  # Pegasos: intercept step = 1 / (lambda t + 1 / INTERCEPT
 SCALE_MIN = 9  # rescale the scaled-weight representation below this factor
 ETA0 = 10  # SGD: initial step size
 POWER = 11  # SGD: eta_t = eta0 / (1 + lambda eta0 t) ** POWER (0: constant eta0)
-AVERAGE = 12  # SGD: 1.0 to keep the Polyak-Ruppert average
-AVG_START = 13  # SGD: average the iterates of steps s > AVG_START (s = 1, 2, ...)
-N_AVG = 14  # SGD: iterates in the running average so far; in/out
-SIZE = 15
+AVERAGE = 12  # 1.0 to keep a running average of the iterates (SGD: Polyak-Ruppert)
+AVG_START = 13  # average the iterates of steps s > AVG_START (s = 1, 2, ...)
+N_AVG = 14  # sum of the averaging weights of the iterates averaged so far; in/out
+AVG_POWER = 15  # iterate of step s weighs (s - AVG_START) ** AVG_POWER: 0 uniform, 1 t-weighted
+SIZE = 16
 
 # Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
 # Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
@@ -53,6 +54,7 @@ def make_hp(
     average: bool = False,
     avg_start: float = 0.0,
     n_avg: float = 0.0,
+    avg_power: float = 0.0,
 ) -> np.ndarray:
     """Pack keyword hyper-parameters into a fresh ``hp`` array (see the index constants)."""
     hp = np.empty(SIZE, dtype=np.float64)
@@ -71,4 +73,5 @@ def make_hp(
     hp[AVERAGE] = 1.0 if average else 0.0
     hp[AVG_START] = avg_start
     hp[N_AVG] = n_avg
+    hp[AVG_POWER] = avg_power
     return hp

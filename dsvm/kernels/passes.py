@@ -12,6 +12,9 @@ order : (n_steps_rows,) int64 row indices into X, visited in this order (a permu
     entries form the mini-batches; the last one may be shorter.
 W : (K, n_features) float array of X's dtype, the current weights w_t, updated in place.
 b : (K,) float array of X's dtype, the current intercepts, updated in place.
+A : (K, n_features) float64, the running average of the iterates, updated in place when
+    ``hp[AVERAGE]`` is set (any (K, 0) array otherwise).
+ab : (K,) float64, the running average of the intercepts (likewise).
 hp : float64 (hparams.SIZE,) packed hyper-parameters (see :mod:`dsvm.kernels.hparams`);
     ``hp[T]`` (and ``hp[N_AVG]``) are written back at the end.
 
@@ -41,6 +44,14 @@ import numpy as np
 
 from dsvm.kernels import hparams as H
 from dsvm.kernels._jit import njit_serial
+from dsvm.kernels.averages import (
+    avg_add,
+    avg_begin,
+    avg_end,
+    avg_flush,
+    avg_flush_needed,
+    avg_weight,
+)
 from dsvm.kernels.losses import loss_deriv, loss_value
 from dsvm.kernels.prefetch import PREFETCH_DISTANCE
 from dsvm.kernels.rows import (
@@ -49,26 +60,28 @@ from dsvm.kernels.rows import (
     row_axpy,
     row_axpy_comp,
     row_axpy_sq,
+    row_axpy_sq_comp,
     row_dot,
 )
-from dsvm.kernels.weights import (
-    ovr_target,
-    shrink_scale,
-    vec_combine,
-    vec_scale,
-    vec_sqnorm,
-    vec_zero,
-)
+from dsvm.kernels.weights import ovr_target, shrink_scale, vec_scale, vec_sqnorm
 
 
 @njit_serial
-def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
+def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     """One Pegasos pass (Shalev-Shwartz et al. 2007; survey Alg. 2) over ``order``.
 
     Step t (1-based, continuing from ``hp[T]``) uses eta_t = 1 / (lambda t), then projects each
     w_k onto the ball of radius ``hp[RADIUS]``; ||u_k||^2 is tracked incrementally so that the
     projection is O(1). The intercept steps with 1 / (lambda t + 1 / hp[INTERCEPT_ETA_MAX]) and
     is clipped to [-hp[BIAS_BOUND], hp[BIAS_BOUND]]. Returns the summed progressive loss.
+
+    With ``hp[AVERAGE]`` the weighted average of the iterates (w and b after step t,
+    projection and clip included) is kept in ``A`` (K, d) float64 and ``ab`` (K,) float64:
+    the iterate of step t weighs a_t = (t - hp[AVG_START]) ** hp[AVG_POWER] (0 for
+    t <= AVG_START) and ``hp[N_AVG]`` accumulates the a_t. Power 1 from start 0 is the
+    t-weighted average (abar_t = (1 - mu) abar_{t-1} + mu w_t with mu = 2 / (t + 1)).
+    It is kept lazily (see :mod:`dsvm.kernels.averages`), so a sparse step stays O(nnz);
+    without ``hp[AVERAGE]``, ``A`` may have 0 columns and is not touched.
     """
     n = order.shape[0]
     K = W.shape[0]
@@ -81,12 +94,20 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
     bias_bound = hp[H.BIAS_BOUND]
     inv_eta_b_max = 1.0 / hp[H.INTERCEPT_ETA_MAX]
     scale_min = hp[H.SCALE_MIN]
+    average = hp[H.AVERAGE] != 0.0
+    avg_start = hp[H.AVG_START]
+    avg_power = hp[H.AVG_POWER]
+    n_avg = hp[H.N_AVG]
     has_sw = sample_weight.shape[0] > 0
 
     scale = np.ones(K)
     sq = np.empty(K)  # ||u_k||^2, kept current through every update
     for k in range(K):
         sq[k] = vec_sqnorm(W, k)
+    csum = np.zeros(K)  # the average's lazy sum is A[k] + csum_k W[k] (kernels.averages)
+    if average:
+        for k in range(K):
+            avg_begin(A, ab, k, n_avg)
     G = np.zeros((min(k_batch, n), K))
     loss_sum = 0.0
     start = 0
@@ -119,21 +140,33 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
         # (1 - eta lambda) = 1 - 1/t: exactly 0 at t = 1 (handled by shrink_scale); the clip
         # only guards against a negative counter handed in by a caller.
         factor = max(0.0, 1.0 - eta * lam)
+        a_t = 0.0
+        if average:
+            a_t = avg_weight(t, avg_start, avg_power)
+            n_avg += a_t
         for k in range(K):
+            if avg_flush_needed(csum[k], scale[k], factor, scale_min, n_avg):
+                avg_flush(A, k, csum, W)  # before u is folded, zeroed or dwarfed
             s, q = shrink_scale(W, k, scale[k], sq[k], factor, scale_min)
             # w = s u, so adding a x to w adds (a / s) x to u.
-            c = -eta / (m * s)
+            cu = -eta / (m * s)
+            comp = csum[k] != 0.0  # u is part of the average's sum: A absorbs its changes
+            cv = -csum[k]
             g_sum = 0.0
             for r in range(m):
                 g = G[r, k]
                 if g != 0.0:
-                    q += row_axpy_sq(X, order[start + r], W, k, c * g)
+                    if comp:
+                        q += row_axpy_sq_comp(X, order[start + r], W, k, cu * g, A, cv)
+                    else:
+                        q += row_axpy_sq(X, order[start + r], W, k, cu * g)
                     g_sum += g
             # Projection onto {||w|| <= radius}: ||w||^2 = s^2 ||u||^2, one multiply of s.
             norm2 = s * s * q
             if norm2 > radius * radius:
                 s *= radius / math.sqrt(norm2)
                 if s < scale_min:
+                    avg_flush(A, k, csum, W)
                     vec_scale(W, k, s)
                     s = 1.0
                     q = vec_sqnorm(W, k)
@@ -142,10 +175,17 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, hp):
             if fit_b and g_sum != 0.0:
                 bk = b[k] - eta_b * g_sum / m
                 b[k] = min(bias_bound, max(-bias_bound, bk))
+            if a_t > 0.0:
+                csum[k], ab[k], flush = avg_add(csum[k], ab[k], a_t, s, b[k], n_avg)
+                if flush:
+                    avg_flush(A, k, csum, W)
         start += m
     for k in range(K):
+        if average:
+            avg_end(A, ab, k, csum, W, n_avg)
         vec_scale(W, k, scale[k])
     hp[H.T] = t
+    hp[H.N_AVG] = n_avg
     return loss_sum
 
 
@@ -156,13 +196,12 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     Step t (0-based count of earlier steps, from ``hp[T]``) uses
     eta_t = eta0 / (1 + lambda eta0 t) ** power. With ``hp[AVERAGE]`` the Polyak-Ruppert
     average abar of the iterates of the steps s > ``hp[AVG_START]`` is kept in ``A`` (K, d)
-    float64 and ``ab`` (K,) float64: abar <- abar + mu (w - abar) with mu = 1 / n_avg.
+    float64 and ``ab`` (K,) float64, each iterate weighing a_s = (s - AVG_START) **
+    hp[AVG_POWER] (power 0, the default: uniform, abar <- abar + (w - abar) / n_avg).
 
-    The average is represented lazily as abar_k = beta_k v_k + gamma_k u_k (v_k = A[k]) so that
-    a sparse step stays O(nnz): when u changes by d, v absorbs -(gamma/beta) d (measured on
-    the stored values, exact for float32 u), and the averaging step itself only updates the
-    scalars beta <- (1 - mu) beta, gamma <- (1 - mu) gamma + mu scale. This is Bottou's
-    svmasgd bookkeeping written for an arbitrary start and mini-batches.
+    The average is kept lazily so that a sparse step stays O(nnz): Bottou's svmasgd
+    bookkeeping, written for an arbitrary start, weights and mini-batches, and shared with
+    :func:`pegasos_pass` (see :mod:`dsvm.kernels.averages`).
     """
     n = order.shape[0]
     K = W.shape[0]
@@ -177,12 +216,15 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     power = hp[H.POWER]
     average = hp[H.AVERAGE] != 0.0
     avg_start = hp[H.AVG_START]
+    avg_power = hp[H.AVG_POWER]
     n_avg = hp[H.N_AVG]
     has_sw = sample_weight.shape[0] > 0
 
     scale = np.ones(K)
-    beta = np.ones(K)
-    gamma = np.zeros(K)
+    csum = np.zeros(K)  # the average's lazy sum is A[k] + csum_k W[k] (kernels.averages)
+    if average:
+        for k in range(K):
+            avg_begin(A, ab, k, n_avg)
     G = np.zeros((min(k_batch, n), K))
     loss_sum = 0.0
     start = 0
@@ -210,53 +252,37 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
                 loss_sum += sw * loss_value(code, p, y)
                 G[r, k] = sw * loss_deriv(code, p, y)
         factor = max(0.0, 1.0 - eta * lam)
-        do_avg = average and t > avg_start
-        mu = 0.0
-        if do_avg:
-            n_avg += 1.0
-            mu = 1.0 / n_avg
+        a_t = 0.0
+        if average:
+            a_t = avg_weight(t, avg_start, avg_power)
+            n_avg += a_t
         for k in range(K):
-            s = scale[k] * factor
-            if average and gamma[k] != 0.0 and (s < scale_min or factor <= 0.0):
-                # Folding the scale into u (or zeroing u) would change beta v + gamma u:
-                # materialise the average in v first, then the fold is free to touch u.
-                vec_combine(A, k, beta[k], W, gamma[k])
-                beta[k] = 1.0
-                gamma[k] = 0.0
+            if avg_flush_needed(csum[k], scale[k], factor, scale_min, n_avg):
+                avg_flush(A, k, csum, W)  # before u is folded, zeroed or dwarfed
             s, _ = shrink_scale(W, k, scale[k], 0.0, factor, scale_min)
-            c = -eta / (m * s)
-            comp = average and gamma[k] != 0.0
-            cv = -gamma[k] / beta[k]
+            cu = -eta / (m * s)
+            comp = csum[k] != 0.0  # u is part of the average's sum: A absorbs its changes
+            cv = -csum[k]
             g_sum = 0.0
             for r in range(m):
                 g = G[r, k]
                 if g != 0.0:
                     if comp:
-                        row_axpy_comp(X, order[start + r], W, k, c * g, A, cv)
+                        row_axpy_comp(X, order[start + r], W, k, cu * g, A, cv)
                     else:
-                        row_axpy(X, order[start + r], W, k, c * g)
+                        row_axpy(X, order[start + r], W, k, cu * g)
                     g_sum += g
             scale[k] = s
             if fit_b and g_sum != 0.0:
                 b[k] = b[k] - b_rate * eta * g_sum / m
-            if do_avg:
-                if mu >= 1.0:
-                    # First averaged iterate: abar = w exactly (v is zeroed once, O(d)).
-                    vec_zero(A, k)
-                    beta[k] = 1.0
-                    gamma[k] = s
-                    ab[k] = b[k]
-                else:
-                    beta[k] *= 1.0 - mu
-                    gamma[k] = (1.0 - mu) * gamma[k] + mu * s
-                    ab[k] += mu * (b[k] - ab[k])
-                    if beta[k] < scale_min:
-                        vec_scale(A, k, beta[k])
-                        beta[k] = 1.0
+            if a_t > 0.0:
+                csum[k], ab[k], flush = avg_add(csum[k], ab[k], a_t, s, b[k], n_avg)
+                if flush:
+                    avg_flush(A, k, csum, W)
         start += m
     for k in range(K):
         if average:
-            vec_combine(A, k, beta[k], W, gamma[k])
+            avg_end(A, ab, k, csum, W, n_avg)
         vec_scale(W, k, scale[k])
     hp[H.T] = t
     hp[H.N_AVG] = n_avg

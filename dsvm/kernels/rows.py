@@ -18,6 +18,7 @@ from dsvm.kernels.csr import (
     csr_row_axpy,
     csr_row_axpy_comp,
     csr_row_axpy_sq,
+    csr_row_axpy_sq_comp,
     csr_row_dot,
 )
 from dsvm.kernels.dense import (
@@ -25,6 +26,7 @@ from dsvm.kernels.dense import (
     dense_row_axpy,
     dense_row_axpy_comp,
     dense_row_axpy_sq,
+    dense_row_axpy_sq_comp,
     dense_row_dot,
 )
 from dsvm.kernels.prefetch import prefetch_range
@@ -58,6 +60,14 @@ def row_axpy_comp(X, i, W, k, c, A, cv):
         csr_row_axpy_comp(X[0], X[1], X[2], i, W, k, c, A, cv)
     else:
         dense_row_axpy_comp(X, i, W, k, c, A, cv)
+
+
+def row_axpy_sq_comp(X, i, W, k, c, A, cv):
+    """W[k] += c * x_i and A[k] += cv * (the change stored in W[k]); returns the change of
+    ||W[k]||^2."""
+    if isinstance(X, tuple):
+        return csr_row_axpy_sq_comp(X[0], X[1], X[2], i, W, k, c, A, cv)
+    return dense_row_axpy_sq_comp(X, i, W, k, c, A, cv)
 
 
 def max_row_sqnorm(X):
@@ -107,6 +117,15 @@ def _ol_row_axpy_comp(X, i, W, k, c, A, cv):
             X[0], X[1], X[2], i, W, k, c, A, cv
         )
     return lambda X, i, W, k, c, A, cv: dense_row_axpy_comp(X, i, W, k, c, A, cv)
+
+
+@overload(row_axpy_sq_comp, **overload_options())
+def _ol_row_axpy_sq_comp(X, i, W, k, c, A, cv):
+    if _is_csr(X):
+        return lambda X, i, W, k, c, A, cv: csr_row_axpy_sq_comp(
+            X[0], X[1], X[2], i, W, k, c, A, cv
+        )
+    return lambda X, i, W, k, c, A, cv: dense_row_axpy_sq_comp(X, i, W, k, c, A, cv)
 
 
 @overload(max_row_sqnorm, **overload_options())

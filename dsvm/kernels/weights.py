@@ -6,6 +6,9 @@ O(nnz(x)) instead of O(n_features) (Shalev-Shwartz et al.'s and Bottou's trick; 
 ``wscale``). The factor is folded back into u (O(n_features)) when it falls below ``scale_min``
 and at the end of every pass, so that between kernel calls the state holds w itself.
 
+The running average of the iterates is kept lazily in the same spirit (see
+:mod:`dsvm.kernels.averages`).
+
 All helpers address row k of a 2-D array directly (no ``W[k]`` views, whose reference counts
 numba would update atomically on every step).
 """
@@ -42,7 +45,7 @@ def vec_zero(W, k):
 
 @njit_serial
 def vec_combine(A, k, beta, W, gamma):
-    """A[k] <- beta * A[k] + gamma * W[k] (the fold of SGD's lazily represented average)."""
+    """A[k] <- beta * A[k] + gamma * W[k] (in A's dtype, W[k] read as float64)."""
     for j in range(A.shape[1]):
         A[k, j] = beta * A[k, j] + gamma * np.float64(W[k, j])
 

@@ -2,6 +2,7 @@
 
 Every kernel call here gets read-only inputs, as the solvers pass them, so the whole module
 compiles 8 specialisations (2 algorithms x 2 layouts x 2 dtypes), which the disk cache keeps.
+(Pegasos without an average gets a (K, 0) average array, the same type as with one.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.passes import pegasos_pass, sgd_pass
 from dsvm.kernels.rows import max_row_sqnorm
-from tests.reference import pegasos_pass_ref, sgd_pass_ref
+from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref, sgd_pass_ref
 
 ALPHA = 0.05
 ETA0 = 0.3
@@ -57,7 +58,16 @@ def kernel_X(X, layout, dtype):
 
 
 def run_pegasos(X, codes, sw, order, W, b, **kw):
-    """Call the kernel with read-only inputs; returns (W, b, t, loss)."""
+    """Call the kernel with read-only inputs, no average; returns (W, b, t, loss)."""
+    K = W.shape[0]
+    W, b, _, _, t, _, loss = run_avg_pegasos(
+        X, codes, sw, order, W, b, np.zeros((K, 0)), np.zeros(K), average=False, **kw
+    )
+    return W, b, t, loss
+
+
+def run_avg_pegasos(X, codes, sw, order, W, b, A, ab, **kw):
+    """Call the kernel with read-only inputs; returns (W, b, A, ab, t, n_avg, loss)."""
     hp = H.make_hp(
         alpha=kw.get("alpha", ALPHA),
         t=kw.get("t", 0.0),
@@ -68,12 +78,16 @@ def run_pegasos(X, codes, sw, order, W, b, **kw):
         radius=kw.get("radius", RADIUS),
         bias_bound=kw.get("bias_bound", math.inf),
         intercept_eta_max=kw.get("intercept_eta_max", math.inf),
+        average=kw.get("average", True),
+        avg_start=kw.get("avg_start", 0.0),
+        avg_power=kw.get("avg_power", 1.0),
+        n_avg=kw.get("n_avg", 0.0),
     )
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
     sw_arg = np.empty(0) if sw is None else sw
-    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, hp)
-    return W, b, hp[H.T], loss
+    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp)
+    return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
 
 
 def run_sgd(X, codes, sw, order, W, b, A, ab, **kw):
@@ -138,6 +152,115 @@ def test_pegasos_matches_reference(layout, dtype, n_outputs, batch_size, fit_int
     assert loss == pytest.approx(lr, rel=tol["rtol"] * 10)
     if not fit_intercept:
         assert np.all(b == 0)
+
+
+def avg_ref(X, codes, sw, order, W, b, A, ab, **kw):
+    """averaged_pegasos_pass_ref with this module's defaults (kernel keywords accepted)."""
+    kw = dict(kw)
+    kw.pop("scale_min", None)
+    kw.pop("average", None)
+    params = dict(alpha=ALPHA, t=0.0, batch_size=1, loss="hinge", fit_intercept=True,
+                  radius=RADIUS, avg_start=0.0, avg_power=1.0, n_avg=0.0)
+    params.update(kw)
+    return averaged_pegasos_pass_ref(X, codes, sw, order, W, b, A, ab, **params)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("batch_size", [1, 4])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_averaged_pegasos_matches_reference(
+    layout, dtype, n_outputs, batch_size, fit_intercept, weighted
+):
+    """The t-weighted average (mu_t = 2 / (t + 1)) of the iterates, against explicit sums."""
+    X, codes, sw, order = make_problem(n_outputs=n_outputs, seed=12)
+    sw = sw if weighted else None
+    d = X.shape[1]
+    W, b = zeros_state(n_outputs, d, dtype)
+    A, ab = np.full((n_outputs, d), 7.0), np.full(n_outputs, 7.0)  # n_avg = 0: overwritten
+    kw = dict(batch_size=batch_size, fit_intercept=fit_intercept)
+    W, b, A, ab, t, n_avg, loss = run_avg_pegasos(
+        kernel_X(X, layout, dtype), codes, sw, order, W, b, A, ab, **kw
+    )
+    ref = avg_ref(np.asarray(X, dtype=dtype), codes, sw, order, np.zeros((n_outputs, d)),
+                  np.zeros(n_outputs), np.zeros((n_outputs, d)), np.zeros(n_outputs), **kw)
+    tol = tolerances(dtype)
+    assert W.dtype == dtype and A.dtype == np.float64 and ab.dtype == np.float64
+    np.testing.assert_allclose(W, ref[0], **tol)
+    np.testing.assert_allclose(b, ref[1], **tol)
+    np.testing.assert_allclose(A, ref[2], **tol)
+    np.testing.assert_allclose(ab, ref[3], **tol)
+    n_steps = math.ceil(len(order) / batch_size)
+    assert t == ref[4] == n_steps
+    assert n_avg == ref[5] == n_steps * (n_steps + 1) / 2  # sum of the weights a_t = t
+    assert loss == pytest.approx(ref[6], rel=tol["rtol"] * 10)
+    if not fit_intercept:
+        assert np.all(ab == 0)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_averaging_leaves_the_iterates_bit_identical(layout, dtype):
+    """average on or off: the same w_t, b_t and loss (to rounding: the fused row primitive may
+    sum ||u||^2's change in another order under fast-math reassociation)."""
+    X, codes, sw, order = make_problem(n_outputs=3, seed=13)
+    d = X.shape[1]
+    Xk = kernel_X(X, layout, dtype)
+    W0, b0 = zeros_state(3, d, dtype, seed=4)
+    kw = dict(batch_size=2, t=5.0, radius=2.0)
+    on = run_avg_pegasos(Xk, codes, sw, order, W0.copy(), b0.copy(), np.zeros((3, d)),
+                         np.zeros(3), **kw)
+    off = run_pegasos(Xk, codes, sw, order, W0.copy(), b0.copy(), **kw)
+    tol = {"rtol": 1e-13, "atol": 1e-15} if dtype == np.float64 else {"rtol": 1e-6, "atol": 1e-7}
+    np.testing.assert_allclose(on[0], off[0], **tol)
+    np.testing.assert_allclose(on[1], off[1], **tol)
+    assert on[4] == off[2]
+    assert on[6] == pytest.approx(off[3], rel=tol["rtol"])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize(
+    ("avg_power", "avg_start", "t0", "n_avg0"),
+    [(1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0), (0.0, 20.0, 0.0, 0.0), (2.0, 0.0, 0.0, 0.0),
+     (1.0, 0.0, 9.0, 45.0), (1.0, 15.0, 9.0, 0.0), (0.0, 3.0, 9.0, 6.0)],
+)
+def test_averaging_weights_and_continuation_match_reference(
+    layout, avg_power, avg_start, t0, n_avg0
+):
+    """Uniform and polynomial weights, a start step, and a pass that continues an average
+    (t0 > 0, n_avg0 > 0, non-zero A0 and W0)."""
+    X, codes, sw, order = make_problem(n_outputs=3, seed=14)
+    d = X.shape[1]
+    W0, b0 = zeros_state(3, d, np.float64, seed=6)
+    A0, ab0 = zeros_state(3, d, np.float64, seed=7)
+    kw = dict(batch_size=2, t=t0, n_avg=n_avg0, avg_power=avg_power, avg_start=avg_start)
+    got = run_avg_pegasos(kernel_X(X, layout, np.float64), codes, sw, order, W0.copy(),
+                          b0.copy(), A0.copy(), ab0.copy(), **kw)
+    ref = avg_ref(X, codes, sw, order, W0, b0, A0, ab0, **kw)
+    for g, r in zip(got[:4], ref[:4]):
+        np.testing.assert_allclose(g, r, rtol=1e-11, atol=1e-12)
+    assert got[4] == ref[4] and got[5] == pytest.approx(ref[5], rel=1e-14)
+
+
+def test_averaged_pegasos_forced_folds_match_reference():
+    """scale_min close to 1 folds the weight scale (shrink and projection) and the average's
+    beta at every step, so that every flush of the lazy average runs; a small radius
+    projects every step."""
+    X, codes, sw, order = make_problem(n_outputs=3, seed=15)
+    d = X.shape[1]
+    for layout in LAYOUTS:
+        W, b = zeros_state(3, d, np.float64, seed=1)
+        kw = dict(t=2.0, batch_size=3, radius=0.5, bias_bound=0.2, intercept_eta_max=0.5,
+                  n_avg=3.0)
+        A0, ab0 = zeros_state(3, d, np.float64, seed=8)
+        ref = avg_ref(X, codes, sw, order, W, b, A0, ab0, **kw)
+        for scale_min in (0.999, 1e-9):
+            got = run_avg_pegasos(kernel_X(X, layout, np.float64), codes, sw, order, W.copy(),
+                                  b.copy(), A0.copy(), ab0.copy(), scale_min=scale_min, **kw)
+            for g, r in zip(got[:4], ref[:4]):
+                np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -292,7 +415,7 @@ def test_pegasos_first_step_erases_the_start():
         assert np.all(np.isfinite(W))
 
 
-@pytest.mark.parametrize("algo", ["pegasos", "sgd"])
+@pytest.mark.parametrize("algo", ["pegasos", "sgd", "avg_pegasos"])
 @pytest.mark.parametrize("batch_size", [1, 5])
 def test_chained_calls_equal_one_call(algo, batch_size):
     """Two passes over order[:30] and order[30:] == one pass over order (schedule continues)."""
@@ -311,11 +434,12 @@ def test_chained_calls_equal_one_call(algo, batch_size):
         assert t2 == t1
         assert la + lb == pytest.approx(l1, rel=1e-13)
     else:
+        run = run_sgd if algo == "sgd" else run_avg_pegasos
         z = lambda: (np.zeros((1, d)), np.zeros(1))  # noqa: E731
-        one = run_sgd(Xk, codes, sw, order, *zeros_state(1, d, np.float64), *z(), **kw)
-        first = run_sgd(Xk, codes, sw, order[:30], *zeros_state(1, d, np.float64), *z(), **kw)
+        one = run(Xk, codes, sw, order, *zeros_state(1, d, np.float64), *z(), **kw)
+        first = run(Xk, codes, sw, order[:30], *zeros_state(1, d, np.float64), *z(), **kw)
         W, b, A, ab, t, n_avg, _ = first
-        two = run_sgd(Xk, codes, sw, order[30:], W, b, A, ab, t=t, n_avg=n_avg, **kw)
+        two = run(Xk, codes, sw, order[30:], W, b, A, ab, t=t, n_avg=n_avg, **kw)
         for g, r in zip(two[:4], one[:4]):
             np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-14)
         assert two[4:6] == one[4:6]
@@ -346,8 +470,9 @@ def test_writable_and_readonly_inputs_agree():
     hp1 = H.make_hp(alpha=ALPHA, t=0, batch_size=2, loss=0, fit_intercept=True,
                     dtype=np.float64, radius=RADIUS)
     hp2 = hp1.copy()
-    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, hp1)  # writable
-    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, hp2)
+    no_avg = np.zeros((1, 0)), np.zeros(1)
+    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, *no_avg, hp1)  # writable
+    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2)
     assert l1 == l2
     assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
 
