@@ -57,11 +57,23 @@ def avg_weight(t, avg_start, power):
     """
     if t <= avg_start:
         return 0.0
+    x = t - avg_start
     if power == 0.0:
         return 1.0
     if power == 1.0:
-        return t - avg_start
-    return math.pow(t - avg_start, power)
+        return x
+    ip = int(power)
+    if ip == power and 0 < ip <= 64:
+        # Integer powers by repeated squaring (3 multiplies for t^8): math.pow cost ~10 ns a
+        # step, 15% of a 100-feature dense step.
+        acc = 1.0
+        while ip > 0:
+            if ip & 1:
+                acc *= x
+            x *= x
+            ip >>= 1
+        return acc
+    return math.pow(x, power)
 
 
 @njit_serial

@@ -115,9 +115,6 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
         m = min(k_batch, n - start)
         t += 1.0
         eta = 1.0 / (lam * t)
-        # The intercept's step: 1 / (lambda t + 1 / eta_b_max), i.e. eta_t capped near
-        # INTERCEPT_ETA_MAX while 1/(lambda t) is larger (eta_t itself when the cap is inf).
-        eta_b = 1.0 / (lam * t + inv_eta_b_max)
         # Margins of all rows of the batch at the current iterate first, then the update.
         # (Written out in each kernel: numba's IR inlining of a helper holding this loop made
         # the whole pass twice as slow.)
@@ -173,6 +170,10 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             scale[k] = s
             sq[k] = q
             if fit_b and g_sum != 0.0:
+                # The intercept's step: 1 / (lambda t + 1 / eta_b_max), i.e. eta_t capped near
+                # INTERCEPT_ETA_MAX while 1/(lambda t) is larger (eta_t itself when the cap
+                # is inf).
+                eta_b = 1.0 / (lam * t + inv_eta_b_max)
                 bk = b[k] - eta_b * g_sum / m
                 b[k] = min(bias_bound, max(-bias_bound, bk))
             if a_t > 0.0:
