@@ -224,13 +224,14 @@ def test_averaging_leaves_the_iterates_bit_identical(layout, dtype):
 @pytest.mark.parametrize(
     ("avg_power", "avg_start", "t0", "n_avg0"),
     [(1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0), (0.0, 20.0, 0.0, 0.0), (2.0, 0.0, 0.0, 0.0),
+     (8.0, 0.0, 0.0, 0.0), (1.5, 0.0, 0.0, 0.0), (8.0, 2.5, 9.0, 1e7),
      (1.0, 0.0, 9.0, 45.0), (1.0, 15.0, 9.0, 0.0), (0.0, 3.0, 9.0, 6.0)],
 )
 def test_averaging_weights_and_continuation_match_reference(
     layout, avg_power, avg_start, t0, n_avg0
 ):
-    """Uniform and polynomial weights, a start step, and a pass that continues an average
-    (t0 > 0, n_avg0 > 0, non-zero A0 and W0)."""
+    """Uniform and polynomial weights (integer powers by repeated squaring, 1.5 by pow), a
+    start step, and a pass that continues an average (t0 > 0, n_avg0 > 0, non-zero A0, W0)."""
     X, codes, sw, order = make_problem(n_outputs=3, seed=14)
     d = X.shape[1]
     W0, b0 = zeros_state(3, d, np.float64, seed=6)
