@@ -42,7 +42,11 @@ def _load_svmlight(path: str, n_features: int):
     opener = lzma.open if path.endswith(".xz") else open
     with opener(path, "rb") as f:
         X, y = load_svmlight_file(f, n_features=n_features)
-    return X.tocsr(), y
+    X = X.tocsr()
+    # LIBLINEAR (LinearSVC) accepts only 32-bit sparse indices
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X, y
 
 
 def load_libsvm(rel: str, n_features: int):

@@ -27,37 +27,75 @@ def _stats(rng) -> PassStats:
     return PassStats(loss_sum=float(rng.random() * n), n_rows=n, weight_sum=float(n))
 
 
-def test_weighted_mean_of_every_field():
+def _stream_from(start: SolverState, rng, steps: int) -> SolverState:
+    """What a stream returns: its own iterate, t advanced by its steps, its running average
+    extended from the shared start by its own (weighted) iterates."""
+    s = start.copy()
+    s.coef = rng.normal(size=start.coef.shape)
+    s.intercept = rng.normal(size=start.intercept.shape)
+    s.extra = {"aux": rng.normal(size=4)}
+    s.t = start.t + steps
+    own_weight = float(rng.integers(1, 50))
+    own_mean = rng.normal(size=start.avg_coef.shape)
+    s.n_avg = start.n_avg + own_weight
+    s.avg_coef = (start.n_avg * start.avg_coef + own_weight * own_mean) / s.n_avg
+    s.avg_intercept = start.avg_intercept.copy()
+    s._own = (own_weight, own_mean)  # what a single pooled stream would have added
+    return s
+
+
+def test_iterates_averaged_by_rows_steps_and_averages_pooled():
     rng = np.random.default_rng(1)
     comb = ParameterAveraging()
-    states = [_state(rng) for _ in range(4)]
+    start = _state(rng)
+    states = [_stream_from(start, rng, steps=int(rng.integers(10, 100))) for _ in range(4)]
     stats = [_stats(rng) for _ in range(4)]
     new, total = comb.finalize(comb.combine([comb.chunk(s, t) for s, t in zip(states, stats)]),
-                               states[0])
-    wts = np.array([t.n_rows for t in stats], dtype=float)
-    for field in ("coef", "intercept", "avg_coef", "avg_intercept"):
-        expect = sum(wt * getattr(s, field) for wt, s in zip(wts, states)) / wts.sum()
+                               start)
+    rows = np.array([t.n_rows for t in stats], dtype=float)
+    for field in ("coef", "intercept"):
+        expect = sum(r * getattr(s, field) for r, s in zip(rows, states)) / rows.sum()
         np.testing.assert_allclose(getattr(new, field), expect, rtol=1e-12)
-    np.testing.assert_allclose(new.t, np.dot(wts, [s.t for s in states]) / wts.sum())
     np.testing.assert_allclose(new.extra["aux"],
-                               sum(wt * s.extra["aux"] for wt, s in zip(wts, states)) / wts.sum())
+                               sum(r * s.extra["aux"] for r, s in zip(rows, states)) / rows.sum())
+    # every stream's steps count: t = t0 + sum of the increments
+    assert new.t == pytest.approx(start.t + sum(s.t - start.t for s in states))
+    # the running average is the union of the start's and every stream's own iterates
+    weights = [s._own[0] for s in states]
+    assert new.n_avg == pytest.approx(start.n_avg + sum(weights))
+    pooled = (start.n_avg * start.avg_coef + sum(w * s._own[1] for w, s in zip(weights, states)))
+    np.testing.assert_allclose(new.avg_coef, pooled / new.n_avg, rtol=1e-10)
+    np.testing.assert_allclose(new.avg_intercept, start.avg_intercept, rtol=1e-10)
     assert total.n_rows == sum(t.n_rows for t in stats)
     assert total.loss_sum == pytest.approx(sum(t.loss_sum for t in stats))
     assert new.eta0 == 0.5
+
+
+def test_one_stream_is_the_identity():
+    rng = np.random.default_rng(5)
+    comb = ParameterAveraging()
+    start = _state(rng)
+    s = _stream_from(start, rng, steps=50)
+    new, _ = comb.finalize(comb.combine([comb.chunk(s, _stats(rng))]), start)
+    for field in ("coef", "intercept", "avg_coef", "avg_intercept"):
+        np.testing.assert_allclose(getattr(new, field), getattr(s, field), rtol=1e-12)
+    assert new.t == s.t and new.n_avg == pytest.approx(s.n_avg)
 
 
 @pytest.mark.parametrize("split_every", [2, 3, 7])
 def test_tree_shape_does_not_change_result(split_every):
     rng = np.random.default_rng(2)
     comb = ParameterAveraging()
-    parts = [comb.chunk(_state(rng), _stats(rng)) for _ in range(7)]
-    flat, _ = comb.finalize(comb.combine(parts), _state(rng))
+    start = _state(rng)
+    parts = [comb.chunk(_stream_from(start, rng, 20), _stats(rng)) for _ in range(7)]
+    flat, _ = comb.finalize(comb.combine(parts), start)
     level = parts
     while len(level) > 1:
         level = [comb.combine(level[i:i + split_every]) for i in range(0, len(level), split_every)]
-    tree, _ = comb.finalize(level[0], _state(rng))
+    tree, _ = comb.finalize(level[0], start)
     np.testing.assert_allclose(tree.coef, flat.coef, rtol=1e-13)
-    np.testing.assert_allclose(tree.avg_coef, flat.avg_coef, rtol=1e-13)
+    np.testing.assert_allclose(tree.avg_coef, flat.avg_coef, rtol=1e-12)
+    assert tree.t == flat.t
 
 
 def test_empty_streams_are_ignored_and_all_empty_keeps_state():
@@ -65,8 +103,10 @@ def test_empty_streams_are_ignored_and_all_empty_keeps_state():
     comb = ParameterAveraging()
     s = _state(rng)
     assert comb.chunk(s, PassStats()) is None
-    one, _ = comb.finalize(comb.combine([None, comb.chunk(s, _stats(rng)), None]), s)
-    np.testing.assert_allclose(one.coef, s.coef)
+    moved = _stream_from(s, rng, 10)
+    one, _ = comb.finalize(comb.combine([None, comb.chunk(moved, _stats(rng)), None]), s)
+    np.testing.assert_allclose(one.coef, moved.coef)
+    assert one.t == moved.t
     same, stats = comb.finalize(comb.combine([None, None]), s)
     np.testing.assert_array_equal(same.coef, s.coef)
     assert stats.n_rows == 0
