@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -248,6 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+    def show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
+        print(f"dsvm {args.command}: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show_warning  # one readable line, not Python's source excerpt
     try:
         return int(args.func(args))
     except USER_ERRORS as exc:

@@ -24,3 +24,8 @@ class WorkerLostError(RuntimeError):
 
 class ConvergenceWarning(UserWarning):
     """The solver stopped at ``max_epochs`` before meeting its tolerance."""
+
+
+class DataOrderWarning(UserWarning):
+    """Labels are clustered across chunks (a sorted file): stochastic passes will see classes in
+    runs. Convert with ``shuffle=True`` (``dsvm convert --shuffle``)."""

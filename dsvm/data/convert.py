@@ -12,6 +12,7 @@ import itertools
 import logging
 import math
 import os
+import warnings
 import zipfile
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -30,8 +31,9 @@ from dsvm.data.readers import (
     strip_compression,
 )
 from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_tmp_dir
+from dsvm.data.spread import clustered_labels
 from dsvm.data.zarr_store import DTYPES, Dataset, DatasetWriter, check_destination
-from dsvm.exceptions import DataFormatError
+from dsvm.exceptions import DataFormatError, DataOrderWarning
 
 logger = logging.getLogger(__name__)
 
@@ -492,10 +494,16 @@ def convert(
     provenance = {"source": sources, "format": kind, "converter": "dsvm.data.convert"}
     logger.info("converting %s (%s) to %s: layout=%s chunk_rows=%d", name, kind,
                 os.fspath(dst), layout, chunk_rows)
-    return _write(blocks, dst, name=name, n_features=n_features, layout=layout, dtype=dt,
-                  chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
-                  storage_options=storage_options,
-                  attrs={"shuffled": bool(shuffle), "shuffle_seed": int(seed) if shuffle else None})
+    dataset = _write(blocks, dst, name=name, n_features=n_features, layout=layout, dtype=dt,
+                     chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
+                     storage_options=storage_options,
+                     attrs={"shuffled": bool(shuffle),
+                            "shuffle_seed": int(seed) if shuffle else None})
+    if not shuffle:
+        problem = clustered_labels(dataset)
+        if problem is not None:
+            warnings.warn(f"{name}: {problem}", DataOrderWarning, stacklevel=2)
+    return dataset
 
 
 def _is_dask(x: Any) -> bool:
