@@ -64,7 +64,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Learn an unregularised bias.
     max_epochs : int, default=10
         Passes over the data in ``fit``. Values must be in the range [1, inf).
-    tol : float or None, default=1e-4
+    tol : float or None, default=1e-3
         Stop when the epoch's objective estimate has not improved on the best by more than
         ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
     n_iter_no_change : int, default=3
@@ -143,7 +143,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         alpha: float = 1e-4,
         fit_intercept: bool = True,
         max_epochs: int = 10,
-        tol: float | None = 1e-4,
+        tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
         batch_size: int = 1,
         average: bool = True,
@@ -353,8 +353,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _publish(self) -> None:
         coef, intercept = self.state_.model()
-        self.coef_ = np.array(coef)
-        self.intercept_ = np.array(intercept)
+        # averages are kept in float64; the model is published in the data's dtype
+        dtype = self.state_.coef.dtype
+        self.coef_ = np.array(coef, dtype=dtype)
+        self.intercept_ = np.array(intercept, dtype=dtype)
         self.t_ = float(self.state_.t)
 
     @property
