@@ -96,18 +96,18 @@ eta_t = 1/(lambda t) every iterate still carries (1/t of) the first steps, which
 removes that; averaged SGD, whose steps never exceed eta0, gets +0.8%. With lambda = 10/n the
 averaged Pegasos is within 0.1% of the optimum after 20 epochs on all four data sets.
 
-**Parallel streams.** Between epochs dsvm's combine (:mod:`dsvm.combine.averaging`) takes the
-mean of every array of the streams' states, and of ``t`` and ``n_avg``, weighted by rows
-visited. All streams start the epoch from the same broadcast state (t_0, n_0, abar_0), and
-the weight a_t of a stream's step depends only on the global counter t, so each stream's
-running average is (n_0 abar_0 + sum of its own a_t w_t) / (n_0 + S_j) with
-S_j = sum_{t = t_0 + 1}^{t_0 + m_j} a_t, which is the same for streams of equal step counts m_j.
-The mean of the streams' averages is then exactly the weighted average of all their iterates
-(each stream's step t counted as the mean of the streams' iterates at step t), and the mean
-n_avg = n_0 + S continues the sum. With unequal streams (a last chunk fewer) the streams are
-weighted by rows rather than by S_j: still a convex combination of valid averages (measured:
-no difference on a9a with 9 + 7 chunks against 8 + 8). The next epoch continues from the
-combined last iterate ``coef``, not from the average.
+**Parallel streams.** Between epochs dsvm's combine (:mod:`dsvm.combine.averaging`) averages
+the streams' last iterates (weighted by rows) and pools their steps and running averages:
+t = t_0 + sum_j (t_j - t_0), n = n_0 + sum_j (n_j - n_0) and
+abar = (n_0 abar_0 + sum_j (n_j abar_j - n_0 abar_0)) / n. All streams start the epoch from the
+same broadcast state (t_0, n_0, abar_0), and the kernel keeps each stream's average as exactly
+(n_0 abar_0 + sum of its own a_t w_t) / n_j with n_j = n_0 + sum of its own a_t, so the pooled
+average is the weighted average of the iterates of all streams, whatever their lengths
+(``n_avg`` is a sum of weights, not a count, for that reason). Within an epoch each stream
+weighs its steps by its own counter t_0 + i; the next epoch's weights continue from the pooled
+t, so later epochs weigh more, as in one stream (measured on a9a in 2,048-row chunks, 20
+epochs: +2.9% with one stream, +3.0% with two of 8 + 8 or 9 + 7 chunks). The next epoch
+continues from the combined last iterate ``coef``, not from the average.
 """
 
 from __future__ import annotations

@@ -198,47 +198,47 @@ def test_two_blocks_chain_like_one(batch_size):
     assert isinstance(s1 + s2, PassStats) and (s1 + s2).n_rows == 60
 
 
-def test_parallel_streams_combine_into_one_average():
-    """Two streams start from one broadcast state and are combined by ParameterAveraging (the
-    rows-weighted mean of every array, of t and of n_avg). Each stream's running average is
-    (n0 abar0 + its sum of a_t w_t) / (n0 + its sum of a_t), with a_t a function of the global
-    step t; with equal step counts both weight sums are the same S, so the mean of the two
-    running averages is the average over both streams' iterates,
-    (n0 abar0 + (sum_1 + sum_2) / 2) / (n0 + S), and the combined n_avg is n0 + S. The next
-    pass continues from the combined last iterate, not from the average."""
+@pytest.mark.parametrize("split", [60, 70])
+def test_parallel_streams_combine_into_one_average(split):
+    """Two streams start from one broadcast state (t0, n0, abar0) and are combined by
+    ParameterAveraging, which pools their steps and running averages. Each stream's average
+    is (n0 abar0 + its own sum of a_t w_t) / n_j with n_j = n0 + its own sum of a_t, so the
+    pooled average is the weighted average of the iterates of both streams, whatever their
+    lengths, and the next pass continues from the combined last iterate, not the average."""
     X, y, codes = linear_problem(n=120, d=5, seed=11)
     block = as_block(X, y, "csr")
     solver = PegasosSolver(alpha=0.02, batch_size=2)
     rng = np.random.default_rng(0)
     state = solver.init_state(5, 1, np.float64)
     solver.run_block(state, block, codes, rng.permutation(120))  # an average to continue
-    n0, A0, ab0 = state.n_avg, state.avg_coef.copy(), state.avg_intercept.copy()
+    t0, n0, A0, ab0 = state.t, state.n_avg, state.avg_coef.copy(), state.avg_intercept.copy()
     assert n0 > 0 and A0.any()
     common = dict(alpha=0.02, batch_size=2, fit_intercept=True,
                   radius=ball_radius("hinge", 0.02))
     order = rng.permutation(120)
     combiner = ParameterAveraging()
     partials, refs = [], []
-    for half in (order[:60], order[60:]):
+    for part in (order[:split], order[split:]):
         stream = state.copy()
-        stats = solver.run_block(stream, block, codes, half)
+        stats = solver.run_block(stream, block, codes, part)
         partials.append(combiner.chunk(stream, stats))
-        refs.append(averaged_ref(X, codes, None, half, state.coef, state.intercept, A0, ab0,
-                                 t=state.t, n_avg=n0, **common))
+        refs.append(averaged_ref(X, codes, None, part, state.coef, state.intercept, A0, ab0,
+                                 t=t0, n_avg=n0, **common))
     combined, stats = combiner.finalize(combiner.combine(partials), state)
     assert stats.n_rows == 120
-    S = refs[0][5] - n0
-    assert refs[1][5] - n0 == pytest.approx(S, rel=1e-14)  # equal weight sums
+    # each stream's own weighted sum of iterates and of weights, on top of the shared start
     sums = [r[5] * r[2] - n0 * A0 for r in refs]
     b_sums = [r[5] * r[3] - n0 * ab0 for r in refs]
-    np.testing.assert_allclose(combined.avg_coef, (n0 * A0 + (sums[0] + sums[1]) / 2) / (n0 + S),
+    weights = [r[5] - n0 for r in refs]
+    n_all = n0 + sum(weights)
+    np.testing.assert_allclose(combined.avg_coef, (n0 * A0 + sum(sums)) / n_all,
                                rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(combined.avg_intercept,
-                               (n0 * ab0 + (b_sums[0] + b_sums[1]) / 2) / (n0 + S),
+    np.testing.assert_allclose(combined.avg_intercept, (n0 * ab0 + sum(b_sums)) / n_all,
                                rtol=1e-10, atol=1e-12)
-    assert combined.n_avg == pytest.approx(n0 + S, rel=1e-14)
-    assert combined.t == state.t + 30
-    np.testing.assert_allclose(combined.coef, (refs[0][0] + refs[1][0]) / 2, rtol=1e-11)
+    assert combined.n_avg == pytest.approx(n_all, rel=1e-12)
+    assert combined.t == t0 + 60  # the streams' steps are pooled: 120 rows / batch 2
+    w = np.array([split, 120 - split]) / 120
+    np.testing.assert_allclose(combined.coef, w[0] * refs[0][0] + w[1] * refs[1][0], rtol=1e-11)
     assert combined.model()[0] is combined.avg_coef
 
     nxt = combined.copy()
