@@ -38,4 +38,4 @@ def deal_chunks(order: np.ndarray, n_streams: int) -> list[list[int]]:
 def row_order(seed: int, epoch: int, chunk: int, n_rows: int) -> np.ndarray:
     """The permutation of rows inside one chunk for one epoch (int64)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, _ROW_ORDER, epoch, chunk]))
-    return rng.permutation(n_rows).astype(np.int64)
+    return rng.permutation(n_rows).astype(np.int64, copy=False)

@@ -27,7 +27,8 @@ class SolverState:
     t : number of steps taken so far (global across epochs and, after a combine, the weighted
         mean of the streams' counters).
     avg_coef, avg_intercept : running Polyak-Ruppert averages (averaged solvers), else None.
-    n_avg : number of iterates in the running average.
+    n_avg : total averaging weight of the running average (the number of iterates for
+        uniform averages, sum_t a_t for weighted ones).
     eta0 : initial step size of schedules that need one (SGD), NaN where unused (Pegasos).
     extra : solver-specific named arrays that are averaged by the combine like ``coef`` is.
     """
