@@ -44,7 +44,7 @@ from typing import Any
 import fsspec
 import numpy as np
 import zarr
-from zarr.codecs import ZstdCodec
+from zarr.codecs import BloscCodec
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.readers import check_block_values, coerce_block, concat_blocks, slice_block
@@ -56,9 +56,11 @@ FORMAT_VERSION = 1
 MAX_CLASSES = 1000
 LAYOUTS = ("dense", "sparse")
 DTYPES = ("float32", "float64")
-# zstd level 1 decodes at memory speed on dense floats and still shrinks 0/1 features ~20x;
-# zarr's default (level 3 in v3) was 2-4x slower to write for the same ratio in our measurements.
-_COMPRESSORS = (ZstdCodec(level=1),)
+# Blosc with LZ4 and byte shuffle (zarr v2's long-time default): an epoch reads every chunk, so
+# decode speed is what counts. Measured on 65,536 x 100 float32 normals, one thread: LZ4+shuffle
+# decodes at 2.8 GB/s (ratio 1.07), zstd level 1 at 0.6 GB/s (ratio 1.08), which made reading,
+# not training, the bottleneck of a cluster epoch. On 0/1 features LZ4 shrinks ~6x (zstd ~20x).
+_COMPRESSORS = (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
 _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",

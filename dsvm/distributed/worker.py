@@ -17,6 +17,7 @@ import numpy as np
 
 from dsvm.combine.averaging import ParameterAveraging
 from dsvm.data.blocks import Block, block_from_arrays
+from dsvm.distributed.malloc import tune_malloc_for_chunks
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
 from dsvm.solvers.passes import calibration_sample, pass_over_chunk
@@ -49,6 +50,7 @@ def _worker_stream_pass(
     seed: int,
 ) -> Any:
     """One stream's share of an epoch: a local pass over its chunks, returned as a partial."""
+    tune_malloc_for_chunks()
     state = state.copy()  # the broadcast state may be shared by other tasks on this worker
     stats = PassStats()
     for chunk, block in iter_chunks(source, chunk_ids):
@@ -145,6 +147,7 @@ def _worker_evaluate(
     loss: str,
 ) -> EvalCounts:
     """Loss and accuracy sums over some chunks of a source, read on this worker."""
+    tune_malloc_for_chunks()
     total = EvalCounts()
     for chunk, block in iter_chunks(source, chunk_ids):
         where = f"{source.describe()}, chunk {chunk}"

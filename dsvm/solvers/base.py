@@ -128,13 +128,20 @@ def encode_labels(y: np.ndarray, classes: np.ndarray, where: str) -> np.ndarray:
     For one output (binary) the kernels read code 1 as +1 and code 0 as -1; for K outputs,
     output k sees +1 where code == k and -1 elsewhere (one-vs-rest).
     """
-    codes = np.searchsorted(classes, y)
-    codes = np.minimum(codes, len(classes) - 1)
-    bad = classes[codes] != y
+    if len(classes) <= 16:
+        # a few vectorised comparisons beat searchsorted's binary search plus a check pass
+        codes = np.full(y.shape, -1, dtype=np.int32)
+        for k, c in enumerate(classes):
+            codes[y == c] = k
+        bad = codes < 0
+    else:
+        found = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+        bad = classes[found] != y
+        codes = found.astype(np.int32)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
             f"{where}: row {i} has label {float(y[i])!r}, which is not one of the classes "
             f"{classes.tolist()} seen when the fit started."
         )
-    return codes.astype(np.int32)
+    return codes
