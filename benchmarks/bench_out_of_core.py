@@ -45,7 +45,7 @@ def main() -> None:
                       memory_limit=args.memory_limit) as cluster, Client(cluster) as client:
         before = sorted(client.scheduler_info()["workers"])
         limits = {a: w["memory_limit"] for a, w in client.scheduler_info()["workers"].items()}
-        clf = dsvm.SVMClassifier(alpha=1e-6, max_epochs=1, tol=None, random_state=0,
+        clf = dsvm.SVMClassifier(alpha=1e-4, max_epochs=1, tol=None, random_state=0,
                                  client=client, verbose=1)
         tic = time.perf_counter()
         clf.fit(ds)
