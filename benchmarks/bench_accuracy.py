@@ -27,6 +27,8 @@ SETS = {"a9a": ("a9a/a9a.xz", "a9a/a9a.t.xz", 123), "w8a": ("w8a/w8a.xz", "w8a/w
 def liblinear(Xtr, ytr, Xte, yte, alpha: float) -> tuple[float, float, float]:
     from sklearn.svm import LinearSVC
 
+    Xtr = Xtr.tocsr()
+    Xtr.indices, Xtr.indptr = Xtr.indices.astype(np.int32), Xtr.indptr.astype(np.int32)
     tic = time.perf_counter()
     svc = LinearSVC(loss="hinge", C=1.0 / (alpha * Xtr.shape[0]), fit_intercept=False,
                     dual=True, tol=1e-6, max_iter=200_000).fit(Xtr, ytr)
