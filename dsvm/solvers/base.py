@@ -16,6 +16,7 @@ import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.exceptions import DataFormatError
+from dsvm.kernels.labels import encode_classes
 
 
 @dataclass
@@ -128,20 +129,13 @@ def encode_labels(y: np.ndarray, classes: np.ndarray, where: str) -> np.ndarray:
     For one output (binary) the kernels read code 1 as +1 and code 0 as -1; for K outputs,
     output k sees +1 where code == k and -1 elsewhere (one-vs-rest).
     """
-    if len(classes) <= 16:
-        # a few vectorised comparisons beat searchsorted's binary search plus a check pass
-        codes = np.full(y.shape, -1, dtype=np.int32)
-        for k, c in enumerate(classes):
-            codes[y == c] = k
-        bad = codes < 0
-    else:
-        found = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-        bad = classes[found] != y
-        codes = found.astype(np.int32)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    codes = np.empty(y.shape[0], dtype=np.int32)
+    bad = encode_classes(
+        np.ascontiguousarray(y, dtype=np.float64), np.ascontiguousarray(classes, np.float64), codes
+    )
+    if bad >= 0:
         raise DataFormatError(
-            f"{where}: row {i} has label {float(y[i])!r}, which is not one of the classes "
+            f"{where}: row {bad} has label {float(y[bad])!r}, which is not one of the classes "
             f"{classes.tolist()} seen when the fit started."
         )
     return codes
