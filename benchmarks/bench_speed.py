@@ -74,7 +74,6 @@ def _read_stream(dataset, chunk_ids) -> int:
 
 
 def on_cluster(X: np.ndarray, y: np.ndarray, skip_dask_ml: bool) -> str:
-    import dask.array as da
     from distributed import Client, LocalCluster
 
     import dsvm
