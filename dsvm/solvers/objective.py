@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.kernels.losses import LOSS_CODES
-from dsvm.solvers.base import SolverState
+from dsvm.solvers.base import PassStats, SolverState
 
 
 def margin_losses(name: str, z: np.ndarray) -> np.ndarray:
@@ -250,3 +250,25 @@ def validate_common(solver: Any) -> None:
             f"The 'batch_size' parameter of {cls} must be an int in the range [1, inf). "
             f"Got {k!r} instead."
         )
+
+
+def run_pass_kernel(
+    kernel: Any, state: SolverState, args: Any, hp: np.ndarray, *, average: bool, who: str
+) -> PassStats:
+    """Call a pass kernel (``pegasos_pass`` / ``sgd_pass``) on prepared inputs and read back
+    the counters it wrote into ``hp``; check finiteness once for the pass."""
+    from dsvm.kernels import hparams as H
+
+    K = state.coef.shape[0]
+    A = state.avg_coef if average else np.zeros((K, 0))
+    ab = state.avg_intercept if average else np.zeros(K)
+    loss_sum = float(
+        kernel(args.X, args.codes, args.sample_weight, args.order,
+               state.coef, state.intercept, A, ab, hp)
+    )
+    n_rows = int(args.order.shape[0])
+    state.t = float(hp[H.T])
+    if average:
+        state.n_avg = float(hp[H.N_AVG])
+    check_finite(state, loss_sum, who, n_rows)
+    return PassStats(loss_sum=loss_sum, n_rows=n_rows, weight_sum=args.weight_sum)

@@ -123,7 +123,12 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_AT_ZERO, loss_code
 from dsvm.kernels.passes import pegasos_pass
 from dsvm.solvers.base import PassStats, SolverState
-from dsvm.solvers.objective import check_finite, kernel_inputs, validate_common, writable_weights
+from dsvm.solvers.objective import (
+    kernel_inputs,
+    run_pass_kernel,
+    validate_common,
+    writable_weights,
+)
 
 # Cap of the intercept's step size (see "Intercept" above): eta_b,t = 1 / (lambda t + 1).
 INTERCEPT_ETA_MAX = 1.0
@@ -237,17 +242,4 @@ class PegasosSolver:
             avg_power=AVERAGE_POWER,
             n_avg=state.n_avg,
         )
-        K = state.coef.shape[0]
-        A = state.avg_coef if self.average else np.zeros((K, 0))
-        ab = state.avg_intercept if self.average else np.zeros(K)
-        loss_sum = float(
-            pegasos_pass(
-                args.X, args.codes, args.sample_weight, args.order,
-                state.coef, state.intercept, A, ab, hp,
-            )
-        )
-        state.t = float(hp[H.T])
-        if self.average:
-            state.n_avg = float(hp[H.N_AVG])
-        check_finite(state, loss_sum, who, n_rows)
-        return PassStats(loss_sum=loss_sum, n_rows=n_rows, weight_sum=args.weight_sum)
+        return run_pass_kernel(pegasos_pass, state, args, hp, average=self.average, who=who)

@@ -59,7 +59,7 @@ from dsvm.kernels.passes import sgd_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.objective import (
     KernelInputs,
-    check_finite,
+    run_pass_kernel,
     kernel_inputs,
     margin_losses,
     ovr_targets,
@@ -243,16 +243,4 @@ class SGDSolver:
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
         hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.average)
-        K = state.coef.shape[0]
-        A = state.avg_coef if self.average else np.zeros((K, 0))
-        ab = state.avg_intercept if self.average else np.zeros(K)
-        loss_sum = float(
-            sgd_pass(
-                args.X, args.codes, args.sample_weight, args.order,
-                state.coef, state.intercept, A, ab, hp,
-            )
-        )
-        state.t = float(hp[H.T])
-        state.n_avg = float(hp[H.N_AVG])
-        check_finite(state, loss_sum, who, n_rows)
-        return PassStats(loss_sum=loss_sum, n_rows=n_rows, weight_sum=args.weight_sum)
+        return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who)
