@@ -40,8 +40,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="dsvm-demo-") as tmp:
         print(f"dsvm demo: converting the bundled a9a (UCI Adult) to zarr in {tmp}")
-        train = convert(_bundled("a9a.xz"), os.path.join(tmp, "a9a.zarr"), n_features=123)
-        test = convert(_bundled("a9a.t.xz"), os.path.join(tmp, "a9a.t.zarr"), n_features=123)
+        # 4,096-row chunks: a9a is small, and every worker's stream should get some chunks
+        train = convert(_bundled("a9a.xz"), os.path.join(tmp, "a9a.zarr"), n_features=123,
+                        chunk_rows=4096)
+        test = convert(_bundled("a9a.t.xz"), os.path.join(tmp, "a9a.t.zarr"), n_features=123,
+                       chunk_rows=4096)
         print(f"  train: {train.n_samples} rows x {train.n_features} features, "
               f"{train.n_chunks} chunks ({train.layout})")
         print(f"  test:  {test.n_samples} rows")
@@ -247,8 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    # distributed logs every client and worker coming and going at INFO: keep the command's own
+    # output readable unless asked for more. (It sets its loggers' levels when imported, so
+    # import it first.)
+    import distributed  # noqa: F401
+
+    for name in ("distributed", "dask"):
+        logging.getLogger(name).setLevel(max(level, logging.WARNING) if level > logging.INFO
+                                          else level)
 
     def show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
         print(f"dsvm {args.command}: warning: {message}", file=sys.stderr)

@@ -100,8 +100,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     t_ : float
         Solver steps so far (the schedule's counter).
     history_ : list of dict
-        Per epoch: epoch, objective (alpha/2 ||w||^2 + the pass's mean loss), train_loss,
-        val_accuracy, seconds, rows_per_s, n_rows, t.
+        Per epoch: epoch, objective, train_loss, val_accuracy, seconds, rows_per_s, n_rows, t.
+        ``train_loss`` is progressive (each row's loss at the iterate before its step, free to
+        compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
+        that runs above the objective of the returned (averaged) model, which
+        :meth:`evaluate` computes exactly with one more pass.
 
     Examples
     --------
