@@ -85,10 +85,10 @@ def on_cluster(X: np.ndarray, y: np.ndarray, skip_dask_ml: bool) -> str:
     n = ds.n_samples
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit="4GiB") as cluster, Client(cluster) as client:
-        clf = dsvm.SVMClassifier(alpha=1e-5, max_epochs=3, tol=None, random_state=0,
+        clf = dsvm.SVMClassifier(alpha=1e-5, max_epochs=7, tol=None, random_state=0,
                                  client=client).fit(ds)
-        # epochs 2.. exclude the workers' first numba load; take the best
-        ours = max(h["rows_per_s"] for h in clf.history_[1:])
+        # epochs 2-7 exclude the workers' first numba load; medians, as for the reads below
+        ours = float(np.median([h["rows_per_s"] for h in clf.history_[1:]]))
 
         def read_epoch(epoch: int) -> float:
             streams = deal_chunks(epoch_chunk_order(0, epoch, ds.n_chunks), 2)
@@ -98,7 +98,7 @@ def on_cluster(X: np.ndarray, y: np.ndarray, skip_dask_ml: bool) -> str:
             return n / (time.perf_counter() - tic)
 
         read_epoch(0)
-        reads = max(read_epoch(e) for e in (1, 2))
+        reads = float(np.median([read_epoch(e) for e in range(1, 7)]))
         theirs = None
         if not skip_dask_ml:
             from dask_ml.wrappers import Incremental
@@ -119,8 +119,9 @@ def on_cluster(X: np.ndarray, y: np.ndarray, skip_dask_ml: bool) -> str:
         "",
         "| what | rows/s |",
         "|---|---|",
-        f"| dsvm pegasos epoch (2 streams, best of epochs 2-3) | {ours:,.0f} |",
-        f"| the same workers only reading the same chunks (same streams, prefetch) | {reads:,.0f} |",
+        f"| dsvm pegasos epoch (2 streams, median of epochs 2-7) | {ours:,.0f} |",
+        f"| the same workers only reading the same chunks (same streams, prefetch; median of 6) "
+        f"| {reads:,.0f} |",
     ]
     if theirs is not None:
         lines.append(f"| dask-ml Incremental(SGDClassifier(loss='hinge')) | {theirs:,.0f} |")
@@ -132,7 +133,7 @@ def on_cluster(X: np.ndarray, y: np.ndarray, skip_dask_ml: bool) -> str:
     if theirs is not None:
         lines.append(f"dsvm / dask-ml Incremental = **{ours / theirs:.1f}x** (target >= 10x): "
                      f"{'PASS' if ours / theirs >= 10 else 'FAIL'}.")
-    lines.append(f"(training accuracy after 3 epochs: {acc:.4f})")
+    lines.append(f"(training accuracy after 7 epochs: {acc:.4f})")
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 logger = logging.getLogger(__name__)
 
 DEFAULT_SPLIT_EVERY = 4
+BROADCAST_ABOVE_BYTES = 1 << 20
 
 
 class LocalEngine:
@@ -121,8 +122,12 @@ class DaskEngine:
         epoch: int,
         seed: int,
     ) -> tuple[SolverState, PassStats]:
-        # Only the (small) state travels from the client: broadcast once, used by every stream.
-        [state_f] = self.client.scatter([state], broadcast=True, hash=False)
+        # Only the state travels from the client. A large one (many classes x many features) is
+        # broadcast once to every worker; a small one rides inside each task, which saves the
+        # scatter's round trips on every epoch.
+        state_f: Any = state
+        if _state_nbytes(state) > BROADCAST_ABOVE_BYTES:
+            [state_f] = self.client.scatter([state], broadcast=True, hash=False)
         if isinstance(source, DaskSource):
             partials = self._dask_array_streams(
                 state_f, solver, combiner, source, classes, streams, epoch, seed
@@ -223,3 +228,9 @@ def _calibrate_arrays(
     from dsvm.distributed.sources import ArraySource
 
     return w._worker_calibrate(state, ArraySource(X, y), 0, solver, classes)
+
+
+def _state_nbytes(state: SolverState) -> int:
+    arrays = [state.coef, state.intercept, state.avg_coef, state.avg_intercept,
+              *state.extra.values()]
+    return sum(a.nbytes for a in arrays if a is not None)
