@@ -47,6 +47,9 @@ class AveragePartial:
     eta0: float
     stats: PassStats = field(default_factory=PassStats)
 
+    def __sizeof__(self) -> int:
+        return 128 + sum(a.nbytes for d in (self.iterate, self.average) for a in d.values())
+
 
 _ITERATE = ("coef", "intercept")
 _AVERAGE = ("avg_coef", "avg_intercept")

@@ -45,6 +45,11 @@ class DenseBlock:
     def to_matrix(self) -> np.ndarray:
         return self.X
 
+    def __sizeof__(self) -> int:
+        # what dask's memory accounting (dask.sizeof) sees for a block held by a worker
+        sw = 0 if self.sample_weight is None else self.sample_weight.nbytes
+        return self.nbytes + sw
+
 
 @dataclass(frozen=True)
 class CSRBlock:
@@ -76,6 +81,10 @@ class CSRBlock:
     @property
     def nbytes(self) -> int:
         return int(self.indptr.nbytes + self.indices.nbytes + self.data.nbytes + self.y.nbytes)
+
+    def __sizeof__(self) -> int:
+        sw = 0 if self.sample_weight is None else self.sample_weight.nbytes
+        return self.nbytes + sw
 
     def to_matrix(self) -> sp.csr_matrix:
         return sp.csr_matrix(

@@ -64,6 +64,12 @@ class SolverState:
             extra={k: v.copy() for k, v in self.extra.items()},
         )
 
+    def __sizeof__(self) -> int:
+        # dask's memory accounting falls back to sys.getsizeof (56 bytes) for dataclasses
+        arrays = [self.coef, self.intercept, self.avg_coef, self.avg_intercept,
+                  *self.extra.values()]
+        return 64 + sum(a.nbytes for a in arrays if a is not None)
+
     def model(self) -> tuple[np.ndarray, np.ndarray]:
         """The (coef, intercept) to predict with: the average when there is one, else w_t."""
         if self.avg_coef is not None and self.n_avg > 0:

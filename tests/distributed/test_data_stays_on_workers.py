@@ -1,0 +1,67 @@
+"""Data never travels through the client or the scheduler: during a fit on a zarr dataset the
+only task results are states and partials, whose size depends on n_features, not on the data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from distributed.diagnostics.plugin import SchedulerPlugin
+
+import dsvm
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
+
+
+class ResultSizes(SchedulerPlugin):
+    """Records the size of every task result the scheduler learns about (a copy of it runs in
+    the scheduler; the sizes are read back with run_on_scheduler)."""
+
+    name = "dsvm-result-sizes"
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}
+
+    async def start(self, scheduler) -> None:  # noqa: ANN001
+        self.scheduler = scheduler
+
+    def transition(self, key, start, finish, *args, **kwargs) -> None:  # noqa: ANN001
+        if finish == "memory":
+            ts = self.scheduler.tasks.get(key)
+            if ts is not None:
+                self.sizes[str(key)] = max(self.sizes.get(str(key), 0), int(ts.nbytes))
+
+
+def test_dask_sees_the_real_size_of_dsvm_objects(tmp_path):
+    from dask.sizeof import sizeof
+
+    from dsvm.combine.averaging import ParameterAveraging
+    from dsvm.solvers.base import PassStats
+    from dsvm.solvers.registry import make_solver
+
+    X = np.zeros((1000, 50))
+    ds = dsvm.write_arrays(tmp_path / "s.zarr", X, np.r_[np.ones(500), -np.ones(500)],
+                           dtype="float64")
+    block = ds.read_chunk(0)
+    assert sizeof(block) >= X.nbytes
+    state = make_solver("sgd").init_state(50, 10, np.dtype(np.float64))
+    assert sizeof(state) >= 10 * 50 * 8 * 2  # coef and its running average
+    partial = ParameterAveraging().chunk(state, PassStats(1.0, 10, 10.0))
+    assert sizeof(partial) >= 10 * 50 * 8
+
+
+def test_task_results_are_model_sized_not_data_sized(tmp_path, local_client):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40_000, 30))
+    y = np.where(X[:, 0] + 0.2 * rng.normal(size=40_000) > 0, 1.0, -1.0)
+    ds = dsvm.write_arrays(tmp_path / "d.zarr", X, y, chunk_rows=5000, dtype="float64")
+    chunk_bytes = 5000 * 30 * 8
+    local_client.register_plugin(ResultSizes())
+    clf = dsvm.SVMClassifier(max_epochs=2, tol=None, random_state=0, client=local_client)
+    clf.fit(ds, validation=ds)
+    sizes = local_client.run_on_scheduler(
+        lambda dask_scheduler: dict(dask_scheduler.plugins[ResultSizes.name].sizes))
+    dsvm_keys = {k: v for k, v in sizes.items() if k.startswith("dsvm-")}
+    assert any(k.startswith("dsvm-pass") for k in dsvm_keys), sizes
+    # a state/partial of 30 features is a few KB; one chunk of X is 1.2 MB
+    assert max(dsvm_keys.values()) < chunk_bytes / 50, dsvm_keys
+    assert clf.score(ds) > 0.9
