@@ -310,7 +310,6 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         plan = FitPlan(
             seed=self.seed_,
             n_streams=self.n_streams_,
-            max_epochs=n_epochs,
             tol=self.tol,
             n_iter_no_change=int(self.n_iter_no_change),
             verbose=int(self.verbose),

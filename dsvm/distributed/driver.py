@@ -31,7 +31,6 @@ class FitPlan:
 
     seed: int
     n_streams: int
-    max_epochs: int
     tol: float | None = None
     n_iter_no_change: int = 3
     verbose: int = 0

@@ -6,6 +6,7 @@ import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.data.order import row_order
+from dsvm.data.readers import slice_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 
 
@@ -30,18 +31,4 @@ def pass_over_chunk(
 
 def calibration_sample(block: Block, max_rows: int = 1000) -> Block:
     """The first ``max_rows`` rows of a block: what SGD's eta0 calibration looks at."""
-    from dsvm.data.blocks import CSRBlock, DenseBlock
-
-    n = min(block.n_samples, max_rows)
-    sw = None if block.sample_weight is None else block.sample_weight[:n]
-    if isinstance(block, DenseBlock):
-        return DenseBlock(X=block.X[:n], y=block.y[:n], sample_weight=sw)
-    end = int(block.indptr[n])
-    return CSRBlock(
-        indptr=block.indptr[: n + 1],
-        indices=block.indices[:end],
-        data=block.data[:end],
-        y=block.y[:n],
-        n_features=block.n_features,
-        sample_weight=sw,
-    )
+    return slice_block(block, 0, min(block.n_samples, max_rows))
