@@ -77,6 +77,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     n_streams : int or None, default=None
         Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
+        For in-memory input several streams run in threads of this process (one per core at
+        most), which gives the same model as running them one after another.
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
     n_workers : int or None, default=None

@@ -106,3 +106,20 @@ def test_not_fitted():
 
     with pytest.raises(NotFittedError):
         SVMClassifier().predict(np.zeros((2, 2)))
+
+
+def test_in_memory_streams_run_in_threads_with_the_same_model(monkeypatch):
+    """n_streams > 1 on NumPy input runs the streams in threads; the thread count is invisible."""
+    import dsvm.distributed.engine as engine
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(4000, 8)).astype(np.float32)
+    y = np.where(X[:, 0] - X[:, 1] > 0, 1.0, -1.0)
+    kw = dict(alpha=1e-4, max_epochs=3, tol=None, random_state=4, n_streams=3, chunk_rows=500)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    threaded = SVMClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 1)
+    sequential = SVMClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(threaded.coef_, sequential.coef_)
+    np.testing.assert_array_equal(threaded.intercept_, sequential.intercept_)
+    assert threaded.score(X, y) > 0.95

@@ -7,7 +7,9 @@ fit on a cluster with the same seed, streams and chunks give the same model.
 from __future__ import annotations
 
 import logging
+import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -24,9 +26,16 @@ BROADCAST_ABOVE_BYTES = 1 << 20
 
 
 class LocalEngine:
-    """Runs streams one after another in this process (NumPy/SciPy input, no cluster)."""
+    """Runs an epoch's streams in this process (NumPy/SciPy input, no cluster).
 
-    n_workers = 1
+    With several streams (``n_streams > 1``) they run in threads, up to one per core: the numba
+    passes release the GIL, so in-memory training uses the machine's cores the way a cluster
+    uses its workers. The model does not depend on the thread count: each stream is the same
+    deterministic function of (state, chunk ids, epoch, seed) as on a cluster, and the
+    partials are combined in stream order.
+    """
+
+    n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
 
     def calibrate(
         self, solver: LocalSolver, state: SolverState, source: Source, classes: np.ndarray, chunk: int
@@ -44,10 +53,15 @@ class LocalEngine:
         epoch: int,
         seed: int,
     ) -> tuple[SolverState, PassStats]:
-        partials = [
-            w._worker_stream_pass(state, source, ids, solver, combiner, classes, epoch, seed)
-            for ids in streams
-        ]
+        def stream(ids: Sequence[int]) -> Any:
+            return w._worker_stream_pass(state, source, ids, solver, combiner, classes, epoch, seed)
+
+        n_threads = min(len(streams), os.cpu_count() or 1)
+        if n_threads > 1:
+            with ThreadPoolExecutor(n_threads, thread_name_prefix="dsvm-stream") as pool:
+                partials = list(pool.map(stream, streams))
+        else:
+            partials = [stream(ids) for ids in streams]
         return combiner.finalize(combiner.combine(partials), state)
 
     def evaluate(
