@@ -61,12 +61,18 @@ from dsvm.solvers.objective import (
     KernelInputs,
     run_pass_kernel,
     kernel_inputs,
-    margin_losses,
-    ovr_targets,
     validate_common,
     writable_weights,
 )
 from dsvm.solvers.pegasos import init_linear_state
+from dsvm.solvers.penalties import (
+    l1_part,
+    l2_part,
+    penalty_value,
+    run_prox_kernel,
+    validate_penalty,
+)
+from dsvm.solvers.targets import LossSpec, output_targets, pointwise_losses
 
 CALIBRATION_ROWS = 1000  # rows of a block that the eta0 search looks at (Bottou: 1000)
 _ETA_FACTOR = 2.0
@@ -102,11 +108,15 @@ class SGDSolver:
     average: bool = True
     eta0: float | None = None
     average_start: int = 0
+    loss_param: float = 0.0
+    penalty: str = "l2"
+    l1_ratio: float = 0.15
 
     name: ClassVar[str] = "sgd"
 
     def __post_init__(self) -> None:
         validate_common(self)
+        validate_penalty(self)
         if self.eta0 is not None and not (
             isinstance(self.eta0, (int, float, np.floating, np.integer))
             and not isinstance(self.eta0, bool)
@@ -124,14 +134,19 @@ class SGDSolver:
             )
 
     @property
+    def averaging(self) -> bool:
+        """Whether a running average is kept: not with an L1 part (it would not be sparse)."""
+        return bool(self.average) and self.penalty == "l2"
+
+    @property
     def power(self) -> float:
         """Exponent p of the step schedule eta0 / (1 + lambda eta0 t) ** p."""
-        return 0.75 if self.average else 1.0
+        return 0.75 if self.averaging else 1.0
 
     def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
         """Zero weights in ``dtype``; float64 zero averages when averaging; eta0 if fixed."""
         state = init_linear_state(n_features, n_outputs, dtype)
-        if self.average:
+        if self.averaging:
             state.avg_coef = np.zeros((n_outputs, n_features), dtype=np.float64)
             state.avg_intercept = np.zeros(n_outputs, dtype=np.float64)
         state.eta0 = float(self.eta0) if self.eta0 is not None else math.nan
@@ -202,11 +217,11 @@ class SGDSolver:
         else:
             P = np.asarray(X[rows], dtype=np.float64) @ c64.T
         P = P + intercept.astype(np.float64)
-        Y = ovr_targets(args.codes[rows], c64.shape[0])
-        per_row = margin_losses(self.loss, Y * P).sum(axis=1)
+        Y = output_targets(args.codes[rows], c64.shape[0])
+        per_row = pointwise_losses(LossSpec(self.loss, float(self.loss_param)), P, Y).sum(axis=1)
         sw = args.sample_weight[rows] if args.sample_weight.size else None
         mean = float(per_row.mean()) if sw is None else float(sw @ per_row) / len(rows)
-        return 0.5 * self.alpha * float(np.vdot(c64, c64)) + mean
+        return penalty_value(self, c64) + mean
 
     def _hp(self, state: SolverState, *, eta0: float, power: float, average: bool) -> np.ndarray:
         return H.make_hp(
@@ -221,6 +236,9 @@ class SGDSolver:
             average=average,
             avg_start=float(self.average_start),
             n_avg=state.n_avg,
+            loss_param=float(self.loss_param),
+            l1=l1_part(self),
+            l2=l2_part(self),
         )
 
     def run_block(
@@ -238,9 +256,11 @@ class SGDSolver:
             return PassStats()
         if not math.isfinite(state.eta0):
             state.eta0 = self.calibrate(state, block, codes).eta0
-        if self.average and state.avg_coef is None:
+        if self.averaging and state.avg_coef is None:
             state.avg_coef = np.zeros(state.coef.shape, dtype=np.float64)
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
-        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.average)
+        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.averaging)
+        if self.penalty != "l2":
+            return run_prox_kernel(state, args, hp, who=who)
         return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who)
