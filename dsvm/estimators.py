@@ -29,7 +29,10 @@ from dsvm.exceptions import ConvergenceWarning
 from dsvm.model import save_model
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.objective import decision_block
+from dsvm.kernels.losses import loss_param
 from dsvm.solvers.options import solver_kwargs
+from dsvm.solvers.penalties import estimator_penalty
+from dsvm.solvers.targets import LossSpec
 from dsvm.solvers.registry import SOLVERS, make_solver
 
 logger = logging.getLogger(__name__)
@@ -349,9 +352,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             val_source = self._validation_source(validation)
 
             def validate(state: SolverState) -> float:
-                coef, intercept = state.model()
-                counts = engine.evaluate(coef, intercept, val_source, self._classes64, self.loss)
-                return counts.n_correct / max(counts.n_rows, 1)
+                return self._validation_score(engine, val_source, state)
 
         result = run_epochs(
             engine=engine,
@@ -377,6 +378,21 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+
+    def _validation_score(self, engine: Any, source: Source, state: SolverState) -> float:
+        """What ``history_[i]["val_accuracy"]`` records: accuracy (R^2 for regressors)."""
+        coef, intercept = state.model()
+        counts = engine.evaluate(coef, intercept, source, self._classes64, self._loss_spec())
+        return counts.n_correct / max(counts.n_rows, 1)
+
+    def _loss_spec(self) -> LossSpec:
+        """The loss with its parameter (mu, epsilon), as evaluation needs it."""
+        return LossSpec(self.loss, loss_param(self.loss, mu=getattr(self, "mu", 0.0),
+                                              epsilon=getattr(self, "epsilon", 0.0)))
+
+    def _penalty(self) -> float:
+        """The regulariser's value at ``coef_`` (L2, L1 or elastic net)."""
+        return estimator_penalty(self, self.coef_)
 
     def _validation_source(self, validation: Any) -> Source:
         if isinstance(validation, tuple) and len(validation) == 2:
@@ -464,13 +480,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         source = self._source(X, y)
         self._check_features(source.n_features)
         with self._predict_engine(source) as engine:
-            c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64, self.loss)
+            c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64,
+                                self._loss_spec())
         mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
-        sq = float(np.dot(self.coef_.ravel().astype(np.float64), self.coef_.ravel()))
         return {
             "accuracy": c.n_correct / max(c.n_rows, 1),
             "loss": mean_loss,
-            "objective": 0.5 * float(self.alpha) * sq + mean_loss,
+            "objective": self._penalty() + mean_loss,
             "n_samples": c.n_rows,
         }
 
@@ -518,6 +534,10 @@ def estimator_from_saved(arrays: dict[str, np.ndarray], meta: dict[str, Any]) ->
     """Rebuild a fitted estimator from :func:`dsvm.model.load_model_arrays` output."""
     from dsvm.exceptions import ModelFormatError
 
+    if meta.get("estimator") == "SVMRegressor":
+        from dsvm.regressor import regressor_from_saved
+
+        return regressor_from_saved(arrays, meta)  # type: ignore[return-value]
     if meta.get("estimator") != "SVMClassifier":
         raise ModelFormatError(f"Unknown estimator {meta.get('estimator')!r} in model file.")
     est = SVMClassifier(**meta["params"])

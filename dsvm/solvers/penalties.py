@@ -89,3 +89,12 @@ def run_prox_kernel(state: SolverState, args: Any, hp: np.ndarray, *, who: str) 
     state.t = float(hp[H.T])
     check_finite(state, loss_sum, who, n_rows)
     return PassStats(loss_sum=loss_sum, n_rows=n_rows, weight_sum=args.weight_sum)
+
+
+def estimator_penalty(est: Any, coef: np.ndarray) -> float:
+    """The penalty of an estimator's parameters (alpha, penalty, l1_ratio) at ``coef``."""
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(alpha=float(est.alpha), penalty=getattr(est, "penalty", "l2"),
+                           l1_ratio=float(getattr(est, "l1_ratio", 0.15)))
+    return penalty_value(spec, coef)
