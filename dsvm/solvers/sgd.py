@@ -173,12 +173,13 @@ class SGDSolver:
 
         lo_eta, hi_eta = 1.0, _ETA_FACTOR
         lo_cost, hi_cost = cost(lo_eta), cost(hi_eta)
-        if lo_cost < hi_cost:
+        # both diverged (e.g. the squared loss on unscaled rows): the step must come down
+        if lo_cost < hi_cost or (math.isinf(lo_cost) and math.isinf(hi_cost)):
             for _ in range(_ETA_MAX_TRIES):
                 hi_eta, hi_cost = lo_eta, lo_cost
                 lo_eta = hi_eta / _ETA_FACTOR
                 lo_cost = cost(lo_eta)
-                if not lo_cost < hi_cost:
+                if not lo_cost < hi_cost and math.isfinite(lo_cost):
                     break
         elif hi_cost < lo_cost:
             for _ in range(_ETA_MAX_TRIES):
