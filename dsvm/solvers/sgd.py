@@ -37,6 +37,11 @@ Notes
 * **O(nnz) averaging.** The kernel stores w = scale * u and abar = beta * v + gamma * u, so a
   sparse step touches only the row's non-zeros (Bottou's svmasgd bookkeeping); see
   :func:`dsvm.kernels.passes.sgd_pass`.
+* **Penalties.** ``penalty="l1"``/``"elasticnet"`` (with ``l1_ratio``) run FOLOS
+  (forward step on the loss and the L2 part, soft-threshold on the L1 part, applied lazily so
+  a sparse row costs O(nnz)); see :mod:`dsvm.solvers.penalties` and
+  :mod:`dsvm.kernels.prox`. They return the last iterate (no average: it would not be sparse)
+  with the schedule's p = 1. The eta0 search still uses the plain L2 pass with the whole alpha.
 * **Precision.** ``coef``/``intercept`` are in the data's dtype (float32 data trains float32
   weights, with float32 dots). The averages ``avg_coef``/``avg_intercept`` are always float64:
   a running mean over millions of steps adds increments ~1/n_avg smaller than itself, which
@@ -132,6 +137,10 @@ class SGDSolver:
                 "The 'average_start' parameter of SGDSolver must be an int in the range "
                 f"[0, inf). Got {a!r} instead."
             )
+
+    def penalty_of(self, coef: np.ndarray) -> float:
+        """The penalty at ``coef``: alpha/2 ||w||^2, or the L1 / elastic-net one."""
+        return penalty_value(self, coef)
 
     @property
     def averaging(self) -> bool:
