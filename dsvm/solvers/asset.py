@@ -30,7 +30,8 @@ The constants, as the paper states them and where dsvm has to choose:
 * **D_X** = sqrt(R^2 + B^2) (the radius of X), R without an intercept.
 * **D_G** from M samples at the initial iterate (w, b) = (0, 0), as the paper:
   D_G^2 = (1/M) sum_l d_l^2 (||x_l||^2 + 1), d_l the loss's subgradient at p = 0 (the +1 is the
-  intercept's coordinate; it is dropped without an intercept). M = ``n_calibration`` rows of the
+  intercept's coordinate; it is dropped without an intercept), averaged over the outputs of a
+  one-vs-rest fit (each is its own problem). M = ``n_calibration`` rows of the
   first chunk (default 1000). :meth:`AssetSolver.calibrate` computes it once, at the start of a
   fit, and stores eta_1 = D_X / D_G as ``state.eta0``; R, B and D_G ride in
   ``state.extra["asset_constants"]`` so that they survive ``partial_fit``, the save of a state and
@@ -182,7 +183,9 @@ class AssetSolver:
         R, B = self._bounds(Y, x_max)
         d = self._subgradients_at_zero(Y)  # (m, K)
         extra_one = 1.0 if self.uses_intercept else 0.0
-        d_g = float(np.sqrt(np.mean((d * d).sum(axis=1) * (sq + extra_one))))
+        # per output (one-vs-rest outputs are separate problems sharing the step size): the mean
+        # over rows and outputs of d^2 (||x||^2 + 1)
+        d_g = float(np.sqrt(np.mean((d * d).mean(axis=1) * (sq + extra_one))))
         d_x = math.hypot(R, B) if self.uses_intercept else R
         eta0 = d_x / d_g if d_g > 0.0 else d_x  # D_G = 0: no row has a subgradient yet
         extra = dict(state.extra)

@@ -144,3 +144,15 @@ def test_a9a_objective_within_one_percent_of_liblinear():
     obj = primal_objective(*state.model(), X, codes, "hinge", alpha)
     assert obj / LIBLINEAR_OPTIMUM - 1.0 < 0.01
     assert obj >= LIBLINEAR_OPTIMUM * (1 - 1e-4)  # and not below the optimum
+
+
+def test_one_vs_rest_outputs_share_the_single_output_step():
+    """For the hinge |d| = 1 for every output at (0, 0): K outputs give the same D_G as one."""
+    X, _ = _blobs(seed=6)
+    codes = np.random.default_rng(0).integers(0, 3, size=len(X)).astype(np.int32)
+    solver = AssetSolver(alpha=0.01)
+    one = solver.calibrate(solver.init_state(6, 1, np.float64), block_from_arrays(X, codes % 2),
+                           codes % 2)
+    three = solver.calibrate(solver.init_state(6, 3, np.float64), block_from_arrays(X, codes),
+                             codes)
+    assert three.eta0 == pytest.approx(one.eta0)
