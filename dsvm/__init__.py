@@ -3,12 +3,14 @@
 from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
 from dsvm.estimators import SVMClassifier
 from dsvm.model import load
+from dsvm.regressor import SVMRegressor
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
     "SVMClassifier",
+    "SVMRegressor",
     "__version__",
     "convert",
     "load",

@@ -18,6 +18,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dsvm.cli_regression import (
+    add_regression_args,
+    classifier_options,
+    print_regression_eval,
+    resolve_task,
+    train_regressor,
+)
 from dsvm.exceptions import DataFormatError, DataLayoutError, ModelFormatError
 
 logger = logging.getLogger("dsvm")
@@ -98,12 +105,16 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     dataset = open_dataset(args.dataset)
     validation = open_dataset(args.validation) if args.validation else None
+    if resolve_task(args.task, dataset) == "regression":
+        return train_regressor(args, dataset, validation)
     clf = SVMClassifier(
-        solver=args.solver, loss=args.loss, alpha=args.alpha, fit_intercept=not args.no_intercept,
+        solver=args.solver or "pegasos", loss=args.loss or "hinge", alpha=args.alpha,
+        fit_intercept=not args.no_intercept,
         max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
         average=not args.no_average,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
         verbose=0 if args.quiet else 2, client=_client_arg(args),
+        **classifier_options(args),
     )
     clf.fit(dataset, validation=validation)
     clf.save(args.out)
@@ -122,6 +133,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     result = clf.evaluate(args.dataset)
     result = {"model": args.model, "dataset": args.dataset, **result,
               "loss_name": clf.loss, "alpha": clf.alpha}
+    if "r2" in result:  # a regressor
+        print_regression_eval(result, args.json)
+        return 0
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -210,8 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a model on a dataset")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, metavar="MODEL")
-    p.add_argument("--solver", default="pegasos", choices=["pegasos", "sgd"])
-    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge", "logistic"])
+    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*"],
+                   help="default: pegasos (classification), sgd (regression)")
+    p.add_argument("--loss", default=None,
+                   choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
+                            "epsilon_insensitive"],
+                   help="default: hinge (classification), epsilon_insensitive (regression)")
+    add_regression_args(p)
     p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--tol", type=float, default=None,
@@ -230,7 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(opt, default=None)
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("eval", help="accuracy and primal objective of a model on a dataset")
+    p = sub.add_parser("eval", help="accuracy (R^2 for regressors) and primal objective of a "
+                                    "model on a dataset")
     p.add_argument("model")
     p.add_argument("dataset")
     p.add_argument("--json", action="store_true")

@@ -29,11 +29,15 @@ from dsvm.exceptions import ConvergenceWarning
 from dsvm.model import save_model
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.objective import decision_block
+from dsvm.kernels.losses import loss_param
+from dsvm.solvers.options import solver_kwargs
+from dsvm.solvers.penalties import estimator_penalty
+from dsvm.solvers.targets import LossSpec
 from dsvm.solvers.registry import SOLVERS, make_solver
 
 logger = logging.getLogger(__name__)
 
-_LOSSES = ("hinge", "squared_hinge", "logistic")
+_LOSSES = ("hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared")
 
 
 def _is_dask_collection(x: Any) -> bool:
@@ -52,14 +56,26 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd"}, default="pegasos"
+    solver : {"pegasos", "sgd", "asset", "asset*"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
-        Polyak-Ruppert averaging).
-    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
+        eta-weighted averaging from rho N); ``"asset*"``: ASSET* (no intercept, step
+        1/(alpha j), last iterate). See :mod:`dsvm.solvers.asset`.
+    loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
+        ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
+        ``"squared"``: (y - p)^2, the LS-SVM loss.
     alpha : float, default=1e-4
         Regularisation strength, the papers' lambda. Values must be in the range (0, inf).
         For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``.
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        ``"l1"``/``"elasticnet"`` (solver ``"sgd"``): FOLOS proximal steps for
+        alpha * (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2), with exact zeros in ``coef_``
+        (see :mod:`dsvm.kernels.prox`). ``"l1"`` is l1_ratio = 1.
+    l1_ratio : float, default=0.15
+        The L1 share of the elastic net. Values must be in the range [0, 1].
+    mu : float, default=0.1
+        Smoothing of ``loss="smoothed_hinge"``. Values must be in the range (0, inf).
     fit_intercept : bool, default=True
         Learn an unregularised bias.
     max_epochs : int, default=10
@@ -74,6 +90,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Predict with the average of the iterates rather than the last one. For ``"pegasos"``
         this is the t-weighted average (Algorithm 2 of the papers returns the last iterate,
         which ``average=False`` gives exactly); for ``"sgd"`` the Polyak-Ruppert average.
+    rho : float, default=0.5
+        ASSET averages the iterates from step rho N on (N: the steps of ``max_epochs`` epochs).
+        Values must be in the range [0, 1).
     n_streams : int or None, default=None
         Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
@@ -123,12 +142,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         "solver": Options(tuple(SOLVERS)),
         "loss": Options(_LOSSES),
         "alpha": Interval(numbers.Real, 0.0, None, "neither"),
+        "penalty": Options(("l2", "l1", "elasticnet")),
+        "l1_ratio": Interval(numbers.Real, 0.0, 1.0, "both"),
+        "mu": Interval(numbers.Real, 0.0, None, "neither"),
         "fit_intercept": InstanceOf((bool,), "a bool"),
         "max_epochs": Interval(numbers.Integral, 1, None, "left"),
         "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
         "n_iter_no_change": Interval(numbers.Integral, 1, None, "left"),
         "batch_size": Interval(numbers.Integral, 1, None, "left"),
         "average": InstanceOf((bool,), "a bool"),
+        "rho": Interval(numbers.Real, 0.0, 1.0, "left"),
         "n_streams": NoneOr(Interval(numbers.Integral, 1, None, "left")),
         "chunk_rows": Interval(numbers.Integral, 1, None, "left"),
         "n_workers": NoneOr(Interval(numbers.Integral, 1, None, "left")),
@@ -146,12 +169,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         solver: str = "pegasos",
         loss: str = "hinge",
         alpha: float = 1e-4,
+        penalty: str = "l2",
+        l1_ratio: float = 0.15,
+        mu: float = 0.1,
         fit_intercept: bool = True,
         max_epochs: int = 10,
         tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
         batch_size: int = 1,
         average: bool = True,
+        rho: float = 0.5,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
         n_workers: int | None = None,
@@ -162,12 +189,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.loss = loss
         self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.mu = mu
         self.fit_intercept = fit_intercept
         self.max_epochs = max_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.batch_size = batch_size
         self.average = average
+        self.rho = rho
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
         self.n_workers = n_workers
@@ -188,6 +219,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             fit_intercept=self.fit_intercept,
             batch_size=int(self.batch_size),
             average=self.average,
+            **solver_kwargs(self, getattr(self, "n_samples_fit_", None)),
         )
 
     def _source(self, X: Any, y: Any, sample_weight: Any = None) -> Source:
@@ -292,6 +324,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = values
         self.n_features_in_ = source.n_features
+        self.n_samples_fit_ = source.n_samples  # ASSET's N (solvers.options.planned_steps)
         self.seed_ = draw_seed(self.random_state)
         self.n_streams_ = int(self.n_streams or engine.n_workers)
         solver = self._make_solver()
@@ -321,9 +354,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             val_source = self._validation_source(validation)
 
             def validate(state: SolverState) -> float:
-                coef, intercept = state.model()
-                counts = engine.evaluate(coef, intercept, val_source, self._classes64, self.loss)
-                return counts.n_correct / max(counts.n_rows, 1)
+                return self._validation_score(engine, val_source, state)
 
         result = run_epochs(
             engine=engine,
@@ -349,6 +380,21 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+
+    def _validation_score(self, engine: Any, source: Source, state: SolverState) -> float:
+        """What ``history_[i]["val_accuracy"]`` records: accuracy (R^2 for regressors)."""
+        coef, intercept = state.model()
+        counts = engine.evaluate(coef, intercept, source, self._classes64, self._loss_spec())
+        return counts.n_correct / max(counts.n_rows, 1)
+
+    def _loss_spec(self) -> LossSpec:
+        """The loss with its parameter (mu, epsilon), as evaluation needs it."""
+        return LossSpec(self.loss, loss_param(self.loss, mu=getattr(self, "mu", 0.0),
+                                              epsilon=getattr(self, "epsilon", 0.0)))
+
+    def _penalty(self) -> float:
+        """The regulariser's value at ``coef_`` (L2, L1 or elastic net)."""
+        return estimator_penalty(self, self.coef_)
 
     def _validation_source(self, validation: Any) -> Source:
         if isinstance(validation, tuple) and len(validation) == 2:
@@ -436,13 +482,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         source = self._source(X, y)
         self._check_features(source.n_features)
         with self._predict_engine(source) as engine:
-            c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64, self.loss)
+            c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64,
+                                self._loss_spec())
         mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
-        sq = float(np.dot(self.coef_.ravel().astype(np.float64), self.coef_.ravel()))
         return {
             "accuracy": c.n_correct / max(c.n_rows, 1),
             "loss": mean_loss,
-            "objective": 0.5 * float(self.alpha) * sq + mean_loss,
+            "objective": self._penalty() + mean_loss,
             "n_samples": c.n_rows,
         }
 
@@ -490,6 +536,10 @@ def estimator_from_saved(arrays: dict[str, np.ndarray], meta: dict[str, Any]) ->
     """Rebuild a fitted estimator from :func:`dsvm.model.load_model_arrays` output."""
     from dsvm.exceptions import ModelFormatError
 
+    if meta.get("estimator") == "SVMRegressor":
+        from dsvm.regressor import regressor_from_saved
+
+        return regressor_from_saved(arrays, meta)  # type: ignore[return-value]
     if meta.get("estimator") != "SVMClassifier":
         raise ModelFormatError(f"Unknown estimator {meta.get('estimator')!r} in model file.")
     est = SVMClassifier(**meta["params"])

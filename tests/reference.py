@@ -11,9 +11,24 @@ import math
 import numpy as np
 
 
-def loss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
-    """loss(p, y) for y in {-1, +1}, straight from the definitions."""
-    z = np.asarray(y, dtype=np.float64) * np.asarray(p, dtype=np.float64)
+def loss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float, a: float = 0.0) -> np.ndarray:
+    """loss(p, y) for y in {-1, +1} (real y for the regression losses), from the definitions.
+
+    ``a``: mu of the smoothed hinge, epsilon of the epsilon-insensitive loss.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    if name == "epsilon_insensitive":
+        return np.maximum(0.0, np.abs(y - p) - a)
+    if name == "squared":
+        return (y - p) ** 2
+    if name == "smoothed_hinge":
+        # NESVM Eq. 5 with ||x||_inf = 1: u = median{(1 - y p) / mu, 0, 1}
+        if a <= 0.0:
+            return np.maximum(0.0, 1.0 - y * p)
+        u = np.clip((1.0 - y * p) / a, 0.0, 1.0)
+        return u * (1.0 - y * p) - 0.5 * a * u * u
+    z = y * p
     if name == "hinge":
         return np.maximum(0.0, 1.0 - z)
     if name == "squared_hinge":
@@ -23,10 +38,19 @@ def loss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float) -> np.ndar
     raise ValueError(name)
 
 
-def dloss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
+def dloss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float, a: float = 0.0) -> np.ndarray:
     """d loss / d p (hinge: -y strictly inside the margin, 0 at and beyond the kink)."""
     y = np.asarray(y, dtype=np.float64)
-    z = y * np.asarray(p, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    if name == "epsilon_insensitive":
+        return np.where(y - p > a, -1.0, np.where(y - p < -a, 1.0, 0.0))
+    if name == "squared":
+        return -2.0 * (y - p)
+    if name == "smoothed_hinge":
+        if a <= 0.0:
+            return np.where(y * p < 1.0, -y, 0.0)
+        return -y * np.clip((1.0 - y * p) / a, 0.0, 1.0)
+    z = y * p
     if name == "hinge":
         return np.where(z < 1.0, -y, 0.0)
     if name == "squared_hinge":

@@ -43,8 +43,11 @@ class LoopResult:
     converged: bool = False
 
 
-def _objective(state: SolverState, alpha: float, loss_mean: float) -> float:
+def _objective(state: SolverState, alpha: float, loss_mean: float, solver: Any = None) -> float:
     coef, _ = state.model()
+    penalty_of = getattr(solver, "penalty_of", None)  # L1 / elastic net (solvers.penalties)
+    if penalty_of is not None:
+        return float(penalty_of(coef) + loss_mean)
     return float(0.5 * alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
 
 
@@ -80,7 +83,7 @@ def run_epochs(
             loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
             record = {
                 "epoch": epoch + 1,
-                "objective": _objective(state, solver.alpha, loss_mean),
+                "objective": _objective(state, solver.alpha, loss_mean, solver),
                 "train_loss": loss_mean,
                 "val_accuracy": validate(state) if validate is not None else None,
                 "seconds": seconds,

@@ -21,6 +21,7 @@ from dsvm.distributed.malloc import tune_malloc_for_chunks
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
 from dsvm.solvers.passes import calibration_sample, pass_over_chunk
+from dsvm.solvers.targets import regression_counts, targets_for
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def _worker_calibrate(
 ) -> SolverState:
     """Data-dependent constants (SGD's eta0) from the first rows of one chunk."""
     block = calibration_sample(source.read_chunk(chunk))
-    codes = encode_labels(block.y, classes, where=f"{source.describe()}, chunk {chunk}")
+    codes = targets_for(block.y, classes, where=f"{source.describe()}, chunk {chunk}")
     return solver.calibrate(state.copy(), block, codes)
 
 
@@ -112,6 +113,10 @@ class EvalCounts:
     weight_sum: float = 0.0
     n_correct: int = 0
     n_rows: int = 0
+    # regression (classes None): sums for R^2 = 1 - sq_err / (y_sq_sum - y_sum^2 / n_rows)
+    sq_err: float = 0.0
+    y_sum: float = 0.0
+    y_sq_sum: float = 0.0
 
     def __add__(self, other: EvalCounts) -> EvalCounts:
         return EvalCounts(
@@ -119,6 +124,9 @@ class EvalCounts:
             self.weight_sum + other.weight_sum,
             self.n_correct + other.n_correct,
             self.n_rows + other.n_rows,
+            self.sq_err + other.sq_err,
+            self.y_sum + other.y_sum,
+            self.y_sq_sum + other.y_sq_sum,
         )
 
 
@@ -132,6 +140,10 @@ def evaluate_block(
 ) -> EvalCounts:
     if block.n_samples == 0:
         return EvalCounts()
+    if classes is None:  # regression
+        loss_sum, weight_sum = loss_block(coef, intercept, block, targets_for(block.y, None, where), loss)
+        return EvalCounts(float(loss_sum), float(weight_sum), 0, block.n_samples,
+                          *regression_counts(coef, intercept, block))
     codes = encode_labels(block.y, classes, where=where)
     loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss)
     n_correct, n_rows = accuracy_counts(coef, intercept, block, codes)

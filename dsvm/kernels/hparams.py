@@ -28,7 +28,10 @@ AVERAGE = 12  # 1.0 to keep a running average of the iterates (SGD: Polyak-Ruppe
 AVG_START = 13  # average the iterates of steps s > AVG_START (s = 1, 2, ...)
 N_AVG = 14  # sum of the averaging weights of the iterates averaged so far; in/out
 AVG_POWER = 15  # iterate of step s weighs (s - AVG_START) ** AVG_POWER: 0 uniform, 1 t-weighted
-SIZE = 16
+LOSS_PARAM = 16  # the loss's parameter: mu (smoothed hinge) or epsilon (epsilon-insensitive)
+L1 = 17  # FOLOS: lambda_1 of the L1 prox (dsvm.kernels.prox)
+L2 = 18  # FOLOS: lambda_2 of the L2 shrink (ALPHA still sets the step schedule)
+SIZE = 19
 
 # Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
 # Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
@@ -55,6 +58,9 @@ def make_hp(
     avg_start: float = 0.0,
     n_avg: float = 0.0,
     avg_power: float = 0.0,
+    loss_param: float = 0.0,
+    l1: float = 0.0,
+    l2: float = math.nan,
 ) -> np.ndarray:
     """Pack keyword hyper-parameters into a fresh ``hp`` array (see the index constants)."""
     hp = np.empty(SIZE, dtype=np.float64)
@@ -74,4 +80,7 @@ def make_hp(
     hp[AVG_START] = avg_start
     hp[N_AVG] = n_avg
     hp[AVG_POWER] = avg_power
+    hp[LOSS_PARAM] = loss_param
+    hp[L1] = l1
+    hp[L2] = alpha if math.isnan(l2) else l2
     return hp

@@ -5,7 +5,8 @@ Both kernels take the same leading arguments:
 X : (n_rows, n_features) C-contiguous float32/float64 array, or a CSR triple
     ``(indptr int64 (n_rows + 1,), indices int32 (nnz,), data float32/float64 (nnz,))``.
     Compiled once per layout and dtype (see :mod:`dsvm.kernels.rows`); may be read-only.
-codes : (n_rows,) int32 class indices (one output: 1 -> +1, 0 -> -1; K outputs: one-vs-rest).
+codes : (n_rows,) int32 class indices (one output: 1 -> +1, 0 -> -1; K outputs: one-vs-rest),
+    or (n_rows,) float64 real targets for the regression losses (see ``ovr_target``).
 sample_weight : (n_rows,) float64, or an empty array for unit weights.
 order : (n_steps_rows,) int64 row indices into X, visited in this order (a permutation, a
     subset or with repeats: the kernel does not care). Consecutive runs of ``hp[BATCH]``
@@ -52,7 +53,7 @@ from dsvm.kernels.averages import (
     avg_flush_needed,
     avg_weight,
 )
-from dsvm.kernels.losses import loss_deriv, loss_value
+from dsvm.kernels.losses import loss_deriv_p, loss_value_p
 from dsvm.kernels.prefetch import PREFETCH_DISTANCE
 from dsvm.kernels.rows import (
     prefetch_item,
@@ -89,6 +90,7 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     t = hp[H.T]
     k_batch = max(1, int(hp[H.BATCH]))
     code = int(hp[H.LOSS])
+    loss_a = hp[H.LOSS_PARAM]
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
     radius = hp[H.RADIUS]
     bias_bound = hp[H.BIAS_BOUND]
@@ -132,8 +134,8 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             for k in range(K):
                 y = ovr_target(c, k, K)
                 p = scale[k] * row_dot(X, i, W, k) + b[k]
-                loss_sum += sw * loss_value(code, p, y)
-                G[r, k] = sw * loss_deriv(code, p, y)
+                loss_sum += sw * loss_value_p(code, p, y, loss_a)
+                G[r, k] = sw * loss_deriv_p(code, p, y, loss_a)
         # (1 - eta lambda) = 1 - 1/t: exactly 0 at t = 1 (handled by shrink_scale); the clip
         # only guards against a negative counter handed in by a caller.
         factor = max(0.0, 1.0 - eta * lam)
@@ -210,6 +212,7 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     t = hp[H.T]
     k_batch = max(1, int(hp[H.BATCH]))
     code = int(hp[H.LOSS])
+    loss_a = hp[H.LOSS_PARAM]
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
     b_rate = hp[H.INTERCEPT_RATE]
     scale_min = hp[H.SCALE_MIN]
@@ -250,8 +253,8 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             for k in range(K):
                 y = ovr_target(c, k, K)
                 p = scale[k] * row_dot(X, i, W, k) + b[k]
-                loss_sum += sw * loss_value(code, p, y)
-                G[r, k] = sw * loss_deriv(code, p, y)
+                loss_sum += sw * loss_value_p(code, p, y, loss_a)
+                G[r, k] = sw * loss_deriv_p(code, p, y, loss_a)
         factor = max(0.0, 1.0 - eta * lam)
         a_t = 0.0
         if average:

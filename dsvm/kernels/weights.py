@@ -16,8 +16,10 @@ numba would update atomically on every step).
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
-from dsvm.kernels._jit import njit_inline, njit_serial
+from dsvm.kernels._jit import njit_inline, njit_serial, overload_options
 
 
 @njit_serial
@@ -70,12 +72,29 @@ def shrink_scale(W, k, scale, sq, factor, scale_min):
     return scale, sq
 
 
-@njit_inline
 def ovr_target(code, k, n_outputs):
-    """The +-1 target of output k for a row with class index ``code`` (one-vs-rest).
+    """The target of output k for a row whose entry in the kernels' ``codes`` array is ``code``.
 
-    One output (binary): code 1 -> +1, code 0 -> -1. K outputs: +1 where code == k.
+    Int class index (classification, one-vs-rest): one output (binary) code 1 -> +1, code 0 ->
+    -1; K outputs: +1 where code == k, else -1. Float (regression: ``codes`` holds the float64
+    targets themselves): the target, whatever k. The choice is made at compile time from the
+    array's dtype (the overload below), so every pass kernel serves both without a branch.
     """
+    if isinstance(code, float):
+        return code
     if n_outputs == 1:
         return 1.0 if code == 1 else -1.0
     return 1.0 if code == k else -1.0
+
+
+@overload(ovr_target, **overload_options())
+def _ol_ovr_target(code, k, n_outputs):
+    if isinstance(code, types.Float):
+        return lambda code, k, n_outputs: np.float64(code)
+
+    def impl(code, k, n_outputs):
+        if n_outputs == 1:
+            return 1.0 if code == 1 else -1.0
+        return 1.0 if code == k else -1.0
+
+    return impl

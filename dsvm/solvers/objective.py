@@ -70,9 +70,11 @@ def loss_block(
     coef: np.ndarray, intercept: np.ndarray, block: Block, codes: np.ndarray, loss: str
 ) -> tuple[float, float]:
     """(sum over rows and outputs of sample_weight * loss, sum of sample weights)."""
+    from dsvm.solvers.targets import output_targets, pointwise_losses
+
     P = decision_block(coef, intercept, block)
-    Y = ovr_targets(codes, P.shape[1])
-    per_row = margin_losses(loss, Y * P).sum(axis=1)
+    Y = output_targets(codes, P.shape[1])  # +-1, or the real targets (regression)
+    per_row = pointwise_losses(loss, P, Y).sum(axis=1)
     if block.sample_weight is None:
         return float(per_row.sum()), float(block.n_samples)
     sw = np.asarray(block.sample_weight, dtype=np.float64)
@@ -118,7 +120,7 @@ class KernelInputs(NamedTuple):
     """Arguments of a pass kernel for one block (all read-only views)."""
 
     X: Any  # (n, d) C-contiguous array, or the CSR triple (indptr, indices, data)
-    codes: np.ndarray  # (n,) int32
+    codes: np.ndarray  # (n,) int32 class codes, or float64 targets (regression)
     sample_weight: np.ndarray  # (n,) float64, or (0,) for unit weights
     order: np.ndarray  # (m,) int64, every entry in [0, n)
     weight_sum: float  # sum of the sample weights of the rows in ``order``
@@ -187,7 +189,9 @@ def kernel_inputs(
         weight_sum = float(sw[order].sum())
     return KernelInputs(
         X=X,
-        codes=_readonly(np.ascontiguousarray(codes, dtype=np.int32)),
+        # float targets (regression) stay float64; class codes are int32
+        codes=_readonly(np.ascontiguousarray(
+            codes, dtype=np.float64 if codes.dtype.kind == "f" else np.int32)),
         sample_weight=_readonly(sw),
         order=_readonly(np.ascontiguousarray(order)),
         weight_sum=weight_sum,

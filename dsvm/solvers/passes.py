@@ -7,7 +7,8 @@ import numpy as np
 from dsvm.data.blocks import Block
 from dsvm.data.order import row_order
 from dsvm.data.readers import slice_block
-from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
+from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+from dsvm.solvers.targets import targets_for
 
 
 def pass_over_chunk(
@@ -15,7 +16,7 @@ def pass_over_chunk(
     state: SolverState,
     block: Block,
     *,
-    classes: np.ndarray,
+    classes: np.ndarray | None,
     chunk: int,
     epoch: int,
     seed: int,
@@ -24,7 +25,7 @@ def pass_over_chunk(
     """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``."""
     if block.n_samples == 0:
         return PassStats()
-    codes = encode_labels(block.y, classes, where=where)
+    codes = targets_for(block.y, classes, where=where)  # classes None: regression
     order = row_order(seed, epoch, chunk, block.n_samples)
     return solver.run_block(state, block, codes, order)
 

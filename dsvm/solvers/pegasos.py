@@ -144,6 +144,8 @@ def ball_radius(loss: str, alpha: float, max_weight: float = 1.0) -> float:
     scale = max(1.0, max_weight)
     if loss == "hinge":
         return math.sqrt(scale / alpha)
+    if loss not in LOSS_AT_ZERO:  # regression losses: the bound needs the targets' range
+        return math.inf
     return math.sqrt(2.0 * LOSS_AT_ZERO[loss] * scale / alpha)
 
 
@@ -187,6 +189,7 @@ class PegasosSolver:
     fit_intercept: bool = True
     batch_size: int = 1
     average: bool = True
+    loss_param: float = 0.0
 
     name: ClassVar[str] = "pegasos"
 
@@ -228,6 +231,9 @@ class PegasosSolver:
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
         max_w = float(args.sample_weight.max()) if args.sample_weight.size else 1.0
+        # Regression targets (float codes): no ball is known without the targets' range, so
+        # no projection (Pegasos converges without it; the projection only speeds it up).
+        radius = math.inf if args.codes.dtype.kind == "f" else ball_radius(self.loss, self.alpha, max_w)
         hp = H.make_hp(
             alpha=self.alpha,
             t=state.t,
@@ -235,11 +241,12 @@ class PegasosSolver:
             loss=loss_code(self.loss),
             fit_intercept=self.fit_intercept,
             dtype=state.coef.dtype,
-            radius=ball_radius(self.loss, self.alpha, max_w),
+            radius=radius,
             intercept_eta_max=INTERCEPT_ETA_MAX,
             average=self.average,
             avg_start=AVERAGE_START,
             avg_power=AVERAGE_POWER,
             n_avg=state.n_avg,
+            loss_param=float(self.loss_param),
         )
         return run_pass_kernel(pegasos_pass, state, args, hp, average=self.average, who=who)

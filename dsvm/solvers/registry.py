@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from dsvm.solvers.asset import AssetSolver, AssetStarSolver
 from dsvm.solvers.base import LocalSolver
 from dsvm.solvers.pegasos import PegasosSolver
 from dsvm.solvers.sgd import SGDSolver
 
 SOLVERS: dict[str, type] = {"pegasos": PegasosSolver, "sgd": SGDSolver}
+SOLVERS.update({"asset": AssetSolver, "asset*": AssetStarSolver})
 
 
 def make_solver(name: str, **params: Any) -> LocalSolver:

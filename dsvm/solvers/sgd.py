@@ -37,6 +37,11 @@ Notes
 * **O(nnz) averaging.** The kernel stores w = scale * u and abar = beta * v + gamma * u, so a
   sparse step touches only the row's non-zeros (Bottou's svmasgd bookkeeping); see
   :func:`dsvm.kernels.passes.sgd_pass`.
+* **Penalties.** ``penalty="l1"``/``"elasticnet"`` (with ``l1_ratio``) run FOLOS
+  (forward step on the loss and the L2 part, soft-threshold on the L1 part, applied lazily so
+  a sparse row costs O(nnz)); see :mod:`dsvm.solvers.penalties` and
+  :mod:`dsvm.kernels.prox`. They return the last iterate (no average: it would not be sparse)
+  with the schedule's p = 1. The eta0 search still uses the plain L2 pass with the whole alpha.
 * **Precision.** ``coef``/``intercept`` are in the data's dtype (float32 data trains float32
   weights, with float32 dots). The averages ``avg_coef``/``avg_intercept`` are always float64:
   a running mean over millions of steps adds increments ~1/n_avg smaller than itself, which
@@ -61,12 +66,18 @@ from dsvm.solvers.objective import (
     KernelInputs,
     run_pass_kernel,
     kernel_inputs,
-    margin_losses,
-    ovr_targets,
     validate_common,
     writable_weights,
 )
 from dsvm.solvers.pegasos import init_linear_state
+from dsvm.solvers.penalties import (
+    l1_part,
+    l2_part,
+    penalty_value,
+    run_prox_kernel,
+    validate_penalty,
+)
+from dsvm.solvers.targets import LossSpec, output_targets, pointwise_losses
 
 CALIBRATION_ROWS = 1000  # rows of a block that the eta0 search looks at (Bottou: 1000)
 _ETA_FACTOR = 2.0
@@ -102,11 +113,15 @@ class SGDSolver:
     average: bool = True
     eta0: float | None = None
     average_start: int = 0
+    loss_param: float = 0.0
+    penalty: str = "l2"
+    l1_ratio: float = 0.15
 
     name: ClassVar[str] = "sgd"
 
     def __post_init__(self) -> None:
         validate_common(self)
+        validate_penalty(self)
         if self.eta0 is not None and not (
             isinstance(self.eta0, (int, float, np.floating, np.integer))
             and not isinstance(self.eta0, bool)
@@ -123,15 +138,24 @@ class SGDSolver:
                 f"[0, inf). Got {a!r} instead."
             )
 
+    def penalty_of(self, coef: np.ndarray) -> float:
+        """The penalty at ``coef``: alpha/2 ||w||^2, or the L1 / elastic-net one."""
+        return penalty_value(self, coef)
+
+    @property
+    def averaging(self) -> bool:
+        """Whether a running average is kept: not with an L1 part (it would not be sparse)."""
+        return bool(self.average) and self.penalty == "l2"
+
     @property
     def power(self) -> float:
         """Exponent p of the step schedule eta0 / (1 + lambda eta0 t) ** p."""
-        return 0.75 if self.average else 1.0
+        return 0.75 if self.averaging else 1.0
 
     def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
         """Zero weights in ``dtype``; float64 zero averages when averaging; eta0 if fixed."""
         state = init_linear_state(n_features, n_outputs, dtype)
-        if self.average:
+        if self.averaging:
             state.avg_coef = np.zeros((n_outputs, n_features), dtype=np.float64)
             state.avg_intercept = np.zeros(n_outputs, dtype=np.float64)
         state.eta0 = float(self.eta0) if self.eta0 is not None else math.nan
@@ -158,12 +182,13 @@ class SGDSolver:
 
         lo_eta, hi_eta = 1.0, _ETA_FACTOR
         lo_cost, hi_cost = cost(lo_eta), cost(hi_eta)
-        if lo_cost < hi_cost:
+        # both diverged (e.g. the squared loss on unscaled rows): the step must come down
+        if lo_cost < hi_cost or (math.isinf(lo_cost) and math.isinf(hi_cost)):
             for _ in range(_ETA_MAX_TRIES):
                 hi_eta, hi_cost = lo_eta, lo_cost
                 lo_eta = hi_eta / _ETA_FACTOR
                 lo_cost = cost(lo_eta)
-                if not lo_cost < hi_cost:
+                if not lo_cost < hi_cost and math.isfinite(lo_cost):
                     break
         elif hi_cost < lo_cost:
             for _ in range(_ETA_MAX_TRIES):
@@ -202,11 +227,11 @@ class SGDSolver:
         else:
             P = np.asarray(X[rows], dtype=np.float64) @ c64.T
         P = P + intercept.astype(np.float64)
-        Y = ovr_targets(args.codes[rows], c64.shape[0])
-        per_row = margin_losses(self.loss, Y * P).sum(axis=1)
+        Y = output_targets(args.codes[rows], c64.shape[0])
+        per_row = pointwise_losses(LossSpec(self.loss, float(self.loss_param)), P, Y).sum(axis=1)
         sw = args.sample_weight[rows] if args.sample_weight.size else None
         mean = float(per_row.mean()) if sw is None else float(sw @ per_row) / len(rows)
-        return 0.5 * self.alpha * float(np.vdot(c64, c64)) + mean
+        return penalty_value(self, c64) + mean
 
     def _hp(self, state: SolverState, *, eta0: float, power: float, average: bool) -> np.ndarray:
         return H.make_hp(
@@ -221,6 +246,9 @@ class SGDSolver:
             average=average,
             avg_start=float(self.average_start),
             n_avg=state.n_avg,
+            loss_param=float(self.loss_param),
+            l1=l1_part(self),
+            l2=l2_part(self),
         )
 
     def run_block(
@@ -238,9 +266,11 @@ class SGDSolver:
             return PassStats()
         if not math.isfinite(state.eta0):
             state.eta0 = self.calibrate(state, block, codes).eta0
-        if self.average and state.avg_coef is None:
+        if self.averaging and state.avg_coef is None:
             state.avg_coef = np.zeros(state.coef.shape, dtype=np.float64)
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
-        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.average)
+        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.averaging)
+        if self.penalty != "l2":
+            return run_prox_kernel(state, args, hp, who=who)
         return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who)

@@ -61,8 +61,14 @@ SCALAR = {
 
 
 def test_code_table_is_stable():
-    assert LOSS_CODES == {"hinge": 0, "squared_hinge": 1, "logistic": 2}
-    assert LOSS_AT_ZERO == {"hinge": 1.0, "squared_hinge": 1.0, "logistic": LOG2}
+    assert LOSS_CODES == {
+        "hinge": 0, "squared_hinge": 1, "logistic": 2,
+        "smoothed_hinge": 3, "epsilon_insensitive": 4, "squared": 5,
+    }
+    assert LOSS_AT_ZERO == {
+        "hinge": 1.0, "squared_hinge": 1.0, "logistic": LOG2, "smoothed_hinge": 1.0,
+        "squared": 1.0,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(TABLES))
@@ -128,5 +134,5 @@ def test_hinge_subgradient_is_in_the_subdifferential_at_the_kink():
 
 def test_loss_code_rejects_unknown_names():
     assert loss_code("logistic") == 2
-    with pytest.raises(ValueError, match=r"Got loss 'huber'; expected one of \['hinge', "):
+    with pytest.raises(ValueError, match=r"Got loss 'huber'; expected one of \['epsilon_insensitive', 'hinge', "):
         loss_code("huber")

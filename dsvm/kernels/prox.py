@@ -1,0 +1,167 @@
+"""FOLOS / FOBOS passes: SGD with the L1 (or elastic-net) proximal step applied lazily.
+
+Duchi & Singer's forward-backward splitting (Menon's survey, Section 4.3.4) for
+
+    lambda_2/2 ||w||^2 + lambda_1 ||w||_1 + (1/n) sum_i s_i loss(w . x_i + b, y_i):
+
+    w_{t+1/2} = (1 - eta_t lambda_2) w_t - (eta_t / m) sum_{i in M} g_i x_i   (forward: L2 + loss)
+    w_{t+1}   = sign(w_{t+1/2}) max(0, |w_{t+1/2}| - eta_t lambda_1)          (backward: L1 prox)
+
+with SGD's schedule eta_t = eta0 / (1 + alpha eta0 t) (``hp[ETA0]``, ``hp[ALPHA]``, power
+``hp[POWER]``); lambda_2 = ``hp[L2]``, lambda_1 = ``hp[L1]``. The soft-threshold sets
+coordinates to exactly 0.
+
+**Lazy prox, O(nnz) per sparse row.** The threshold of step t applies to every coordinate, but
+a coordinate that no row touches changes only by thresholds, and soft-thresholds compose by
+adding: soft(soft(u, a), b) = soft(u, a + b). With w = s u (the scaled representation of
+:mod:`dsvm.kernels.weights`, which makes the L2 shrink O(1)) a threshold eta lambda_1 on w is
+eta lambda_1 / s on u. So each output keeps the running sum Q_k of the thresholds in u-units
+and each coordinate the value of Q_k when it was last brought up to date (``last``); before a
+row's dot product its non-zero coordinates are caught up (u_j <- soft(u_j, Q_k - last_kj)),
+which is exact. Every coordinate is caught up before the scale is folded into u (when Q's unit
+changes) and at the end of the pass, so between kernel calls ``W`` holds w itself.
+
+No running average is kept: an average of sparse iterates is not sparse, and exact zeros are
+what the L1 penalty is for (see :mod:`dsvm.solvers.sgd`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from dsvm.kernels import hparams as H
+from dsvm.kernels._jit import njit_inline, njit_serial, overload_options
+from dsvm.kernels.losses import loss_deriv_p, loss_value_p
+from dsvm.kernels.rows import row_axpy, row_dot
+from dsvm.kernels.weights import ovr_target, vec_scale
+
+
+@njit_inline
+def soft_threshold(u, a):
+    """sign(u) max(0, |u| - a) for a >= 0."""
+    if u > a:
+        return u - a
+    if u < -a:
+        return u + a
+    return u * 0.0  # keeps u's type; a NaN stays NaN
+
+
+@njit_inline
+def catch_up_coord(W, k, j, q, last):
+    pending = q - last[k, j]
+    if pending != 0.0:
+        W[k, j] = soft_threshold(np.float64(W[k, j]), pending)
+        last[k, j] = q
+
+
+@njit_serial
+def catch_up_all(W, k, q, last):
+    """Apply every pending threshold of output k (O(d)): before a fold and at a pass's end."""
+    for j in range(W.shape[1]):
+        catch_up_coord(W, k, j, q, last)
+        last[k, j] = 0.0
+
+
+def catch_up_row(X, i, W, k, q, last):
+    """Apply the pending thresholds of output k to the coordinates of row i's non-zeros."""
+    if isinstance(X, tuple):
+        for jj in range(X[0][i], X[0][i + 1]):
+            catch_up_coord(W, k, X[1][jj], q, last)
+    else:
+        for j in range(W.shape[1]):
+            catch_up_coord(W, k, j, q, last)
+
+
+@overload(catch_up_row, **overload_options())
+def _ol_catch_up_row(X, i, W, k, q, last):
+    if isinstance(X, types.BaseTuple):
+
+        def impl_csr(X, i, W, k, q, last):
+            indptr, indices = X[0], X[1]
+            for jj in range(indptr[i], indptr[i + 1]):
+                catch_up_coord(W, k, indices[jj], q, last)
+
+        return impl_csr
+
+    def impl_dense(X, i, W, k, q, last):
+        for j in range(W.shape[1]):
+            catch_up_coord(W, k, j, q, last)
+
+    return impl_dense
+
+
+@njit_serial
+def sgd_prox_pass(X, codes, sample_weight, order, W, b, hp):
+    """One FOLOS pass over ``order`` (see the module notes); returns the progressive loss sum.
+
+    Reads ALPHA (schedule), L1, L2, T, BATCH, LOSS, LOSS_PARAM, FIT_INTERCEPT, INTERCEPT_RATE,
+    SCALE_MIN, ETA0, POWER; writes back T.
+    """
+    n = order.shape[0]
+    K = W.shape[0]
+    d = W.shape[1]
+    lam = hp[H.ALPHA]
+    lam1 = hp[H.L1]
+    lam2 = hp[H.L2]
+    t = hp[H.T]
+    k_batch = max(1, int(hp[H.BATCH]))
+    code = int(hp[H.LOSS])
+    loss_a = hp[H.LOSS_PARAM]
+    fit_b = hp[H.FIT_INTERCEPT] != 0.0
+    b_rate = hp[H.INTERCEPT_RATE]
+    scale_min = hp[H.SCALE_MIN]
+    eta0 = hp[H.ETA0]
+    power = hp[H.POWER]
+    has_sw = sample_weight.shape[0] > 0
+
+    scale = np.ones(K)
+    q = np.zeros(K)  # summed thresholds in u-units since the last fold
+    last = np.zeros((K, d))  # q_k when coordinate j was last caught up
+    G = np.zeros((min(k_batch, n), K))
+    loss_sum = 0.0
+    start = 0
+    while start < n:
+        m = min(k_batch, n - start)
+        eta = eta0 / math.pow(1.0 + lam * eta0 * t, power)
+        t += 1.0
+        for r in range(m):
+            i = order[start + r]
+            sw = sample_weight[i] if has_sw else 1.0
+            c = codes[i]
+            for k in range(K):
+                catch_up_row(X, i, W, k, q[k], last)
+                y = ovr_target(c, k, K)
+                p = scale[k] * row_dot(X, i, W, k) + b[k]
+                loss_sum += sw * loss_value_p(code, p, y, loss_a)
+                G[r, k] = sw * loss_deriv_p(code, p, y, loss_a)
+        factor = max(0.0, 1.0 - eta * lam2)
+        for k in range(K):
+            s = scale[k] * factor
+            if s < scale_min or factor <= 0.0:
+                # fold: thresholds pending in the old u-units first
+                catch_up_all(W, k, q[k], last)
+                q[k] = 0.0
+                vec_scale(W, k, s)
+                s = 1.0
+            # the batch's rows were caught up to q[k] before their margins; q[k] has not moved
+            cu = -eta / (m * s)
+            g_sum = 0.0
+            for r in range(m):
+                g = G[r, k]
+                if g != 0.0:
+                    row_axpy(X, order[start + r], W, k, cu * g)
+                    g_sum += g
+            scale[k] = s
+            q[k] += eta * lam1 / s  # this step's backward (prox) step, on every coordinate
+            if fit_b and g_sum != 0.0:
+                b[k] = b[k] - b_rate * eta * g_sum / m
+        start += m
+    for k in range(K):
+        catch_up_all(W, k, q[k], last)
+        vec_scale(W, k, scale[k])
+    hp[H.T] = t
+    return loss_sum

@@ -1,0 +1,100 @@
+"""Targets and losses on the NumPy side: class codes or real targets, and every loss of a prediction.
+
+Classification feeds the pass kernels int32 class codes (:func:`dsvm.solvers.base.encode_labels`);
+regression feeds them the float64 targets themselves, in the same ``codes`` argument (the kernels
+tell the two apart by dtype, see :func:`dsvm.kernels.weights.ovr_target`). Everything that reads a
+block's labels goes through :func:`targets_for`, where ``classes=None`` means regression.
+
+:class:`LossSpec` carries a loss with its parameter (mu of the smoothed hinge, epsilon of the
+epsilon-insensitive loss) wherever a loss name alone used to travel (evaluation, validation);
+:func:`pointwise_losses` is the vectorised float64 counterpart of :mod:`dsvm.kernels.losses`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsvm.exceptions import DataFormatError
+from dsvm.kernels.losses import LOSS_CODES
+from dsvm.solvers.base import encode_labels
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """A loss name and its parameter (0 for losses without one)."""
+
+    name: str
+    param: float = 0.0
+
+
+def as_loss_spec(loss: Any) -> LossSpec:
+    """A :class:`LossSpec` from a spec or a bare loss name (parameter 0)."""
+    if isinstance(loss, LossSpec):
+        return loss
+    if loss not in LOSS_CODES:
+        raise ValueError(f"Got loss {loss!r}; expected one of {sorted(LOSS_CODES)}.")
+    return LossSpec(str(loss))
+
+
+def pointwise_losses(loss: Any, P: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """loss(p, y) elementwise for predictions ``P`` and targets ``Y`` (same shape), float64.
+
+    ``Y`` holds +-1 for the margin losses and the real targets for the regression ones.
+    """
+    spec = as_loss_spec(loss)
+    P = np.asarray(P, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    name, a = spec.name, spec.param
+    if name == "epsilon_insensitive":
+        return np.maximum(0.0, np.abs(Y - P) - a)
+    if name == "squared":
+        return (Y - P) ** 2
+    gap = 1.0 - Y * P  # 1 - margin
+    if name == "hinge":
+        return np.maximum(0.0, gap)
+    if name == "squared_hinge":
+        return np.maximum(0.0, gap) ** 2
+    if name == "logistic":
+        return np.logaddexp(0.0, -(Y * P))
+    # smoothed hinge (Huber form): quadratic within mu of the margin, linear beyond
+    if a <= 0.0:
+        return np.maximum(0.0, gap)
+    g = np.maximum(0.0, gap)
+    return np.where(g < a, g * g / (2.0 * a), g - 0.5 * a)
+
+
+def targets_for(y: np.ndarray, classes: np.ndarray | None, where: str) -> np.ndarray:
+    """What the kernels read as ``codes``: int32 class codes, or (``classes`` None) float64 y.
+
+    Real targets must be finite: a NaN target would silently poison the weights.
+    """
+    if classes is not None:
+        return encode_labels(y, classes, where=where)
+    t = np.ascontiguousarray(y, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise DataFormatError(f"{where}: row {int(bad[0])} has target {float(t[bad[0]])!r}; "
+                              "regression targets must be finite.")
+    return t
+
+
+def output_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
+    """(n_rows, n_outputs) float64 targets: +-1 from class codes, or the real targets as a column."""
+    codes = np.asarray(codes)
+    if codes.dtype.kind == "f":
+        return codes.astype(np.float64)[:, None]
+    if n_outputs == 1:
+        return np.where(codes == 1, 1.0, -1.0)[:, None]
+    return np.where(codes[:, None] == np.arange(n_outputs)[None, :], 1.0, -1.0)
+
+
+def regression_counts(coef: np.ndarray, intercept: np.ndarray, block: Any) -> tuple[float, float, float]:
+    """(sum (y - p)^2, sum y, sum y^2) over a block, float64: additive sums for R^2."""
+    from dsvm.solvers.objective import decision_block
+
+    p = decision_block(coef, intercept, block)[:, 0]
+    y = np.asarray(block.y, dtype=np.float64)
+    return float(np.sum((y - p) ** 2)), float(y.sum()), float(y @ y)
