@@ -33,7 +33,7 @@ from dsvm.solvers.registry import SOLVERS, make_solver
 
 logger = logging.getLogger(__name__)
 
-_LOSSES = ("hinge", "squared_hinge", "logistic")
+_LOSSES = ("hinge", "squared_hinge", "logistic", "squared")
 
 
 def _is_dask_collection(x: Any) -> bool:
@@ -52,14 +52,33 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd"}, default="pegasos"
+    solver : {"pegasos", "sgd", "nesvm"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
-        Polyak-Ruppert averaging).
-    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        Polyak-Ruppert averaging). ``"nesvm"``: NESVM, Nesterov's optimal gradient method on
+        the smoothed objective, one exact full-gradient data pass per iteration (see
+        :mod:`dsvm.solvers.nesvm`); C-SVM (``loss="hinge"``), LP-SVM (``penalty="l1"``),
+        LS-SVM (``loss="squared"``).
+    loss : {"hinge", "squared_hinge", "logistic", "squared"}, default="hinge"
+        ``"squared"`` (LS-SVM, (1 - y p)^2) with ``solver="nesvm"`` only.
     alpha : float, default=1e-4
         Regularisation strength, the papers' lambda. Values must be in the range (0, inf).
-        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``.
+        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``; the NESVM
+        paper's C is the same C = 1/(alpha n).
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        ``"l1"`` (alpha ||w||_1, LP-SVM) with ``solver="nesvm"`` only.
+    mu : float, default=0.1
+        Smoothing of the smoothed hinge (and of the L1 norm): the hinge max(0, 1 - m) becomes
+        quadratic on (1 - mu ||x||_inf, 1), and the objective minimised is within
+        mu/2 * mean ||x_i||_inf of the true one (the paper's Theorem 1). Used by
+        ``solver="nesvm"`` (the target mu* of homotopy). Values must be in the range (0, inf).
+    mu0 : float or None, default=None
+        Homotopy NESVM (the paper's Algorithm 2): start at ``mu0`` and solve a sequence of
+        problems with mu_t = mu0 / (t + 1) down to ``mu``, each warm-started from the last
+        and each stopped by ``tol``. ``None``: plain NESVM at ``mu``.
+    warm_start : bool, default=False
+        ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
+        ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.
     fit_intercept : bool, default=True
         Learn an unregularised bias.
     max_epochs : int, default=10
@@ -67,6 +86,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     tol : float or None, default=1e-3
         Stop when the epoch's objective estimate has not improved on the best by more than
         ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
+        ``solver="nesvm"``: the epsilon of Algorithm 1, a stage (the whole fit without
+        homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol, F_mu the smoothed objective
+        in the normalisation above (the paper's objective divided by alpha n).
     n_iter_no_change : int, default=3
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
@@ -96,7 +118,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
     n_iter_ : int
-        Epochs run so far.
+        Epochs run so far (for ``solver="nesvm"``: data passes, one per iteration).
     t_ : float
         Solver steps so far (the schedule's counter).
     history_ : list of dict
@@ -105,6 +127,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
         that runs above the objective of the returned (averaged) model, which
         :meth:`evaluate` computes exactly with one more pass.
+        ``solver="nesvm"``: per pass, ``objective`` is the exact true (unsmoothed) objective of
+        the model the fit returns at that point, ``smoothed_objective`` / ``iterate_objective``
+        the smoothed / true objective at the iterate w^k, ``smoothed_objective_y`` the smoothed
+        objective at y^(k-1) (Eq. 33), plus ``stage``, ``mu`` and ``lipschitz``.
 
     Examples
     --------
@@ -118,9 +144,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict[str, Any] = {
-        "solver": Options(tuple(SOLVERS)),
+        "solver": Options((*SOLVERS, "nesvm")),
         "loss": Options(_LOSSES),
         "alpha": Interval(numbers.Real, 0.0, None, "neither"),
+        "penalty": Options(("l2", "l1", "elasticnet")),
+        "mu": Interval(numbers.Real, 0.0, None, "neither"),
+        "mu0": NoneOr(Interval(numbers.Real, 0.0, None, "neither")),
+        "warm_start": InstanceOf((bool,), "a bool"),
         "fit_intercept": InstanceOf((bool,), "a bool"),
         "max_epochs": Interval(numbers.Integral, 1, None, "left"),
         "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
@@ -144,6 +174,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         solver: str = "pegasos",
         loss: str = "hinge",
         alpha: float = 1e-4,
+        penalty: str = "l2",
+        mu: float = 0.1,
+        mu0: float | None = None,
+        warm_start: bool = False,
         fit_intercept: bool = True,
         max_epochs: int = 10,
         tol: float | None = 1e-3,
@@ -160,6 +194,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.loss = loss
         self.alpha = alpha
+        self.penalty = penalty
+        self.mu = mu
+        self.mu0 = mu0
+        self.warm_start = warm_start
         self.fit_intercept = fit_intercept
         self.max_epochs = max_epochs
         self.tol = tol
@@ -242,15 +280,25 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------------
     def fit(
-        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None
+        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None,
+        init: Any = None,
     ) -> SVMClassifier:
         """Train from scratch for up to ``max_epochs`` epochs.
 
         ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
         or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
-        scored after every epoch into ``history_[i]["val_accuracy"]``.
+        scored after every epoch into ``history_[i]["val_accuracy"]``. ``init``: a fitted
+        model (anything with ``coef_`` / ``intercept_``, e.g. an SGD fit) that
+        ``solver="nesvm"`` starts from.
         """
         self._validate()
+        if self.solver == "nesvm":
+            return self._fit_nesvm(X, y, sample_weight, validation, init)
+        if self.penalty != "l2" or init is not None:
+            raise ValueError(
+                f"penalty={self.penalty!r} and init= need solver='nesvm'; solver="
+                f"{self.solver!r} trains penalty='l2' from zero."
+            )
         for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
@@ -270,12 +318,29 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     ) -> SVMClassifier:
         """One epoch over the data, continuing the schedule and state of earlier calls."""
         self._validate()
+        if self.solver == "nesvm":
+            raise ValueError(
+                "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
+                "(with warm_start=True to continue from the current model)."
+            )
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
             if not hasattr(self, "state_"):
                 self._start(engine, source, classes=classes)
             self._check_features(source.n_features)
             self._run(engine, source, 1, validation, warn=False)
+        return self
+
+    def _fit_nesvm(self, X: Any, y: Any, sample_weight: Any, validation: Any,
+                   init: Any) -> SVMClassifier:
+        from dsvm._nesvm_fit import fit_nesvm
+
+        if not self.warm_start:
+            for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
+                self.__dict__.pop(attr, None)
+        source = self._source(X, y, sample_weight)
+        with self._engine(source) as engine:
+            fit_nesvm(self, engine, source, init=init, validation=validation)
         return self
 
     def _start(self, engine: Any, source: Source, classes: Any) -> None:
@@ -437,10 +502,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64, self.loss)
         mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
         sq = float(np.dot(self.coef_.ravel().astype(np.float64), self.coef_.ravel()))
+        reg = 0.5 * float(self.alpha) * sq
+        if getattr(self, "penalty", "l2") == "l1":
+            reg = float(self.alpha) * float(np.abs(self.coef_.astype(np.float64)).sum())
         return {
             "accuracy": c.n_correct / max(c.n_rows, 1),
             "loss": mean_loss,
-            "objective": 0.5 * float(self.alpha) * sq + mean_loss,
+            "objective": reg + mean_loss,
             "n_samples": c.n_rows,
         }
 
