@@ -66,8 +66,10 @@ def fit_nesvm(est: Any, engine: Any, source: Source, *, init: Any = None,
     est.classes_ = values
     est.n_features_in_ = source.n_features
     problem = nesvm_problem(est)
+    # tol is Algorithm 1's epsilon on the paper's objective, which is ours divided by alpha
+    tol = None if est.tol is None else float(est.tol) * float(est.alpha)
     settings = NesvmSettings(mu=float(est.mu), mu0=None if est.mu0 is None else float(est.mu0),
-                             tol=est.tol, max_passes=int(est.max_epochs))
+                             tol=tol, max_passes=int(est.max_epochs))
     oracle = GradientOracle(engine, source, problem, est._classes64, n_tasks=est.n_streams)
     progress = EpochProgress(settings.max_passes, int(est.verbose))
     val_source = None if validation is None else est._validation_source(validation)

@@ -100,6 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     validation = open_dataset(args.validation) if args.validation else None
     clf = SVMClassifier(
         solver=args.solver, loss=args.loss, alpha=args.alpha, fit_intercept=not args.no_intercept,
+        penalty=args.penalty, mu=args.mu, mu0=args.mu0,
         max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
         average=not args.no_average,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
@@ -210,9 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a model on a dataset")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, metavar="MODEL")
-    p.add_argument("--solver", default="pegasos", choices=["pegasos", "sgd"])
-    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge", "logistic"])
+    p.add_argument("--solver", default="pegasos", choices=["pegasos", "sgd", "nesvm"])
+    p.add_argument("--loss", default="hinge",
+                   choices=["hinge", "squared_hinge", "logistic", "squared"])
     p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
+    p.add_argument("--penalty", default="l2", choices=["l2", "l1"], help="l1: nesvm only")
+    p.add_argument("--mu", type=float, default=0.03, help="nesvm: smoothing of the hinge")
+    p.add_argument("--mu0", type=float, default=None,
+                   help="nesvm: homotopy from mu0 down to mu (default: no homotopy)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--tol", type=float, default=None,
                    help="stop early when the objective stalls (default: run all epochs)")

@@ -67,7 +67,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         paper's C is the same C = 1/(alpha n).
     penalty : {"l2", "l1", "elasticnet"}, default="l2"
         ``"l1"`` (alpha ||w||_1, LP-SVM) with ``solver="nesvm"`` only.
-    mu : float, default=0.1
+    mu : float, default=0.03
         Smoothing of the smoothed hinge (and of the L1 norm): the hinge max(0, 1 - m) becomes
         quadratic on (1 - mu ||x||_inf, 1), and the objective minimised is within
         mu/2 * mean ||x_i||_inf of the true one (the paper's Theorem 1). Used by
@@ -86,9 +86,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     tol : float or None, default=1e-3
         Stop when the epoch's objective estimate has not improved on the best by more than
         ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
-        ``solver="nesvm"``: the epsilon of Algorithm 1, a stage (the whole fit without
-        homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol, F_mu the smoothed objective
-        in the normalisation above (the paper's objective divided by alpha n).
+        ``solver="nesvm"``: the epsilon of Algorithm 1 on the paper's scale: a stage (the
+        whole fit without homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol with F_mu the
+        paper's smoothed objective 1/2 ||w||^2 + C sum_i loss, which is the objective above
+        divided by alpha (the paper's experiments use 1e-3).
     n_iter_no_change : int, default=3
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
@@ -130,7 +131,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         ``solver="nesvm"``: per pass, ``objective`` is the exact true (unsmoothed) objective of
         the model the fit returns at that point, ``smoothed_objective`` / ``iterate_objective``
         the smoothed / true objective at the iterate w^k, ``smoothed_objective_y`` the smoothed
-        objective at y^(k-1) (Eq. 33), plus ``stage``, ``mu`` and ``lipschitz``.
+        objective at y^(k-1) (Eq. 33), plus ``stage``, ``mu`` and ``lipschitz_factor``.
 
     Examples
     --------
@@ -175,7 +176,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         loss: str = "hinge",
         alpha: float = 1e-4,
         penalty: str = "l2",
-        mu: float = 0.1,
+        mu: float = 0.03,
         mu0: float | None = None,
         warm_start: bool = False,
         fit_intercept: bool = True,

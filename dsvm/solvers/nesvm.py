@@ -41,7 +41,27 @@ stage at the target ``mu``; each stage restarts Eq. 33-35 from the previous stag
 (warm start, theta* = theta^0 = that result) with L_mu recomputed from the first pass's sums.
 
 Stopping (Algorithm 1): a stage ends when |F_mu(theta^{k+1}) - F_mu(theta^k)| < tol (summed
-over outputs, in the normalisation above), or when the pass budget is spent.
+over outputs, in the normalisation above; the estimator passes its ``tol`` times alpha, which
+is the paper's epsilon on the paper's scale), or when the pass budget is spent.
+
+Two accelerations, on by default, not in the paper (``NesvmSettings(precondition=False,
+lipschitz_start=1.0)`` is the paper's method exactly):
+
+* **Diagonal metric.** Nesterov's method allows any strongly convex prox-function d2; the
+  paper picks the Euclidean one. We use ``d2(z) = 1/2 sum_j D_j (z_j - w*_j)^2`` with D_j the
+  absolute row sums of a bound on the Hessian (:func:`scaling`), for which 1 is a valid
+  Lipschitz constant (Gershgorin): the theorems hold unchanged in the D-norm, and each
+  feature gets its own step. The column sums come from the first pass, like L_mu.
+* **Adaptive step.** L_mu (in either metric) is a worst-case bound; on a9a the curvature seen
+  by the iterates is ~30x smaller. The step starts at 1/(L_mu * lipschitz_start) and the
+  factor doubles (up to 1, the bound) whenever a measured point fails the gradient step's
+  descent test ``F_mu(y) <= F_mu(theta) - ||grad||^2_{D^-1} / (2 L)``, which holds for every
+  step at the bound. The test costs nothing: F_mu(y^{k-1}) is measured in pass k anyway.
+  L never decreases within a stage, as Nesterov's estimate-sequence argument needs.
+
+Measured on a9a (lambda = 1/n, mu = 0.03, no intercept; benchmarks/RESULTS.md): after 100
+passes the true objective is 0.08% above LIBLINEAR's optimum with both, 4.9% with the diagonal
+metric alone, 28% with the paper's fixed Euclidean step.
 
 Returned model: of all points whose objective was measured (theta^k and y^{k-1}), the one with
 the lowest true objective (hinge / L1 unsmoothed) per output. The paper returns theta^{k+1},
@@ -282,7 +302,7 @@ class NesvmSettings:
     measured. ``precondition=False, lipschitz_start=1.0`` is the paper's method exactly.
     """
 
-    mu: float = 0.1
+    mu: float = 0.03
     mu0: float | None = None
     tol: float | None = 1e-6
     max_passes: int = 100
