@@ -252,3 +252,20 @@ def test_a9a_within_0p1_percent_of_liblinear_in_100_passes():
     obj = clf.evaluate(X, y)["objective"]
     assert clf.n_iter_ == 100
     assert obj <= opt * 1.001, (obj, opt, obj / opt - 1)
+
+
+def test_adaptive_step_recovers_from_a_far_too_long_first_step(small):
+    """The descent test doubles the step's L factor (never past the bound) and restarts after
+    an uphill step, so even a first step 2^20 times too long ends near the optimum."""
+    X, y = small
+    mu = 0.2
+    problem = NesvmProblem("hinge", "l2", 1e-3, True)
+    f = smoothed_objective(X, y, problem, mu)
+    f_star = minimize(f, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
+                      options=dict(maxiter=10_000, gtol=1e-12, ftol=1e-15)).fun
+    result = run(X, y, problem, mu=mu, tol=None, max_passes=300, lipschitz_start=2.0 ** -20)
+    factors = [h["lipschitz_factor"] for h in result.history]
+    assert all(b >= a for a, b in zip(factors, factors[1:])) and factors[-1] <= 1.0
+    assert any(h["restart"] for h in result.history)
+    best = min(h["smoothed_objective"] for h in result.history)
+    assert best - f_star < 1e-4 * abs(f_star)
