@@ -109,7 +109,7 @@ def paper_lipschitz(X, alpha: float, mu: float) -> float:
     return float(alpha + np.mean(np.where(a > 0, sq / np.maximum(a, 1e-300), 0.0)) / mu)
 
 
-PAPER = dict(precondition=False, lipschitz_start=1.0)
+PAPER = {"precondition": False, "lipschitz_start": 1.0}
 RATE_KS = (1, 2, 5, 10, 20, 50, 100, 200, 400)
 
 
@@ -213,12 +213,12 @@ def main() -> None:
     rate = [f"| {name} | " + " | ".join(f"{r['products'][k]:.3g}" for k in ks)
             + f" | {r['bound']:.3g} |" for name, r in results.items()]
     body = "\n".join([
-        f"C-SVM (hinge), lambda = 1/n, no intercept, mu = {args.mu}; F* = LIBLINEAR's optimum "
+        (f"C-SVM (hinge), lambda = 1/n, no intercept, mu = {args.mu}; F* = LIBLINEAR's optimum "
         "(LinearSVC dual CD, tol 1e-6). In one process on the CSR arrays; a pass = one sweep "
         "over the data (one NESVM iteration / one Pegasos or SGD epoch); each model evaluated "
         "exactly after every pass. *dsvm default* = diagonal metric + adaptive step (see "
         "dsvm/solvers/nesvm.py); *paper* = Euclidean prox, fixed step 1/L_mu (Algorithm 1 as "
-        f"stated). Homotopy: mu0 = {args.mu0}, mu_t = mu0/(t+1), stage tol {args.homotopy_tol}.",
+        f"stated). Homotopy: mu0 = {args.mu0}, mu_t = mu0/(t+1), stage tol {args.homotopy_tol}."),
         "",
         f"![suboptimality vs passes and seconds]({PLOT.name})",
         "",
@@ -228,16 +228,16 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        "Homotopy vs plain NESVM at the final mu: the pass at which homotopy first reaches the "
-        "objective plain NESVM has after all its passes:",
+        ("Homotopy vs plain NESVM at the final mu: the pass at which homotopy first reaches the "
+        "objective plain NESVM has after all its passes:"),
         "",
         "| data | variant | plain NESVM | homotopy reaches it at pass | fewer passes |",
         "|---|---|---|---|---|",
         *homo,
         "",
-        f"O(1/k^2) at fixed mu (paper's steps): (F_mu(y^k) - F_mu*) (k+1)(k+2) must stay below "
+        (f"O(1/k^2) at fixed mu (paper's steps): (F_mu(y^k) - F_mu*) (k+1)(k+2) must stay below "
         f"Eq. 43's 4 L_mu d2(w_mu*) (last column); F_mu* from {args.reference_passes} passes "
-        "of the default NESVM.",
+        "of the default NESVM."),
         "",
         "| data | " + " | ".join(f"k={k - 1}" for k in ks) + " | 4 L d2 |",
         "|---|" + "---|" * (len(ks) + 1),

@@ -7,7 +7,7 @@ sums up to float64 rounding: the combine is associative and can sit anywhere in 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from dsvm.solvers.nesvm import GradientShare
 

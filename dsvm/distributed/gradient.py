@@ -9,7 +9,8 @@ prefetched) and model-sized sums, whatever the dataset's size.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class GradientOracle:
 
     def __init__(self, engine: Any, source: Source, problem: NesvmProblem, classes: np.ndarray,
                  *, n_tasks: int | None = None, split_every: int = SPLIT_EVERY) -> None:
-        self.client = getattr(engine, "client", None)
+        self.client: Any = getattr(engine, "client", None)
         self.source = source
         self.problem = problem
         self.classes = np.asarray(classes, dtype=np.float64)
@@ -114,8 +115,7 @@ class GradientOracle:
         """One task per dask-array chunk; the chunks are computed on the workers."""
         from dask import delayed
 
-        src = self.source
-        assert isinstance(src, DaskSource)
+        src: Any = self.source  # a DaskSource (checked by the caller)
         Xs, ys = src.X.to_delayed().ravel(), src.y.to_delayed().ravel()
         sws = None if src.sample_weight is None else src.sample_weight.to_delayed().ravel()
         parts = [

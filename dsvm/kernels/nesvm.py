@@ -62,7 +62,7 @@ def _row_update(i, dots, n_points, K, code, sw, a, loss_code, mu, B, gcoef, sums
             r = 1.0 - m
             if loss_code == 0:
                 u, h = smoothed_hinge_dual(r, a, mu)
-                true = r if r > 0.0 else 0.0
+                true = max(0.0, r)
             else:
                 u = 2.0 * r
                 h = r * r
@@ -109,8 +109,7 @@ def nesvm_pass_dense(X, codes, sample_weight, P, B, loss_code, mu, bias, G, gb, 
         for j in range(n_features):
             x = np.float64(X[i, j])
             ax = abs(x)
-            if ax > a:
-                a = ax
+            a = max(a, ax)
             sq += x * x
             l1 += ax
             for q in range(PK):
@@ -160,8 +159,7 @@ def nesvm_pass_csr(indptr, indices, data, codes, sample_weight, P, B, loss_code,
             j = indices[jj]
             x = np.float64(data[jj])
             ax = abs(x)
-            if ax > a:
-                a = ax
+            a = max(a, ax)
             sq += x * x
             l1 += ax
             for q in range(PK):

@@ -75,8 +75,9 @@ better. Within a stage, the warm start handed to the next stage is the same best
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -457,7 +458,7 @@ def nesvm_minimize(
                     # restart Eq. 33-35 from the best point (settings.restart).
                     restart = settings.restart and bool(np.any(res.smoothed[1] > f_prev + slack))
             f_mu = float(res.smoothed[0].sum())
-            record = {
+            record: dict[str, Any] = {
                 "epoch": passes,
                 "stage": stage_no,
                 "mu": mu,

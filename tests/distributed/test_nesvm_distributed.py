@@ -26,7 +26,7 @@ def problem():
     return X, y
 
 
-KW = dict(solver="nesvm", alpha=1e-4, mu=0.05, max_epochs=12, tol=None)
+KW = {"solver": "nesvm", "alpha": 1e-4, "mu": 0.05, "max_epochs": 12, "tol": None}
 
 
 @pytest.mark.parametrize("layout", ["dense", "sparse"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -15,14 +16,14 @@ from dsvm.solvers.base import encode_labels
 from dsvm.solvers.nesvm import (
     NesvmProblem,
     NesvmSettings,
+    Points,
     block_share,
     nesvm_minimize,
     read_pass,
-    Points,
 )
 from tests.conftest import liblinear_objective, load_libsvm
 
-PAPER = dict(precondition=False, lipschitz_start=1.0)  # Algorithm 1 exactly: step 1/L_mu
+PAPER = {"precondition": False, "lipschitz_start": 1.0}  # Algorithm 1 exactly: step 1/L_mu
 
 
 def oracle_for(X, y, problem):
@@ -110,7 +111,7 @@ def test_rate_bound_of_theorem_4_at_fixed_mu(small):
     problem = NesvmProblem("hinge", "l2", 1e-3, False)
     f = smoothed_objective(X, y, problem, mu)
     opt = minimize(f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
-                   options=dict(maxiter=10_000, gtol=1e-12, ftol=1e-15))
+                   options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-15})
     f_star = opt.fun
     d2 = 0.5 * float(opt.x @ opt.x)  # prox centre w* (the paper's guess) = w^0 = 0
     result = run(X, y, problem, mu=mu, tol=None, max_passes=200, **PAPER)
@@ -167,7 +168,7 @@ def test_estimator_basics(small):
     assert clf.n_iter_ == 40 and len(clf.history_) == 40
     assert clf.score(X, y) > 0.8
     objs = [h["objective"] for h in clf.history_]
-    assert all(b <= a for a, b in zip(objs, objs[1:]))  # best-so-far model
+    assert all(b <= a for a, b in itertools.pairwise(objs))  # best-so-far model
     # history's objective is the exact objective of the returned model
     assert clf.evaluate(X, y)["objective"] == pytest.approx(objs[-1], rel=1e-6)
     for h in clf.history_:
@@ -213,7 +214,7 @@ def test_warm_start_from_sgd_and_init(small):
 
 def test_sparse_and_dense_agree(small):
     X, y = small
-    kw = dict(solver="nesvm", alpha=1e-3, max_epochs=20, tol=None)
+    kw = {"solver": "nesvm", "alpha": 1e-3, "max_epochs": 20, "tol": None}
     a = SVMClassifier(**kw).fit(X, y)
     b = SVMClassifier(**kw).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
@@ -262,10 +263,10 @@ def test_adaptive_step_recovers_from_a_far_too_long_first_step(small):
     problem = NesvmProblem("hinge", "l2", 1e-3, True)
     f = smoothed_objective(X, y, problem, mu)
     f_star = minimize(f, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
-                      options=dict(maxiter=10_000, gtol=1e-12, ftol=1e-15)).fun
+                      options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-15}).fun
     result = run(X, y, problem, mu=mu, tol=None, max_passes=300, lipschitz_start=2.0 ** -20)
     factors = [h["lipschitz_factor"] for h in result.history]
-    assert all(b >= a for a, b in zip(factors, factors[1:])) and factors[-1] <= 1.0
+    assert all(b >= a for a, b in itertools.pairwise(factors)) and factors[-1] <= 1.0
     assert any(h["restart"] for h in result.history)
     best = min(h["smoothed_objective"] for h in result.history)
     assert best - f_star < 1e-4 * abs(f_star)
