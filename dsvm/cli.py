@@ -110,6 +110,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     clf = SVMClassifier(
         solver=args.solver or "pegasos", loss=args.loss or "hinge", alpha=args.alpha,
         fit_intercept=not args.no_intercept,
+        mu0=args.mu0,
         max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
         average=not args.no_average,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
@@ -224,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a model on a dataset")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, metavar="MODEL")
-    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*"],
+    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm"],
                    help="default: pegasos (classification), sgd (regression)")
     p.add_argument("--loss", default=None,
                    choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
@@ -232,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: hinge (classification), epsilon_insensitive (regression)")
     add_regression_args(p)
     p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
+    p.add_argument("--mu0", type=float, default=None,
+                   help="nesvm: homotopy from mu0 down to mu (default: no homotopy)")
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--tol", type=float, default=None,
                    help="stop early when the objective stalls (default: run all epochs)")

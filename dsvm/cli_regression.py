@@ -24,9 +24,10 @@ def add_regression_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=float, default=0.0,
                    help="regression: half-width of the epsilon-insensitive tube")
     p.add_argument("--penalty", default="l2", choices=["l2", "l1", "elasticnet"],
-                   help="l1/elasticnet: FOLOS prox steps (solver sgd)")
+                   help="l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)")
     p.add_argument("--l1-ratio", type=float, default=0.15)
-    p.add_argument("--mu", type=float, default=0.1, help="smoothing of the smoothed hinge")
+    p.add_argument("--mu", type=float, default=0.03,
+                   help="smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)")
     p.add_argument("--rho", type=float, default=0.5,
                    help="ASSET: average the iterates from step rho*N on")
 

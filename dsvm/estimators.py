@@ -56,26 +56,42 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd", "asset", "asset*"}, default="pegasos"
+    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
         eta-weighted averaging from rho N); ``"asset*"``: ASSET* (no intercept, step
-        1/(alpha j), last iterate). See :mod:`dsvm.solvers.asset`.
+        1/(alpha j), last iterate). See :mod:`dsvm.solvers.asset`. ``"nesvm"``: NESVM,
+        Nesterov's optimal gradient method on the smoothed objective, one exact full-gradient
+        data pass per iteration (see :mod:`dsvm.solvers.nesvm`); C-SVM (``loss="hinge"``),
+        LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``).
     loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
         ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
-        ``"squared"``: (y - p)^2, the LS-SVM loss.
+        ``"squared"``: (y - p)^2 = (1 - y p)^2, the LS-SVM loss.
     alpha : float, default=1e-4
         Regularisation strength, the papers' lambda. Values must be in the range (0, inf).
-        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``.
+        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``; the NESVM
+        paper's C is the same C = 1/(alpha n).
     penalty : {"l2", "l1", "elasticnet"}, default="l2"
-        ``"l1"``/``"elasticnet"`` (solver ``"sgd"``): FOLOS proximal steps for
-        alpha * (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2), with exact zeros in ``coef_``
-        (see :mod:`dsvm.kernels.prox`). ``"l1"`` is l1_ratio = 1.
+        ``"l1"``/``"elasticnet"`` with the stochastic solvers (``"sgd"``): FOLOS proximal steps
+        for alpha * (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2), with exact zeros in
+        ``coef_`` (see :mod:`dsvm.kernels.prox`); ``"l1"`` is l1_ratio = 1. With
+        ``solver="nesvm"``, ``"l1"`` is the LP-SVM (alpha ||w||_1, smoothed).
     l1_ratio : float, default=0.15
         The L1 share of the elastic net. Values must be in the range [0, 1].
-    mu : float, default=0.1
-        Smoothing of ``loss="smoothed_hinge"``. Values must be in the range (0, inf).
+    mu : float, default=0.03
+        Smoothing of the smoothed hinge. With ``loss="smoothed_hinge"`` (stochastic solvers)
+        the hinge becomes quadratic on margins in (1 - mu, 1). With ``solver="nesvm"`` the
+        paper's form: quadratic on (1 - mu ||x||_inf, 1) (and the L1 norm smoothed alike); the
+        objective minimised is within mu/2 * mean ||x_i||_inf of the true one (its Theorem 1),
+        and ``mu`` is the target mu* of homotopy. Values must be in the range (0, inf).
+    mu0 : float or None, default=None
+        Homotopy NESVM (the paper's Algorithm 2): start at ``mu0`` and solve a sequence of
+        problems with mu_t = mu0 / (t + 1) down to ``mu``, each warm-started from the last
+        and each stopped by ``tol``. ``None``: plain NESVM at ``mu``.
+    warm_start : bool, default=False
+        ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
+        ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.
     fit_intercept : bool, default=True
         Learn an unregularised bias.
     max_epochs : int, default=10
@@ -83,6 +99,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     tol : float or None, default=1e-3
         Stop when the epoch's objective estimate has not improved on the best by more than
         ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
+        ``solver="nesvm"``: the epsilon of Algorithm 1 on the paper's scale: a stage (the
+        whole fit without homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol with F_mu the
+        paper's smoothed objective 1/2 ||w||^2 + C sum_i loss, which is the objective above
+        divided by alpha (the paper's experiments use 1e-3).
     n_iter_no_change : int, default=3
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
@@ -117,7 +137,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
     n_iter_ : int
-        Epochs run so far.
+        Epochs run so far (for ``solver="nesvm"``: data passes, one per iteration).
     t_ : float
         Solver steps so far (the schedule's counter).
     history_ : list of dict
@@ -126,6 +146,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
         that runs above the objective of the returned (averaged) model, which
         :meth:`evaluate` computes exactly with one more pass.
+        ``solver="nesvm"``: per pass, ``objective`` is the exact true (unsmoothed) objective of
+        the model the fit returns at that point, ``smoothed_objective`` / ``iterate_objective``
+        the smoothed / true objective at the iterate w^k, ``smoothed_objective_y`` the smoothed
+        objective at y^(k-1) (Eq. 33), plus ``stage``, ``mu`` and ``lipschitz_factor``.
 
     Examples
     --------
@@ -139,12 +163,14 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict[str, Any] = {
-        "solver": Options(tuple(SOLVERS)),
+        "solver": Options((*SOLVERS, "nesvm")),
         "loss": Options(_LOSSES),
         "alpha": Interval(numbers.Real, 0.0, None, "neither"),
         "penalty": Options(("l2", "l1", "elasticnet")),
         "l1_ratio": Interval(numbers.Real, 0.0, 1.0, "both"),
         "mu": Interval(numbers.Real, 0.0, None, "neither"),
+        "mu0": NoneOr(Interval(numbers.Real, 0.0, None, "neither")),
+        "warm_start": InstanceOf((bool,), "a bool"),
         "fit_intercept": InstanceOf((bool,), "a bool"),
         "max_epochs": Interval(numbers.Integral, 1, None, "left"),
         "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
@@ -171,7 +197,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         alpha: float = 1e-4,
         penalty: str = "l2",
         l1_ratio: float = 0.15,
-        mu: float = 0.1,
+        mu: float = 0.03,
+        mu0: float | None = None,
+        warm_start: bool = False,
         fit_intercept: bool = True,
         max_epochs: int = 10,
         tol: float | None = 1e-3,
@@ -192,6 +220,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.mu = mu
+        self.mu0 = mu0
+        self.warm_start = warm_start
         self.fit_intercept = fit_intercept
         self.max_epochs = max_epochs
         self.tol = tol
@@ -276,15 +306,25 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------------
     def fit(
-        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None
+        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None,
+        init: Any = None,
     ) -> SVMClassifier:
         """Train from scratch for up to ``max_epochs`` epochs.
 
         ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
         or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
-        scored after every epoch into ``history_[i]["val_accuracy"]``.
+        scored after every epoch into ``history_[i]["val_accuracy"]``. ``init``: a fitted
+        model (anything with ``coef_`` / ``intercept_``, e.g. an SGD fit) that
+        ``solver="nesvm"`` starts from.
         """
         self._validate()
+        if self.solver == "nesvm":
+            return self._fit_nesvm(X, y, sample_weight, validation, init)
+        if init is not None:
+            raise ValueError(
+                f"init= needs solver='nesvm'; solver={self.solver!r} trains from zero "
+                "(use partial_fit to continue a fit)."
+            )
         for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
@@ -304,12 +344,29 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     ) -> SVMClassifier:
         """One epoch over the data, continuing the schedule and state of earlier calls."""
         self._validate()
+        if self.solver == "nesvm":
+            raise ValueError(
+                "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
+                "(with warm_start=True to continue from the current model)."
+            )
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
             if not hasattr(self, "state_"):
                 self._start(engine, source, classes=classes)
             self._check_features(source.n_features)
             self._run(engine, source, 1, validation, warn=False)
+        return self
+
+    def _fit_nesvm(self, X: Any, y: Any, sample_weight: Any, validation: Any,
+                   init: Any) -> SVMClassifier:
+        from dsvm._nesvm_fit import fit_nesvm
+
+        if not self.warm_start:
+            for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
+                self.__dict__.pop(attr, None)
+        source = self._source(X, y, sample_weight)
+        with self._engine(source) as engine:
+            fit_nesvm(self, engine, source, init=init, validation=validation)
         return self
 
     def _start(self, engine: Any, source: Source, classes: Any) -> None:

@@ -37,6 +37,8 @@ def margin_losses(name: str, z: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - z) ** 2
     if name == "logistic":
         return np.logaddexp(0.0, -z)  # log(1 + exp(-z)) without overflow
+    if name == "squared":
+        return (1.0 - z) ** 2  # LS-SVM (solver="nesvm")
     raise ValueError(f"Got loss {name!r}; expected one of {sorted(LOSS_CODES)}.")
 
 
