@@ -2,12 +2,15 @@
 
 from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
 from dsvm.estimators import SVMClassifier
+from dsvm.features import RFF, Nystroem
 from dsvm.model import load
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
+    "Nystroem",
+    "RFF",
     "SVMClassifier",
     "__version__",
     "convert",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from dsvm.solvers.base import LocalSolver
+from dsvm.solvers.bsgd import BSGDSolver
 from dsvm.solvers.pegasos import PegasosSolver
 from dsvm.solvers.sgd import SGDSolver
 
 SOLVERS: dict[str, type] = {"pegasos": PegasosSolver, "sgd": SGDSolver}
+SOLVERS["bsgd"] = BSGDSolver
 
 
 def make_solver(name: str, **params: Any) -> LocalSolver:
