@@ -4,11 +4,13 @@ No paper covers this step; it is dsvm's design. Each of the K streams starts an 
 same broadcast model f_0 and returns its own budgeted model f_j = sum_i a_ji k(s_ji, .). The
 combined model is their average (1/K) sum_j f_j -- parameter averaging, exactly as for the linear
 solvers, here expressed on the kernel expansion: the union of all streams' support vectors with
-every coefficient scaled by 1/K. That union holds up to K B vectors, so it is brought back to
-the budget B by repeating the same merge as inside the solver (papers/001 Algorithm 1, with the
-fit's merge method) until B remain. Support vectors the streams inherited from f_0 and did not
-move appear K times; merging two copies of one point (kappa = 1) loses nothing, so the merges
-collapse them first when they carry the smallest coefficients.
+every coefficient scaled by 1/K. Support vectors the streams inherited from f_0 and did not
+move appear up to K times, bit for bit: these copies are first collapsed into one vector with the
+sum of their coefficients (exact, no weight degradation). Algorithm 1 alone would not do this
+reliably: it always starts from the smallest |alpha|, which is often a vector only one stream
+holds, so it would merge distinct vectors while copies remain. What is left, up to K B vectors,
+is brought back to the budget B by repeating the same merge as inside the solver (papers/001
+Algorithm 1, with the fit's merge method) until B remain.
 
 The partials carry the per-stream vectors unscaled plus a stream count, so ``combine`` is a
 plain concatenation (associative and order-independent); scaling and merging happen once, in
@@ -93,7 +95,7 @@ class SVUnionMerge:
         ex["alpha"][:] = 0.0
         for k in range(len(partial.sv)):
             sv = np.concatenate(partial.sv[k]) if partial.sv[k] else ex["sv"][k, :0]
-            alpha = np.concatenate(partial.alpha[k]) / s
+            sv, alpha = collapse_duplicates(sv, np.concatenate(partial.alpha[k]) / s)
             n = self.merge_down(sv, alpha, code, H, WD)
             ex["sv"][k, :n] = sv[:n]
             ex["alpha"][k, :n] = alpha[:n]
@@ -113,3 +115,18 @@ class SVUnionMerge:
         while n > self.budget:
             n = kb.merge_once(sv, alpha, n, self.gamma, code, False, H, WD, scratch)
         return n
+
+
+def collapse_duplicates(sv: np.ndarray, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bit-identical rows of ``sv`` become one row carrying the sum of their coefficients.
+
+    The first occurrence's position is kept, so the result does not depend on how the union
+    was grouped.
+    """
+    if sv.shape[0] < 2:
+        return np.ascontiguousarray(sv), alpha
+    _, first, inverse = np.unique(sv, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    summed = np.bincount(inverse, weights=alpha, minlength=first.size)
+    keep = np.argsort(first, kind="stable")  # unique rows in order of first appearance
+    return np.ascontiguousarray(sv[first[keep]]), summed[keep]
