@@ -2,6 +2,7 @@
 
 from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
 from dsvm.estimators import SVMClassifier
+from dsvm.features import RFF, Nystroem
 from dsvm.model import load
 from dsvm.regressor import SVMRegressor
 
@@ -9,6 +10,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Dataset",
+    "Nystroem",
+    "RFF",
     "SVMClassifier",
     "SVMRegressor",
     "__version__",

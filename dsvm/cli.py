@@ -116,6 +116,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
         verbose=0 if args.quiet else 2, client=_client_arg(args),
         **classifier_options(args),
+        kernel=args.kernel, n_components=args.components, gamma=args.gamma, budget=args.budget,
+        merge=args.merge,
     )
     clf.fit(dataset, validation=validation)
     clf.save(args.out)
@@ -225,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a model on a dataset")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, metavar="MODEL")
-    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm"],
+    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm",
+                                                       "bsgd"],
                    help="default: pegasos (classification), sgd (regression)")
     p.add_argument("--loss", default=None,
                    choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
@@ -245,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-average", action="store_true",
                    help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")
     p.add_argument("--validation", metavar="DATASET")
+    p.add_argument("--kernel", default="linear", choices=["linear", "rff", "nystroem"],
+                   help="Gaussian-kernel feature map applied to each chunk on the workers")
+    p.add_argument("--components", type=int, default=1024, help="size of the --kernel map")
+    p.add_argument("--gamma", type=float, default=1.0,
+                   help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd)")
+    p.add_argument("--budget", type=int, default=500, help="--solver bsgd: support vectors kept")
+    p.add_argument("--merge", default="lookup-wd",
+                   choices=["gss", "gss-precise", "lookup-h", "lookup-wd"],
+                   help="--solver bsgd: merge coefficient by golden section search or lookup")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress output")
     _add_cluster_args(p)

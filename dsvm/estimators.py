@@ -18,14 +18,18 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from dsvm import _kernel_estimator as kern
 from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options, validate_params
 from dsvm.combine.averaging import make_combiner
 from dsvm.data.order import draw_seed
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.distributed.driver import FitPlan, run_epochs
 from dsvm.distributed.engine import LocalEngine
+from dsvm.distributed.feature_maps import fit_feature_map, map_source
 from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, Source
 from dsvm.exceptions import ConvergenceWarning
+from dsvm.features.maps import RFF, Nystroem
+from dsvm.kernels.bsgd import MERGE_CODES
 from dsvm.model import save_model
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.objective import decision_block
@@ -56,7 +60,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm"}, default="pegasos"
+    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
@@ -64,7 +68,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         1/(alpha j), last iterate). See :mod:`dsvm.solvers.asset`. ``"nesvm"``: NESVM,
         Nesterov's optimal gradient method on the smoothed objective, one exact full-gradient
         data pass per iteration (see :mod:`dsvm.solvers.nesvm`); C-SVM (``loss="hinge"``),
-        LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``).
+        LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``). ``"bsgd"``: budgeted SGD for
+        the Gaussian kernel (papers/001; hinge loss, no intercept, see ``gamma``, ``budget``,
+        ``merge``); parallel streams are combined by averaging their kernel expansions and
+        merging the union back to ``budget``.
     loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
         ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
         ``"squared"``: (y - p)^2 = (1 - y p)^2, the LS-SVM loss.
@@ -113,6 +120,21 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     rho : float, default=0.5
         ASSET averages the iterates from step rho N on (N: the steps of ``max_epochs`` epochs).
         Values must be in the range [0, 1).
+    kernel : {"linear", "rff", "nystroem"}, RFF or Nystroem, default="linear"
+        Train the linear solver on a Gaussian-kernel feature map applied to each chunk on the
+        worker that reads it (papers/000 §2.3): random Fourier features or a Nystroem map with
+        ``n_components`` landmarks sampled in one pass over the data. The fitted map is kept in
+        ``feature_map_``, saved with the model and applied at prediction (§2.4).
+    n_components : int, default=1024
+        Size of the ``kernel`` map. Values must be in the range [1, inf).
+    gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||s - t||^2), for ``kernel`` and for
+        ``solver="bsgd"``. Values must be in the range (0, inf).
+    budget : int, default=500
+        ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range [1, inf).
+    merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
+        ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
+        to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
     n_streams : int or None, default=None
         Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
@@ -178,6 +200,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         "batch_size": Interval(numbers.Integral, 1, None, "left"),
         "average": InstanceOf((bool,), "a bool"),
         "rho": Interval(numbers.Real, 0.0, 1.0, "left"),
+        "kernel": AnyOf((Options(kern.KERNELS), InstanceOf((RFF, Nystroem), "")),
+                        "a str among {'linear', 'nystroem', 'rff'} or an RFF or Nystroem"),
+        "n_components": Interval(numbers.Integral, 1, None, "left"),
+        "gamma": Interval(numbers.Real, 0.0, None, "neither"),
+        "budget": Interval(numbers.Integral, 1, None, "left"),
+        "merge": Options(tuple(MERGE_CODES)),
         "n_streams": NoneOr(Interval(numbers.Integral, 1, None, "left")),
         "chunk_rows": Interval(numbers.Integral, 1, None, "left"),
         "n_workers": NoneOr(Interval(numbers.Integral, 1, None, "left")),
@@ -207,6 +235,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         batch_size: int = 1,
         average: bool = True,
         rho: float = 0.5,
+        kernel: Any = "linear",
+        n_components: int = 1024,
+        gamma: float = 1.0,
+        budget: int = 500,
+        merge: str = "lookup-wd",
         n_streams: int | None = None,
         chunk_rows: int = 65536,
         n_workers: int | None = None,
@@ -229,6 +262,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.average = average
         self.rho = rho
+        self.kernel = kernel
+        self.n_components = n_components
+        self.gamma = gamma
+        self.budget = budget
+        self.merge = merge
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
         self.n_workers = n_workers
@@ -240,6 +278,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def _validate(self) -> None:
         params = self.get_params(deep=False)
         validate_params(type(self).__name__, params, self._parameter_constraints)
+        kern.check_kernel_solver(self.kernel, self.solver)
 
     def _make_solver(self) -> Any:
         return make_solver(
@@ -250,7 +289,25 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             batch_size=int(self.batch_size),
             average=self.average,
             **solver_kwargs(self, getattr(self, "n_samples_fit_", None)),
+            **(dict(gamma=float(self.gamma), budget=int(self.budget), merge=self.merge)
+               if self.solver == "bsgd" else {}),
         )
+
+    def _kernel_source(self, engine: Any, source: Source, fit: bool) -> Any:
+        """``source`` seen through the kernel map, fitted first when ``fit``."""
+        if fit:
+            self.feature_map_ = kern.make_feature_map(
+                self.kernel, self.n_components, self.gamma, self.random_state)
+            if self.feature_map_ is not None:
+                fit_feature_map(self.feature_map_, engine, source, draw_seed(self.random_state))
+        return map_source(source, getattr(self, "feature_map_", None))
+
+    def _predictor(self, state: SolverState) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(coef, intercept, feature map or None) that predict for ``state``."""
+        if self.solver == "bsgd":
+            return kern.expansion_model(state, float(self.gamma))
+        coef, intercept = state.model()
+        return coef, intercept, getattr(self, "feature_map_", None)
 
     def _source(self, X: Any, y: Any, sample_weight: Any = None) -> Source:
         if _is_dataset_ref(X):
@@ -319,16 +376,23 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         """
         self._validate()
         if self.solver == "nesvm":
+            if not (isinstance(self.kernel, str) and self.kernel == "linear"):
+                raise ValueError(
+                    f"solver='nesvm' trains linear models only; got kernel={self.kernel!r}. "
+                    "Use a stochastic solver (pegasos, sgd, asset) with a kernel map."
+                )
             return self._fit_nesvm(X, y, sample_weight, validation, init)
         if init is not None:
             raise ValueError(
                 f"init= needs solver='nesvm'; solver={self.solver!r} trains from zero "
                 "(use partial_fit to continue a fit)."
             )
-        for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
+        for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_",
+                     "feature_map_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
+            source = self._kernel_source(engine, source, fit=True)
             self._start(engine, source, classes=None)
             self._run(engine, source, self.max_epochs, validation, warn=self.tol is not None)
         return self
@@ -351,9 +415,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             )
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
+            source = self._kernel_source(engine, source, fit=not hasattr(self, "state_"))
             if not hasattr(self, "state_"):
                 self._start(engine, source, classes=classes)
-            self._check_features(source.n_features)
+            self._check_features(getattr(source, "n_input_features", source.n_features))
             self._run(engine, source, 1, validation, warn=False)
         return self
 
@@ -380,7 +445,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 f"({values.tolist()}); a classifier needs at least two."
             )
         self.classes_ = values
-        self.n_features_in_ = source.n_features
+        self.n_features_in_ = getattr(source, "n_input_features", source.n_features)
         self.n_samples_fit_ = source.n_samples  # ASSET's N (solvers.options.planned_steps)
         self.seed_ = draw_seed(self.random_state)
         self.n_streams_ = int(self.n_streams or engine.n_workers)
@@ -416,7 +481,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         result = run_epochs(
             engine=engine,
             solver=solver,
-            combiner=make_combiner("average"),
+            combiner=kern.bsgd_combiner(self.budget, self.gamma, self.merge)
+            if self.solver == "bsgd" else make_combiner("average"),
             source=source,
             classes=self._classes64,
             state=self.state_,
@@ -440,8 +506,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _validation_score(self, engine: Any, source: Source, state: SolverState) -> float:
         """What ``history_[i]["val_accuracy"]`` records: accuracy (R^2 for regressors)."""
-        coef, intercept = state.model()
-        counts = engine.evaluate(coef, intercept, source, self._classes64, self._loss_spec())
+        coef, intercept, fmap = self._predictor(state)
+        counts = engine.evaluate(coef, intercept, map_source(source, fmap), self._classes64,
+                                 self._loss_spec())
         return counts.n_correct / max(counts.n_rows, 1)
 
     def _loss_spec(self) -> LossSpec:
@@ -462,6 +529,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         coef, intercept = self.state_.model()
         # averages are kept in float64; the model is published in the data's dtype
         dtype = self.state_.coef.dtype
+        if self.solver == "bsgd":
+            coef, intercept, self.feature_map_ = kern.expansion_model(self.state_, self.gamma)
         self.coef_ = np.array(coef, dtype=dtype)
         self.intercept_ = np.array(intercept, dtype=dtype)
         self.t_ = float(self.state_.t)
@@ -488,6 +557,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         coef, intercept = self.coef_, self.intercept_
         if _is_dask_collection(X):
             self._check_features(X.shape[1])
+            X = self._map_input(X)
             n_out = coef.shape[0]
             out = X.map_blocks(
                 _decision_numpy, coef, intercept, dtype=np.float64,
@@ -498,14 +568,25 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if _is_dataset_ref(X):
             source = self._source(X, None)
             self._check_features(source.n_features)
+            source = map_source(source, getattr(self, "feature_map_", None))
             with self._predict_engine(source) as engine:
                 parts = list(engine.decision_chunks(coef, intercept, source))
             scores = np.concatenate(parts) if parts else np.zeros((0, coef.shape[0]))
         else:
             X = X if sp.issparse(X) else np.asarray(X)
             self._check_features(X.shape[1])
-            scores = _decision_numpy(X, coef, intercept, keep_2d=True)
+            scores = _decision_numpy(self._map_input(X), coef, intercept, keep_2d=True)
         return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def _map_input(self, X: Any) -> Any:
+        """Arrays (or a lazy dask array) through the fitted feature map, if any."""
+        fmap = getattr(self, "feature_map_", None)
+        if fmap is None:
+            return X
+        if _is_dask_collection(X):
+            return X.map_blocks(fmap.transform, dtype=X.dtype,
+                                chunks=(X.chunks[0], (fmap.n_output_features,)))
+        return fmap.transform(X)
 
     def predict(self, X: Any) -> Any:
         """Class labels; dask input gives a lazy dask array."""
@@ -538,6 +619,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         source = self._source(X, y)
         self._check_features(source.n_features)
+        source = map_source(source, getattr(self, "feature_map_", None))
         with self._predict_engine(source) as engine:
             c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64,
                                 self._loss_spec())
@@ -556,6 +638,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
         if isinstance(params.get("random_state"), np.random.Generator):
             params["random_state"] = None
+        if isinstance(params.get("kernel"), (RFF, Nystroem)):
+            params["kernel"] = params["kernel"].kind
+        map_arrays, map_meta = kern.map_arrays(getattr(self, "feature_map_", None))
         meta = {
             "estimator": type(self).__name__,
             "params": params,
@@ -564,8 +649,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             "t": float(self.t_),
             "dtype": str(self.coef_.dtype),
             "history": self.history_,
+            "feature_map": map_meta,
         }
         arrays = {"coef": self.coef_, "intercept": self.intercept_, "classes": self.classes_}
+        arrays.update(map_arrays)
         save_model(path, arrays, meta)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -607,7 +694,9 @@ def estimator_from_saved(arrays: dict[str, np.ndarray], meta: dict[str, Any]) ->
     est.n_iter_ = int(meta["n_iter"])
     est.t_ = float(meta["t"])
     est.history_ = list(meta.get("history", []))
-    if est.coef_.ndim != 2 or est.coef_.shape[1] != est.n_features_in_:
+    est.feature_map_ = kern.map_from_saved(arrays, meta.get("feature_map"))
+    n_inputs = est.n_features_in_ if est.feature_map_ is None else est.feature_map_.n_output_features
+    if est.coef_.ndim != 2 or est.coef_.shape[1] != n_inputs:
         raise ModelFormatError(
             f"Model file is inconsistent: coef has shape {est.coef_.shape} but n_features_in "
             f"is {est.n_features_in_}."

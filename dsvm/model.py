@@ -27,6 +27,7 @@ def save_model(path: str | os.PathLike, arrays: dict[str, np.ndarray], meta: dic
     path = os.fspath(path)
     doc = dict(meta, format=MODEL_FORMAT, version=MODEL_VERSION)
     payload = {k: np.asarray(arrays[k]) for k in _ARRAYS}
+    payload.update({k: np.asarray(v) for k, v in arrays.items() if k not in _ARRAYS})  # e.g. map.*
     payload["meta"] = np.frombuffer(json.dumps(doc).encode("utf-8"), dtype=np.uint8)
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
@@ -51,7 +52,7 @@ def load_model_arrays(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], d
                 raise ModelFormatError(
                     f"{path} is not a dsvm model: it lacks {sorted(missing)}."
                 )
-            arrays = {k: z[k] for k in _ARRAYS}
+            arrays = {k: z[k] for k in names if k != "meta"}
             meta = json.loads(z["meta"].tobytes().decode("utf-8"))
     except (zipfile.BadZipFile, ValueError, OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, ModelFormatError):
@@ -66,7 +67,7 @@ def load_model_arrays(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], d
             f"{path} was written by a newer dsvm (model format version {meta['version']}; "
             f"this dsvm reads up to {MODEL_VERSION}). Upgrade dsvm."
         )
-    for k in _ARRAYS:
+    for k in arrays:
         if arrays[k].dtype.kind not in "fiu":
             raise ModelFormatError(f"{path}: array {k!r} has dtype {arrays[k].dtype}, not numeric.")
     return arrays, meta

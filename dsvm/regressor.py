@@ -18,7 +18,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options
 from dsvm.data.order import draw_seed
 from dsvm.distributed.sources import DatasetSource, Source
+from dsvm import _kernel_estimator as kern
+from dsvm.distributed.feature_maps import map_source
 from dsvm.estimators import SVMClassifier, _is_dask_collection, _is_dataset_ref
+from dsvm.features.maps import RFF, Nystroem
 from dsvm.model import save_model
 
 REGRESSION_SOLVERS = ("sgd", "pegasos", "asset", "asset*")
@@ -44,6 +47,11 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     l1_ratio : float, default=0.15
     epsilon : float, default=0.0
         Half-width of the insensitive tube. Values must be in the range [0, inf).
+    kernel, n_components, gamma
+        A Gaussian-kernel feature map ("rff" or "nystroem", or a :class:`dsvm.RFF` /
+        :class:`dsvm.Nystroem`) applied to each chunk on the worker that reads it, as in
+        :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
+        are.
     fit_intercept, max_epochs, tol, n_iter_no_change, batch_size, average, rho, n_streams,
     chunk_rows, n_workers, random_state, verbose, client
         As in :class:`dsvm.SVMClassifier`.
@@ -74,6 +82,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         "penalty": Options(("l2", "l1", "elasticnet")),
         "l1_ratio": Interval(numbers.Real, 0.0, 1.0, "both"),
         "epsilon": Interval(numbers.Real, 0.0, None, "left"),
+        "kernel": SVMClassifier._parameter_constraints["kernel"],
+        "n_components": Interval(numbers.Integral, 1, None, "left"),
+        "gamma": Interval(numbers.Real, 0.0, None, "neither"),
         "fit_intercept": InstanceOf((bool,), "a bool"),
         "max_epochs": Interval(numbers.Integral, 1, None, "left"),
         "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
@@ -101,6 +112,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         penalty: str = "l2",
         l1_ratio: float = 0.15,
         epsilon: float = 0.0,
+        kernel: Any = "linear",
+        n_components: int = 1024,
+        gamma: float = 1.0,
         fit_intercept: bool = True,
         max_epochs: int = 10,
         tol: float | None = 1e-3,
@@ -121,6 +135,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         self.penalty = penalty
         self.l1_ratio = l1_ratio
         self.epsilon = epsilon
+        self.kernel = kernel
+        self.n_components = n_components
+        self.gamma = gamma
         self.fit_intercept = fit_intercept
         self.max_epochs = max_epochs
         self.tol = tol
@@ -140,6 +157,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     # ClassifierMixin in this class's ancestry, so scikit-learn sees a regressor.)
     _validate = SVMClassifier._validate
     _make_solver = SVMClassifier._make_solver
+    _kernel_source = SVMClassifier._kernel_source
+    _predictor = SVMClassifier._predictor
+    _map_input = SVMClassifier._map_input
     _source = SVMClassifier._source
     _engine = SVMClassifier._engine
     _predict_engine = SVMClassifier._predict_engine
@@ -174,7 +194,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
                     f"values ({list(source.dataset.classes)}): a classification dataset? "
                     "Use SVMClassifier (dsvm train --task classification)."
                 )
-        self.n_features_in_ = source.n_features
+        self.n_features_in_ = getattr(source, "n_input_features", source.n_features)
         self.n_samples_fit_ = source.n_samples
         self.seed_ = draw_seed(self.random_state)
         self.n_streams_ = int(self.n_streams or engine.n_workers)
@@ -185,8 +205,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         self.history_: list[dict[str, Any]] = []
 
     def _validation_score(self, engine: Any, source: Source, state: Any) -> float:
-        coef, intercept = state.model()
-        return r2_of(engine.evaluate(coef, intercept, source, None, self._loss_spec()))
+        coef, intercept, fmap = self._predictor(state)
+        return r2_of(engine.evaluate(coef, intercept, map_source(source, fmap), None,
+                                     self._loss_spec()))
 
     # -- prediction ------------------------------------------------------------------------------
     def predict(self, X: Any) -> Any:
@@ -211,6 +232,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         self._check_fitted()
         source = self._source(X, y)
         self._check_features(source.n_features)
+        source = map_source(source, getattr(self, "feature_map_", None))
         with self._predict_engine(source) as engine:
             c = engine.evaluate(self.coef_, self.intercept_, source, None, self._loss_spec())
         mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
@@ -229,6 +251,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
         if isinstance(params.get("random_state"), np.random.Generator):
             params["random_state"] = None
+        if isinstance(params.get("kernel"), (RFF, Nystroem)):
+            params["kernel"] = params["kernel"].kind
+        map_arrays, map_meta = kern.map_arrays(getattr(self, "feature_map_", None))
         meta = {
             "estimator": type(self).__name__,
             "params": params,
@@ -237,9 +262,11 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
             "t": float(self.t_),
             "dtype": str(self.coef_.dtype),
             "history": self.history_,
+            "feature_map": map_meta,
         }
         arrays = {"coef": self.coef_, "intercept": self.intercept_,
                   "classes": np.zeros(0, dtype=np.float64)}
+        arrays.update(map_arrays)
         save_model(path, arrays, meta)
 
 
@@ -263,9 +290,11 @@ def regressor_from_saved(arrays: dict[str, np.ndarray], meta: dict[str, Any]) ->
     est.n_iter_ = int(meta["n_iter"])
     est.t_ = float(meta["t"])
     est.history_ = list(meta.get("history", []))
-    if est.coef_.shape != (1, est.n_features_in_):
+    est.feature_map_ = kern.map_from_saved(arrays, meta.get("feature_map"))
+    n_inputs = est.n_features_in_ if est.feature_map_ is None else est.feature_map_.n_output_features
+    if est.coef_.shape != (1, n_inputs):
         raise ModelFormatError(
             f"Model file is inconsistent: coef has shape {est.coef_.shape} but a regressor "
-            f"with n_features_in={est.n_features_in_} needs (1, {est.n_features_in_})."
+            f"with {n_inputs} (mapped) input features needs (1, {n_inputs})."
         )
     return est

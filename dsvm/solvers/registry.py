@@ -6,11 +6,13 @@ from typing import Any
 
 from dsvm.solvers.asset import AssetSolver, AssetStarSolver
 from dsvm.solvers.base import LocalSolver
+from dsvm.solvers.bsgd import BSGDSolver
 from dsvm.solvers.pegasos import PegasosSolver
 from dsvm.solvers.sgd import SGDSolver
 
 SOLVERS: dict[str, type] = {"pegasos": PegasosSolver, "sgd": SGDSolver}
 SOLVERS.update({"asset": AssetSolver, "asset*": AssetStarSolver})
+SOLVERS["bsgd"] = BSGDSolver
 
 
 def make_solver(name: str, **params: Any) -> LocalSolver:
