@@ -109,7 +109,7 @@ def curves(client, tmp: str, n_epochs: int) -> tuple[str, dict]:
             print(rows[-1], flush=True)
     heads = [str(i) for i in (1, 5, 10, 20, n_epochs) if i <= n_epochs]
     table = "\n".join([
-        f"| data | solver | " + " | ".join(f"epoch {h}" for h in heads) + " | seconds |",
+        "| data | solver | " + " | ".join(f"epoch {h}" for h in heads) + " | seconds |",
         "|---|---|" + "---|" * len(heads) + "---|",
         *rows,
     ])

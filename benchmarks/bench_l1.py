@@ -38,17 +38,20 @@ def linearsvc_row(name, Xtr, ytr, Xte, yte, C: float) -> str:
             f"{np.mean(svc.coef_ == 0):.1%} | {svc.score(Xte, yte):.4f} | {secs:.2f} |")
 
 
-def dsvm_row(name, Xtr, ytr, Xte, yte, penalty: str, m: float, client=None, train=None) -> tuple:
+def dsvm_row(name, Xtr, ytr, Xte, yte, penalty: str, m: float, client=None, train=None,
+             n_streams=None) -> tuple:
     import dsvm
 
     n = Xtr.shape[0]
     clf = dsvm.SVMClassifier(solver="sgd", penalty=penalty, alpha=m / n, max_epochs=EPOCHS,
-                             tol=None, random_state=0, client=client)
+                             tol=None, random_state=0, client=client, n_streams=n_streams)
     tic = time.perf_counter()
     clf.fit(train) if train is not None else clf.fit(Xtr, ytr)
     secs = time.perf_counter() - tic
     acc = clf.score(Xte, yte)
     where = "2 workers" if client is not None else "in process"
+    if n_streams is not None:
+        where += f", n_streams={n_streams}"
     nnz = int(np.sum(clf.coef_ != 0))
     zeros = float(np.mean(clf.coef_ == 0))
     row = (f"| {name} | dsvm sgd {penalty}, alpha={m:g}/n, {where} | {EPOCHS} | {nnz} | {zeros:.1%} "
@@ -78,13 +81,17 @@ def main() -> None:
                                  n_features=SETS[name][2], chunk_rows=4096, shuffle=True, seed=0)
             r2d, _, acc2d = dsvm_row(name, Xtr, ytr, Xte, yte, "l2", 1.0, client, train)
             r1d, z1d, acc1d = dsvm_row(name, Xtr, ytr, Xte, yte, "l1", m, client, train)
-            rows += [r2d, r1d]
+            r1s, z1s, acc1s = dsvm_row(name, Xtr, ytr, Xte, yte, "l1", m, client, train, 1)
+            rows += [r2d, r1d, r1s]
+            verdicts.append(f"{name} on 2 workers, n_streams=1: {z1s:.1%} zeros, accuracy "
+                            f"{acc1s:.4f} vs L2 {acc2d:.4f} ({100 * (acc1s - acc2d):+.2f} points): "
+                            + ("met" if z1s >= 0.30 and acc1s >= acc2d - 0.01 else "not met"))
             verdicts.append(f"{name} on 2 workers: {z1d:.1%} zeros, accuracy {acc1d:.4f} vs L2 "
                             f"{acc2d:.4f} ({100 * (acc1d - acc2d):+.2f} points): "
                             + ("met" if z1d >= 0.30 and acc1d >= acc2d - 0.01 else "not met"))
             rows.append(linearsvc_row(name, Xtr, ytr, Xte, yte, 1.0 / m))
             rows.append(linearsvc_row(name, Xtr, ytr, Xte, yte, 1.0))
-            for r in rows[-6:]:
+            for r in rows[-7:]:
                 print(r, flush=True)
     body = "\n".join([
         __doc__.split("\n\n")[1].replace("\n", " "),
@@ -96,7 +103,10 @@ def main() -> None:
         *[f"- {v}" for v in verdicts],
         "",
         "The 2-worker model averages the two streams' last iterates each epoch, so a weight is "
-        "exactly 0 only where both streams have it at 0: fewer zeros than one stream.",
+        "exactly 0 only where both streams have it at 0: fewer zeros than one stream. "
+        "`n_streams=1` on the cluster trains one stream over all chunks (a worker at a time) "
+        "and avoids that averaging; the last iterate's sparsity still varies with the row order "
+        "(compare it with the in-process row), so the 30% figure is met only at the edge.",
     ])
     print(body)
     write_section("L1 (FOLOS) sparsity vs L2 and LinearSVC(penalty='l1')", body,

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -78,7 +78,7 @@ SAMPLE_BOUND_MARGIN = 2.0
 CONSTANTS_KEY = "asset_constants"  # state.extra entry: [R, B, D_G]
 
 
-def _check_real(cls: str, name: str, value: object, lo: float, hi: float, closed_lo: bool) -> None:
+def _check_real(cls: str, name: str, value: Any, lo: float, hi: float, closed_lo: bool) -> None:
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
         v = float(value)

@@ -11,6 +11,14 @@ so lambda_1 = alpha r and lambda_2 = alpha (1 - r). "l2" runs the plain SGD kern
 soft-threshold step on L1; exact zeros; O(nnz) per sparse row). The step schedule keeps
 eta0 / (1 + alpha eta0 t) with the whole ``alpha``, so that L1 alone still gets a decaying step.
 
+Only SGD takes an L1 part: Pegasos' step 1/(lambda t) and ball radius, and ASSET*'s, are derived
+from the strong convexity of the L2 term, which pure L1 lacks (``solvers.options`` raises a clear
+error for the other solvers).
+
+Sparsity is that of FOBOS' last iterate: a weight whose optimum is 0 is pushed off 0 by every
+violating row containing its feature (by about eta), while it is shrunk by only eta lambda_1 per
+step, so mostly rare features sit at exactly 0 (benchmarks/RESULTS.md compares with LIBLINEAR).
+
 With an L1 part the solver returns the last iterate: no running average is kept (an average of
 sparse iterates is not sparse). Across parallel streams the combine averages the streams' last
 iterates, so a coordinate stays exactly 0 when it is 0 in every stream.

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from tests.reference import dloss_ref, loss_ref
 
 from dsvm.kernels.losses import LOSS_CODES, loss_deriv, loss_deriv_p, loss_value, loss_value_p
 from dsvm.solvers.targets import LossSpec, pointwise_losses
+from tests.reference import dloss_ref, loss_ref
 
 NEW = ("smoothed_hinge", "epsilon_insensitive", "squared")
 
