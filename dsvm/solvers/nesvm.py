@@ -417,7 +417,6 @@ def nesvm_minimize(
     best = _Best(theta_w.copy(), theta_b.copy(), np.full(K, np.inf))
     result = NesvmResult(coef=best.coef, intercept=best.intercept)
     first: GradientShare | None = None
-    factor = min(1.0, float(settings.lipschitz_start))
     passes = 0
     stages = settings.schedule()
     for stage_no, mu in enumerate(stages):
