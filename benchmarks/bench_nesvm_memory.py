@@ -25,8 +25,9 @@ def main() -> None:
     ap.add_argument("--passes", type=int, default=3)
     args = ap.parse_args()
 
-    import dsvm
     from distributed import Client, LocalCluster
+
+    import dsvm
 
     n_rows = int(args.gib * 2**30 / (4 * args.features))
     path = WORK / f"nesvm_mem_{n_rows}x{args.features}.zarr"
