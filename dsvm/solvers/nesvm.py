@@ -303,8 +303,9 @@ class NesvmSettings:
         test of the gradient step; 1.0 is the paper's fixed step 1/L_mu.
     restart : when a gradient step went uphill, restart Eq. 33-35 from the best point.
 
-    The two accelerations are not in the paper; see the module docstring for why and what they
-    measured. ``precondition=False, lipschitz_start=1.0`` is the paper's method exactly.
+    None of the three is in the paper; see the module docstring for why and what they measured.
+    ``precondition=False, lipschitz_start=1.0`` is the paper's method exactly (at the bound the
+    descent test always holds, so nothing doubles and nothing restarts).
     """
 
     mu: float = 0.03
@@ -417,7 +418,6 @@ def nesvm_minimize(
     best = _Best(theta_w.copy(), theta_b.copy(), np.full(K, np.inf))
     result = NesvmResult(coef=best.coef, intercept=best.intercept)
     first: GradientShare | None = None
-    factor = min(1.0, float(settings.lipschitz_start))
     passes = 0
     stages = settings.schedule()
     for stage_no, mu in enumerate(stages):
