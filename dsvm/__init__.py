@@ -3,6 +3,9 @@
 from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
 from dsvm.estimators import SVMClassifier
 from dsvm.model import load
+from dsvm.checkpoint import load_checkpoint
+from dsvm.plotting import plot_history
+from dsvm.jobs import attach, jobs, submit
 
 __version__ = "0.1.0"
 
@@ -12,6 +15,11 @@ __all__ = [
     "__version__",
     "convert",
     "load",
+    "load_checkpoint",
+    "plot_history",
+    "submit",
+    "attach",
+    "jobs",
     "open_dataset",
     "write_arrays",
     "write_synthetic",

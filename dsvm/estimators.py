@@ -88,6 +88,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     client : distributed.Client, str or None, default=None
         The Dask client or a scheduler address. ``None``: the active Client, else an embedded
         LocalCluster.
+    checkpoint : str, path or None, default=None
+        A file path or fsspec URL where the full training state is written, atomically, after
+        every epoch (see :mod:`dsvm.checkpoint`); ``fit(..., resume=True)`` continues from it.
 
     Attributes
     ----------
@@ -136,6 +139,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             "an int in the range [0, inf), a numpy Generator or None",
         ),
         "verbose": Interval(numbers.Integral, 0, None, "left"),
+        "checkpoint": NoneOr(InstanceOf((str, os.PathLike), "a path or URL string")),
     }
 
     def __init__(
@@ -156,6 +160,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
         client: Any = None,
+        checkpoint: str | os.PathLike | None = None,
     ) -> None:
         self.solver = solver
         self.loss = loss
@@ -172,6 +177,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.client = client
+        self.checkpoint = checkpoint
 
     # -- parameters and inputs -----------------------------------------------------------------
     def _validate(self) -> None:
@@ -242,22 +248,75 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------------------
     def fit(
-        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None
+        self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None,
+        resume: bool = False,
     ) -> SVMClassifier:
         """Train from scratch for up to ``max_epochs`` epochs.
 
         ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
         or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
-        scored after every epoch into ``history_[i]["val_accuracy"]``.
+        scored after every epoch into ``history_[i]["val_accuracy"]``. ``resume=True``: continue
+        from the ``checkpoint`` file when it exists (up to ``max_epochs`` epochs in all), else
+        start from scratch; the result equals the uninterrupted fit's.
         """
         self._validate()
         for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
+        ckpt = self._resume_checkpoint(source) if resume else None
         with self._engine(source) as engine:
-            self._start(engine, source, classes=None)
-            self._run(engine, source, self.max_epochs, validation, warn=self.tol is not None)
+            if ckpt is None:
+                self._start(engine, source, classes=None)
+            else:
+                self._restore(ckpt)
+            remaining = self.max_epochs - self.n_iter_
+            if remaining > 0 and not (ckpt is not None and ckpt.converged):
+                self._run(engine, source, remaining, validation, warn=self.tol is not None)
+            else:
+                self._publish()
         return self
+
+    def _resume_checkpoint(self, source: Source) -> Any:
+        from dsvm.checkpoint import check_resumable, checkpoint_exists, load_checkpoint
+
+        if self.checkpoint is None:
+            raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
+        if not checkpoint_exists(self.checkpoint):
+            logger.info("no checkpoint at %s yet: starting from scratch", self.checkpoint)
+            return None
+        ckpt = load_checkpoint(self.checkpoint)
+        check_resumable(self, ckpt, source.n_features, source.dtype, os.fspath(self.checkpoint))
+        return ckpt
+
+    def _restore(self, ckpt: Any) -> None:
+        from dsvm.checkpoint import solver_state_of
+
+        self.classes_ = ckpt.classes
+        self.n_features_in_ = ckpt.n_features
+        self.seed_ = ckpt.seed
+        self.n_streams_ = ckpt.n_streams
+        self.state_ = solver_state_of(ckpt)
+        self.n_iter_ = ckpt.epoch
+        self.history_ = list(ckpt.history)
+
+    def _epoch_callback(self, source: Source) -> Any:
+        """What runs after each epoch: the checkpoint write and any hooks (detached jobs)."""
+        from dsvm.distributed.hooks import EPOCH_HOOKS
+
+        hooks = EPOCH_HOOKS.get()
+        if self.checkpoint is None and not hooks:
+            return None
+
+        def on_epoch(state: SolverState, history: list, converged: bool) -> None:
+            if self.checkpoint is not None:
+                from dsvm.checkpoint import checkpoint_of, save_checkpoint
+
+                save_checkpoint(self.checkpoint, checkpoint_of(
+                    self, state, history, converged, source.n_chunks, source.describe()))
+            for hook in hooks:
+                hook(self, state, history, converged)
+
+        return on_epoch
 
     def partial_fit(
         self,
@@ -335,6 +394,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             n_epochs=n_epochs,
             validate=validate,
             history=self.history_,
+            on_epoch=self._epoch_callback(source),
         )
         self.state_ = result.state
         self.history_ = result.history
@@ -451,6 +511,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
         if isinstance(params.get("random_state"), np.random.Generator):
             params["random_state"] = None
+        if isinstance(params.get("checkpoint"), os.PathLike):
+            params["checkpoint"] = os.fspath(params["checkpoint"])
         meta = {
             "estimator": type(self).__name__,
             "params": params,
@@ -468,6 +530,20 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if state.get("client") is not None and not isinstance(state["client"], str):
             state["client"] = None  # a live Client does not travel
         return state
+
+    def _repr_html_(self) -> str:
+        from dsvm._html import estimator_html
+
+        return estimator_html(self)
+
+    def plot_history(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the per-epoch history (objective, and validation accuracy when recorded).
+
+        Needs matplotlib (``pip install dsvm[plot]``); returns the matplotlib Axes.
+        """
+        from dsvm.plotting import plot_history
+
+        return plot_history(self, ax=ax, **kwargs)
 
     def _more_tags(self) -> dict[str, Any]:
         return {"preserves_dtype": [np.float64, np.float32]}

@@ -15,6 +15,7 @@ import numpy as np
 from dsvm.combine.averaging import ParameterAveraging
 from dsvm.distributed import worker as w
 from dsvm.distributed.sources import DaskSource, Source
+from dsvm.distributed.watch import wait_for_result
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 
 logger = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class DaskEngine:
             w._worker_calibrate, state, source, chunk, solver, classes,
             key=self._key("calibrate"), pure=False,
         )
-        return fut.result()
+        return wait_for_result(self.client, fut, "calibration")
 
     def run_epoch(
         self,
@@ -140,7 +141,8 @@ class DaskEngine:
                 )
                 for s, ids in enumerate(streams)
             ]
-        result = self._tree_reduce(combiner, partials, epoch).result()
+        result = wait_for_result(
+            self.client, self._tree_reduce(combiner, partials, epoch), f"epoch {epoch + 1}")
         return combiner.finalize(result, state)
 
     def _dask_array_streams(

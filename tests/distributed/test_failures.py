@@ -1,0 +1,133 @@
+"""Surviving failures on real processes: a scheduler and workers started as separate OS
+processes on loopback, killed with SIGKILL while a fit runs. Every test is bounded in time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm.distributed.hooks import epoch_hook
+from dsvm.exceptions import SchedulerLostError, WorkerLostError
+from tests.conftest import ProcessCluster
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(240)]
+
+# 1,000-row chunks: many small reads make an epoch last about a second on 2 workers, long
+# enough to kill a worker in the middle of it.
+N_ROWS, N_FEATURES, CHUNK_ROWS = 300_000, 20, 1000
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("failures")
+    return dsvm.write_synthetic(root / "s.zarr", N_ROWS, N_FEATURES, chunk_rows=CHUNK_ROWS, seed=0)
+
+
+@pytest.fixture
+def cluster():
+    c = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    yield c
+    c.close()
+
+
+def _clf(address, **kw):
+    params = dict(max_epochs=3, tol=None, random_state=0, n_streams=2, client=address)
+    params.update(kw)
+    return dsvm.SVMClassifier(**params)
+
+
+def _kill_after_epoch(pid: int, epoch: int, delay: float, killed: list):
+    """An epoch hook that SIGKILLs ``pid`` ``delay`` seconds into the epoch after ``epoch``."""
+
+    def kill():
+        os.kill(pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+
+    def hook(est, state, history, converged):
+        if len(history) == epoch:
+            threading.Timer(delay, kill).start()
+
+    return hook
+
+
+def test_worker_killed_mid_epoch_gives_the_same_model(cluster, dataset):
+    reference = _clf(cluster.address).fit(dataset)
+    killed: list = []
+    worker = cluster.procs[1]
+    with epoch_hook(_kill_after_epoch(worker.pid, 1, 0.3, killed)):
+        survived = _clf(cluster.address).fit(dataset)
+    assert killed and worker.wait(5) == -signal.SIGKILL
+    # the kill landed inside epoch 2 (it lasted longer than the delay before the kill)
+    assert survived.history_[1]["seconds"] > 0.3
+    # the lost worker's stream task re-ran on the survivor: bit-for-bit the same model
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    np.testing.assert_array_equal(survived.intercept_, reference.intercept_)
+    assert survived.t_ == reference.t_
+
+
+def test_all_workers_lost_is_a_clear_error_after_the_timeout(cluster, dataset):
+    import dask
+
+    killed: list = []
+    hooks = [_kill_after_epoch(p.pid, 1, 0.2, killed) for p in cluster.procs[1:]]
+    tic = time.monotonic()
+    with dask.config.set({"dsvm.no-workers-timeout": "2s"}), epoch_hook(hooks[0]), \
+            epoch_hook(hooks[1]):
+        with pytest.raises(WorkerLostError, match="No Dask workers for 2s during epoch 2"):
+            _clf(cluster.address, max_epochs=5).fit(dataset)
+    assert len(killed) == 2
+    assert time.monotonic() - killed[-1] < 15  # timeout + polling, not a hang
+
+
+def test_scheduler_lost_is_a_clear_error_and_the_checkpoint_resumes(cluster, dataset, tmp_path):
+    import dask
+
+    reference = _clf(cluster.address, max_epochs=4).fit(dataset)
+    ckpt = tmp_path / "fit.ckpt"
+    killed: list = []
+    with dask.config.set({"dsvm.no-workers-timeout": "3s"}), \
+            epoch_hook(_kill_after_epoch(cluster.procs[0].pid, 2, 0.2, killed)):
+        with pytest.raises((SchedulerLostError, WorkerLostError), match="resume=True"):
+            _clf(cluster.address, max_epochs=4, checkpoint=ckpt).fit(dataset)
+    assert killed
+    assert time.monotonic() - killed[-1] < 30
+    assert dsvm.load_checkpoint(ckpt).epoch == 2
+    cluster.close()
+    fresh = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    try:
+        resumed = _clf(fresh.address, max_epochs=4, checkpoint=ckpt).fit(dataset, resume=True)
+    finally:
+        fresh.close()
+    assert resumed.n_iter_ == 4 and dsvm.load_checkpoint(ckpt).epoch == 4
+    np.testing.assert_array_equal(resumed.coef_, reference.coef_)
+    assert resumed.t_ == reference.t_
+
+
+def test_two_fits_at_once_on_one_cluster(process_cluster, dataset):
+    alone = [_clf(process_cluster.address, random_state=s, max_epochs=2).fit(dataset)
+             for s in (1, 2)]
+    together: dict = {}
+    errors: list = []
+
+    def run(seed):
+        try:
+            together[seed] = _clf(process_cluster.address, random_state=seed,
+                                  max_epochs=2).fit(dataset)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    for seed, ref in zip((1, 2), alone):
+        np.testing.assert_array_equal(together[seed].coef_, ref.coef_)
+    assert not np.array_equal(alone[0].coef_, alone[1].coef_)
