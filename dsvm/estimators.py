@@ -536,6 +536,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
         return estimator_html(self)
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        # scikit-learn's bundle (its parameter diagram) would take precedence in Jupyter
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
     def plot_history(self, ax: Any = None, **kwargs: Any) -> Any:
         """Plot the per-epoch history (objective, and validation accuracy when recorded).
 

@@ -43,7 +43,7 @@ def test_notebook_trains_and_plots(name, process_cluster, tmp_path):
                      "DSVM_DATA_DIR": str(tmp_path)}, tmp_path)
     assert _outputs(nb, "image/png"), "no history plot was shown"
     html = _outputs(nb, "text/html")
-    assert any("SVMClassifier" in h and "fitted:" in h for h in html), html
+    assert any("dsvm-estimator" in h and "fitted:" in h for h in html), html
     # the notebook really used the separate-process scheduler
     assert any(process_cluster.address.split("//")[1] in "".join(t)
                for t in _outputs(nb, "text/html") + _outputs(nb, "text/plain"))

@@ -47,3 +47,10 @@ def test_html_summary(fitted):
     assert f"{fitted.history_[-1]['objective']:.6g}" in html
     assert "not fitted" in SVMClassifier(alpha=0.5)._repr_html_()
     assert "alpha=0.5" in SVMClassifier(alpha=0.5)._repr_html_()
+
+
+def test_jupyter_shows_the_dsvm_summary(fitted):
+    formatters = pytest.importorskip("IPython.core.formatters")
+    data, _ = formatters.DisplayFormatter().format(fitted)
+    assert "fitted: 2 classes" in data["text/html"]
+    assert data["text/plain"].startswith("SVMClassifier(")

@@ -95,3 +95,39 @@ def test_cancel_stops_a_running_job(process_cluster, dataset):
         epoch = job.epoch
         time.sleep(1.0)
         assert job.epoch == epoch < 10_000
+
+
+def test_job_survives_the_death_of_its_worker(dataset, tmp_path):
+    """The worker running the job's driver is SIGKILLed: the scheduler re-runs the job on the
+    survivor, which resumes from the checkpoint and ends with the uninterrupted fit's model."""
+    import os
+    import signal
+
+    from distributed import Client
+
+    from tests.conftest import ProcessCluster
+
+    cluster = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    try:
+        with Client(cluster.address) as client:
+            expected = _clf(max_epochs=6, client=client).fit(dataset)
+            pids = client.run(os.getpid)
+            ckpt = tmp_path / "job.ckpt"
+            job = dsvm.submit(_clf(max_epochs=6, checkpoint=str(ckpt)), dataset, client=client)
+            deadline = time.monotonic() + 60
+            while job.epoch < 2:
+                assert time.monotonic() < deadline, job.info()
+                time.sleep(0.05)
+            info = job.info()
+            runner, before = info["worker"], list(info["history"])
+            os.kill(pids[runner], signal.SIGKILL)
+            fitted = job.result(timeout=120)
+            assert job.info()["worker"] != runner  # re-run elsewhere
+            assert fitted.n_iter_ == 6
+            # it resumed: the epochs before the kill come from the checkpoint, not a re-run
+            # (a re-run would have measured different epoch times)
+            assert fitted.history_[:len(before)] == before
+            assert dsvm.load_checkpoint(ckpt).epoch == 6
+            np.testing.assert_array_equal(fitted.coef_, expected.coef_)
+    finally:
+        cluster.close()
