@@ -86,7 +86,10 @@ def cmd_attach(args: argparse.Namespace) -> int:
         info = job.info()
         print(f"dsvm job {job.id}: {info['status']}, epoch {info['epoch']}/{info['max_epochs']}, "
               f"{info.get('data', '')}")
-        show: Callable[[dict], None] = (lambda r: print(format_epoch(r), flush=True))
+
+        def show(record: dict) -> None:
+            print(format_epoch(record), flush=True)
+
         if args.no_wait:
             for record in info.get("history", []):
                 show(record)

@@ -39,7 +39,7 @@ class JobCancelledError(RuntimeError):
     """The job was cancelled (``job.cancel()`` / ``dsvm cancel``)."""
 
 
-# -- on the worker ----------------------------------------------------------------------------------
+# -- on the worker ---------------------------------------------------------------------------------
 def _set(client: Client, job_id: str, **fields: Any) -> None:
     for key, value in fields.items():
         client.set_metadata([META_KEY, job_id, key], value)
@@ -86,7 +86,7 @@ def _run_job(job_id: str, estimator: Any, X: Any, y: Any, out: str | None,
     return estimator
 
 
-# -- on the client ----------------------------------------------------------------------------------
+# -- on the client ---------------------------------------------------------------------------------
 def _describe(X: Any) -> str:
     url = getattr(X, "url", None)
     if url is not None:
@@ -120,7 +120,7 @@ def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | 
         fit_kwargs.setdefault("resume", True)  # a re-run task (lost worker) continues from it
     X = _absolute(X)
     out = None if out is None else _absolute(out)
-    record = {
+    record: dict[str, Any] = {
         "id": job_id, "status": "queued", "submitted": time.time(), "epoch": 0,
         "max_epochs": int(est.max_epochs), "history": [], "data": _describe(X),
         "estimator": repr(est), "cancel": False, "error": None, "out": out,

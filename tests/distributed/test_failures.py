@@ -81,7 +81,6 @@ def test_all_workers_lost_is_a_clear_error_after_the_timeout(cluster, dataset):
 
     killed: list = []
     hooks = [_kill_after_epoch(p.pid, 1, 0.2, killed) for p in cluster.procs[1:]]
-    tic = time.monotonic()
     with dask.config.set({"dsvm.no-workers-timeout": "2s"}), epoch_hook(hooks[0]), \
             epoch_hook(hooks[1]):
         with pytest.raises(WorkerLostError, match="No Dask workers for 2s during epoch 2"):

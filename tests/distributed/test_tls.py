@@ -38,7 +38,8 @@ def _write_pki(root):
                                  serialization.NoEncryption())
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(name("dsvm test CA")).issuer_name(name("dsvm test CA"))
+    ca = (x509.CertificateBuilder().subject_name(name("dsvm test CA"))
+          .issuer_name(name("dsvm test CA"))
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
           .not_valid_before(now - datetime.timedelta(minutes=5))
           .not_valid_after(now + datetime.timedelta(days=1))
