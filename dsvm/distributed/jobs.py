@@ -106,15 +106,14 @@ def _absolute(X: Any) -> Any:
 def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | None = None,
            job_id: str | None = None, **fit_kwargs: Any) -> Job:
     """Run ``estimator.fit(X, y, **fit_kwargs)`` as a detached job on ``client``'s cluster."""
-    from sklearn.base import clone
-
     if not isinstance(client, Client):
         raise TypeError(f"client must be a distributed.Client; got {type(client).__name__}.")
     job_id = job_id or uuid.uuid4().hex[:12]
     if client.get_metadata([META_KEY, job_id], default=None) is not None:
         raise ValueError(f"A dsvm job with id {job_id!r} already exists on this scheduler.")
-    est = clone(estimator)
-    est.client = None
+    # a fresh, unfitted copy with the same parameters; the live Client stays here (sklearn's
+    # clone would deep-copy it)
+    est = type(estimator)(**{**estimator.get_params(deep=False), "client": None})
     if est.checkpoint is not None:
         est.checkpoint = _absolute(est.checkpoint)
         fit_kwargs.setdefault("resume", True)  # a re-run task (lost worker) continues from it

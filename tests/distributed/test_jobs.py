@@ -41,7 +41,8 @@ def test_submit_then_attach_from_another_client(process_cluster, dataset, tmp_pa
     direct = _clf(client=process_cluster.address).fit(dataset)
     out = tmp_path / "job.dsvm"
     with Client(process_cluster.address) as submitter:
-        job = dsvm.submit(_clf(), dataset, client=submitter, out=str(out))
+        # an estimator holding the notebook's live client: the job uses the cluster's own
+        job = dsvm.submit(_clf(client=submitter), dataset, client=submitter, out=str(out))
         job_id = job.id
     # the submitting client is gone; the job lives on the scheduler
     with Client(process_cluster.address) as client:
