@@ -29,11 +29,17 @@ def test_train_resume_equals_uninterrupted(process_cluster, tmp_path):
                      "--checkpoint", str(ckpt), *extra)
         assert proc.returncode == 0, proc.stderr
         assert dsvm.load_checkpoint(ckpt).epoch == int(epochs)
-    proc = _dsvm("train", *common, "--out", str(tmp_path / "u.dsvm"), "--epochs", "4")
-    assert proc.returncode == 0, proc.stderr
-    resumed, full = dsvm.load(tmp_path / "r.dsvm"), dsvm.load(tmp_path / "u.dsvm")
+    # the uninterrupted fit with the CLI's settings
+    full = dsvm.SVMClassifier(solver="sgd", max_epochs=4, tol=None, random_state=0, n_streams=2,
+                              client=process_cluster.address).fit(ds)
+    resumed = dsvm.load(tmp_path / "r.dsvm")
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
     assert len(resumed.history_) == 4
 
-    proc = _dsvm("train", *common, "--out", str(tmp_path / "x.dsvm"), "--resume")
-    assert proc.returncode == 2 and "--resume needs --checkpoint" in proc.stderr
+
+def test_resume_needs_a_checkpoint(tmp_path, capsys):
+    from dsvm.cli import main
+
+    ds = dsvm.write_synthetic(tmp_path / "s.zarr", 100, 3, seed=0)
+    assert main(["train", str(ds.url), "--out", str(tmp_path / "m"), "--resume"]) == 2
+    assert "--resume needs --checkpoint" in capsys.readouterr().err
