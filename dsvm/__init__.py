@@ -5,7 +5,7 @@ from dsvm.estimators import SVMClassifier
 from dsvm.model import load
 from dsvm.checkpoint import load_checkpoint
 from dsvm.plotting import plot_history
-from dsvm.jobs import attach, jobs, submit
+from dsvm._jobs import attach, jobs, submit
 
 __version__ = "0.1.0"
 

@@ -28,7 +28,7 @@ def _connect(args: argparse.Namespace) -> Any:
 
 def submit_detached(args: argparse.Namespace, clf: Any, dataset: Any, validation: Any) -> int:
     """``dsvm train --detach``: submit and print the job id (the model is saved by the job)."""
-    from dsvm.jobs import submit
+    from dsvm._jobs import submit
 
     if not args.scheduler:
         raise ValueError("--detach needs --scheduler ADDRESS: the job runs on that cluster.")
@@ -61,7 +61,7 @@ def _when(ts: Any) -> str:
 def cmd_jobs(args: argparse.Namespace) -> int:
     import json
 
-    from dsvm.jobs import jobs
+    from dsvm._jobs import jobs
 
     with _connect(args) as client:
         records = jobs(client)
@@ -79,7 +79,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from dsvm.jobs import attach
+    from dsvm._jobs import attach
 
     with _connect(args) as client:
         job = attach(args.job_id, client)
@@ -108,7 +108,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from dsvm.jobs import attach
+    from dsvm._jobs import attach
 
     with _connect(args) as client:
         job = attach(args.job_id, client)
