@@ -79,8 +79,18 @@ def cluster_client(
 
 
 def n_workers_of(client: Client) -> int:
-    """Workers connected now (waiting briefly for at least one)."""
-    client.wait_for_workers(1, timeout=60)
+    """Workers connected now (waiting up to ``dsvm.no-workers-timeout`` for at least one)."""
+    from dsvm.distributed.watch import no_workers_timeout
+    from dsvm.exceptions import WorkerLostError
+
+    timeout = no_workers_timeout()
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        raise WorkerLostError(
+            f"No Dask workers on scheduler {client.scheduler.address} for {timeout:g}s. Start "
+            f"workers, or raise dsvm.no-workers-timeout."
+        ) from None
     return len(client.scheduler_info(n_workers=-1)["workers"])
 
 

@@ -201,8 +201,8 @@ class DaskEngine:
                 if len(g)
             ]
         total = w.EvalCounts()
-        for part in self.client.gather(futures):
-            total = total + part
+        for future in futures:
+            total = total + wait_for_result(self.client, future, "evaluation")
         return total
 
     def decision_chunks(
@@ -219,9 +219,9 @@ class DaskEngine:
                 )
             )
             if len(futures) >= window:
-                yield futures.pop(0).result()
+                yield wait_for_result(self.client, futures.pop(0), "prediction")
         for f in futures:
-            yield f.result()
+            yield wait_for_result(self.client, f, "prediction")
 
 
 def _calibrate_arrays(

@@ -88,6 +88,11 @@ def test_worker_killed_mid_epoch_gives_the_same_model_then_the_last_one_an_error
             _clf(cluster.address).fit(dataset)
     assert len(killed) == 2 and last.wait(5) == -signal.SIGKILL
     assert time.monotonic() - killed[-1] < 15  # timeout + polling, not a hang
+    # scoring on the worker-less cluster does not hang either
+    survived.client = cluster.address
+    with dask.config.set({"dsvm.no-workers-timeout": "1s"}):
+        with pytest.raises(WorkerLostError, match="No Dask workers on scheduler .* for 1s"):
+            survived.evaluate(dataset)
 
 
 def test_scheduler_lost_is_a_clear_error_and_the_checkpoint_resumes(
