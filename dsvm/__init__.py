@@ -5,6 +5,9 @@ from dsvm.estimators import SVMClassifier
 from dsvm.features import RFF, Nystroem
 from dsvm.model import load
 from dsvm.regressor import SVMRegressor
+from dsvm.checkpoint import load_checkpoint
+from dsvm.plotting import plot_history
+from dsvm._jobs import attach, jobs, submit
 
 __version__ = "0.1.0"
 
@@ -17,6 +20,11 @@ __all__ = [
     "__version__",
     "convert",
     "load",
+    "load_checkpoint",
+    "plot_history",
+    "submit",
+    "attach",
+    "jobs",
     "open_dataset",
     "write_arrays",
     "write_synthetic",

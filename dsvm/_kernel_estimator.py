@@ -24,6 +24,8 @@ def make_feature_map(kernel: Any, n_components: int, gamma: float,
         params = dict(vars(kernel))
         params = {k: v for k, v in params.items() if not k.endswith("_") and k in
                   ("n_components", "gamma", "eigen_threshold", "random_state")}
+        if params.get("random_state") is None and isinstance(random_state, (int, np.integer)):
+            params["random_state"] = int(random_state)  # the fit's seed: resumable
         return type(kernel)(**params)
     seed = random_state if isinstance(random_state, (int, np.integer)) else None
     if kernel == "rff":

@@ -105,8 +105,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     dataset = open_dataset(args.dataset)
     validation = open_dataset(args.validation) if args.validation else None
+    if args.resume and not args.checkpoint:
+        raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
     if resolve_task(args.task, dataset) == "regression":
         return train_regressor(args, dataset, validation)
+    client = _client_arg(args)
     clf = SVMClassifier(
         solver=args.solver or "pegasos", loss=args.loss or "hinge", alpha=args.alpha,
         fit_intercept=not args.no_intercept,
@@ -114,12 +117,20 @@ def cmd_train(args: argparse.Namespace) -> int:
         max_epochs=args.epochs, tol=args.tol, batch_size=args.batch_size,
         average=not args.no_average,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
-        verbose=0 if args.quiet else 2, client=_client_arg(args),
+        verbose=0 if args.quiet else 2, client=client,
         **classifier_options(args),
         kernel=args.kernel, n_components=args.components, gamma=args.gamma, budget=args.budget,
         merge=args.merge,
     )
-    clf.fit(dataset, validation=validation)
+    clf.checkpoint = args.checkpoint
+    try:
+        if args.detach:
+            from dsvm.cli_jobs import submit_detached
+
+            return submit_detached(args, clf, dataset, validation)
+        clf.fit(dataset, validation=validation, resume=args.resume)
+    finally:
+        _close_client(client)
     clf.save(args.out)
     last = clf.history_[-1]
     print(f"saved {args.out}: {clf.n_iter_} epochs, objective estimate {last['objective']:.6f}"
@@ -133,7 +144,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     clf = dsvm.load(args.model)
     clf.client = _client_arg(args)
-    result = clf.evaluate(args.dataset)
+    try:
+        result = clf.evaluate(args.dataset)
+    finally:
+        _close_client(clf.client)
     result = {"model": args.model, "dataset": args.dataset, **result,
               "loss_name": clf.loss, "alpha": clf.alpha}
     if "r2" in result:  # a regressor
@@ -152,7 +166,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     clf = dsvm.load(args.model)
     clf.client = _client_arg(args)
-    values = clf.decision_function(args.dataset) if args.decision else clf.predict(args.dataset)
+    try:
+        values = (clf.decision_function(args.dataset) if args.decision
+                  else clf.predict(args.dataset))
+    finally:
+        _close_client(clf.client)
     out = args.out
     if out.endswith(".npy"):
         np.save(out, values)
@@ -168,14 +186,17 @@ def _client_arg(args: argparse.Namespace) -> Any:
     if not address:
         return None
     tls = [getattr(args, k, None) for k in ("tls_ca_file", "tls_cert", "tls_key")]
-    if any(tls):
-        from distributed import Client
-        from distributed.security import Security
+    if any(tls) or address.startswith("tls://"):
+        from dsvm.distributed.client import connect, tls_security
 
-        sec = Security(tls_ca_file=tls[0], tls_client_cert=tls[1], tls_client_key=tls[2],
-                       require_encryption=True)
-        return Client(address, security=sec)
+        return connect(address, security=tls_security(*tls))
     return address
+
+
+def _close_client(client: Any) -> None:
+    """Close a Client this command opened (an address string is opened and closed by dsvm)."""
+    if client is not None and not isinstance(client, str):
+        client.close()
 
 
 # -- parser ---------------------------------------------------------------------------------------
@@ -185,6 +206,14 @@ def _add_cluster_args(p: argparse.ArgumentParser) -> None:
                         "default: an embedded LocalCluster")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes of the embedded LocalCluster (default: one per core)")
+
+
+def _add_tls_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tls-ca-file", default=None, metavar="PEM",
+                   help="CA certificate of a tls:// scheduler")
+    p.add_argument("--tls-cert", default=None, metavar="PEM", help="client certificate")
+    p.add_argument("--tls-key", default=None, metavar="PEM",
+                   help="client private key (if not inside --tls-cert)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,9 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--solver bsgd: merge coefficient by golden section search or lookup")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--checkpoint", metavar="PATH_OR_URL", default=None,
+                   help="write the training state here after every epoch (atomically)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from --checkpoint if it exists (else start from scratch)")
+    p.add_argument("--detach", action="store_true",
+                   help="run the fit as a job on the cluster (needs --scheduler); print its id")
     _add_cluster_args(p)
-    for opt in ("--tls-ca-file", "--tls-cert", "--tls-key"):
-        p.add_argument(opt, default=None)
+    _add_tls_args(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="accuracy (R^2 for regressors) and primal objective of a "
@@ -270,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset")
     p.add_argument("--json", action="store_true")
     p.add_argument("--scheduler", metavar="ADDRESS")
+    _add_tls_args(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("predict", help="write predicted labels (or decision values)")
@@ -278,7 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE", help=".npy, or text (.csv/.txt)")
     p.add_argument("--decision", action="store_true", help="write decision values, not labels")
     p.add_argument("--scheduler", metavar="ADDRESS")
+    _add_tls_args(p)
     p.set_defaults(func=cmd_predict)
+
+    from dsvm.cli_jobs import add_job_commands
+
+    add_job_commands(sub, _add_tls_args)
     return parser
 
 

@@ -56,7 +56,11 @@ def classifier_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def train_regressor(args: argparse.Namespace, dataset: Any, validation: Any) -> int:
     from dsvm import SVMRegressor
-    from dsvm.cli import _client_arg
+    from dsvm.cli import _client_arg, _close_client
+
+    if args.detach:
+        raise ValueError("--detach trains classifiers only for now; run the regression in the "
+                         "foreground (it resumes from --checkpoint if interrupted)")
 
     reg = SVMRegressor(
         solver=args.solver or "sgd", loss=args.loss or "epsilon_insensitive", alpha=args.alpha,
@@ -64,9 +68,13 @@ def train_regressor(args: argparse.Namespace, dataset: Any, validation: Any) -> 
         fit_intercept=not args.no_intercept, max_epochs=args.epochs, tol=args.tol,
         batch_size=args.batch_size, average=not args.no_average, rho=args.rho,
         n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
-        verbose=0 if args.quiet else 2, client=_client_arg(args),
+        verbose=0 if args.quiet else 2, client=_client_arg(args), checkpoint=args.checkpoint,
+        kernel=args.kernel, n_components=args.components, gamma=args.gamma,
     )
-    reg.fit(dataset, validation=validation)
+    try:
+        reg.fit(dataset, validation=validation, resume=args.resume)
+    finally:
+        _close_client(reg.client)
     reg.save(args.out)
     last = reg.history_[-1]
     print(f"saved {args.out}: regressor, {reg.n_iter_} epochs, objective estimate "

@@ -151,6 +151,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     client : distributed.Client, str or None, default=None
         The Dask client or a scheduler address. ``None``: the active Client, else an embedded
         LocalCluster.
+    checkpoint : str, path or None, default=None
+        A file path or fsspec URL where the full training state is written, atomically, after
+        every epoch (see :mod:`dsvm.checkpoint`); ``fit(..., resume=True)`` continues from it.
 
     Attributes
     ----------
@@ -215,6 +218,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             "an int in the range [0, inf), a numpy Generator or None",
         ),
         "verbose": Interval(numbers.Integral, 0, None, "left"),
+        "checkpoint": NoneOr(InstanceOf((str, os.PathLike), "a path or URL string")),
     }
 
     def __init__(
@@ -246,6 +250,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
         client: Any = None,
+        checkpoint: str | os.PathLike | None = None,
     ) -> None:
         self.solver = solver
         self.loss = loss
@@ -273,6 +278,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.client = client
+        self.checkpoint = checkpoint
 
     # -- parameters and inputs -----------------------------------------------------------------
     def _validate(self) -> None:
@@ -293,13 +299,18 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                if self.solver == "bsgd" else {}),
         )
 
-    def _kernel_source(self, engine: Any, source: Source, fit: bool) -> Any:
-        """``source`` seen through the kernel map, fitted first when ``fit``."""
+    def _kernel_source(self, engine: Any, source: Source, fit: bool, seed: int | None = None) -> Any:
+        """``source`` seen through the kernel map, fitted first when ``fit``.
+
+        The map is drawn from the fit's ``seed`` (kept in checkpoints), so a resumed fit
+        rebuilds the same map.
+        """
         if fit:
+            seed = draw_seed(self.random_state) if seed is None else seed
             self.feature_map_ = kern.make_feature_map(
-                self.kernel, self.n_components, self.gamma, self.random_state)
+                self.kernel, self.n_components, self.gamma, seed)
             if self.feature_map_ is not None:
-                fit_feature_map(self.feature_map_, engine, source, draw_seed(self.random_state))
+                fit_feature_map(self.feature_map_, engine, source, seed)
         return map_source(source, getattr(self, "feature_map_", None))
 
     def _predictor(self, state: SolverState) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -365,6 +376,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     def fit(
         self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None,
         init: Any = None,
+        resume: bool = False,
     ) -> SVMClassifier:
         """Train from scratch for up to ``max_epochs`` epochs.
 
@@ -372,7 +384,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
         scored after every epoch into ``history_[i]["val_accuracy"]``. ``init``: a fitted
         model (anything with ``coef_`` / ``intercept_``, e.g. an SGD fit) that
-        ``solver="nesvm"`` starts from.
+        ``solver="nesvm"`` starts from. ``resume=True``: continue
+        from the ``checkpoint`` file when it exists (up to ``max_epochs`` epochs in all), else
+        start from scratch; the result equals the uninterrupted fit's.
         """
         self._validate()
         if self.solver == "nesvm":
@@ -380,6 +394,12 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(
                     f"solver='nesvm' trains linear models only; got kernel={self.kernel!r}. "
                     "Use a stochastic solver (pegasos, sgd, asset) with a kernel map."
+                )
+            if self.checkpoint is not None or resume:
+                raise ValueError(
+                    "checkpoint= and resume= cover the stochastic solvers; solver='nesvm' is a "
+                    "deterministic full-gradient method: rerun it, or warm-start it from a model "
+                    "(warm_start=True or init=)."
                 )
             return self._fit_nesvm(X, y, sample_weight, validation, init)
         if init is not None:
@@ -391,11 +411,64 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                      "feature_map_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
+        ckpt = self._resume_checkpoint(source) if resume else None
         with self._engine(source) as engine:
-            source = self._kernel_source(engine, source, fit=True)
-            self._start(engine, source, classes=None)
-            self._run(engine, source, self.max_epochs, validation, warn=self.tol is not None)
+            seed = ckpt.seed if ckpt is not None else draw_seed(self.random_state)
+            source = self._kernel_source(engine, source, fit=True, seed=seed)
+            if ckpt is None:
+                self._start(engine, source, classes=None, seed=seed)
+            else:
+                self._restore(ckpt)
+                self.n_samples_fit_ = source.n_samples  # ASSET's N, as in _start
+            remaining = self.max_epochs - self.n_iter_
+            if remaining > 0 and not (ckpt is not None and ckpt.converged):
+                self._run(engine, source, remaining, validation, warn=self.tol is not None)
+            else:
+                self._publish()
         return self
+
+    def _resume_checkpoint(self, source: Source) -> Any:
+        from dsvm.checkpoint import check_resumable, checkpoint_exists, load_checkpoint
+
+        if self.checkpoint is None:
+            raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
+        if not checkpoint_exists(self.checkpoint):
+            logger.info("no checkpoint at %s yet: starting from scratch", self.checkpoint)
+            return None
+        ckpt = load_checkpoint(self.checkpoint)
+        check_resumable(self, ckpt, source.n_features, source.dtype, os.fspath(self.checkpoint))
+        return ckpt
+
+    def _restore(self, ckpt: Any) -> None:
+        from dsvm.checkpoint import solver_state_of
+
+        if len(ckpt.classes):  # regressors have none
+            self.classes_ = ckpt.classes
+        self.n_features_in_ = ckpt.n_features
+        self.seed_ = ckpt.seed
+        self.n_streams_ = ckpt.n_streams
+        self.state_ = solver_state_of(ckpt)
+        self.n_iter_ = ckpt.epoch
+        self.history_ = list(ckpt.history)
+
+    def _epoch_callback(self, source: Source) -> Any:
+        """What runs after each epoch: the checkpoint write and any hooks (detached jobs)."""
+        from dsvm.distributed.hooks import EPOCH_HOOKS
+
+        hooks = EPOCH_HOOKS.get()
+        if self.checkpoint is None and not hooks:
+            return None
+
+        def on_epoch(state: SolverState, history: list, converged: bool) -> None:
+            if self.checkpoint is not None:
+                from dsvm.checkpoint import checkpoint_of, save_checkpoint
+
+                save_checkpoint(self.checkpoint, checkpoint_of(
+                    self, state, history, converged, source.n_chunks, source.describe()))
+            for hook in hooks:
+                hook(self, state, history, converged)
+
+        return on_epoch
 
     def partial_fit(
         self,
@@ -415,9 +488,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             )
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
-            source = self._kernel_source(engine, source, fit=not hasattr(self, "state_"))
-            if not hasattr(self, "state_"):
-                self._start(engine, source, classes=classes)
+            first = not hasattr(self, "state_")
+            seed = draw_seed(self.random_state) if first else None
+            source = self._kernel_source(engine, source, fit=first, seed=seed)
+            if first:
+                self._start(engine, source, classes=classes, seed=seed)
             self._check_features(getattr(source, "n_input_features", source.n_features))
             self._run(engine, source, 1, validation, warn=False)
         return self
@@ -434,7 +509,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             fit_nesvm(self, engine, source, init=init, validation=validation)
         return self
 
-    def _start(self, engine: Any, source: Source, classes: Any) -> None:
+    def _start(self, engine: Any, source: Source, classes: Any, seed: int | None = None) -> None:
         # classes_ keeps the labels' own dtype (ints stay ints); the kernels see float64 codes.
         values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
         if values.dtype.kind not in "biuf":
@@ -447,7 +522,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = values
         self.n_features_in_ = getattr(source, "n_input_features", source.n_features)
         self.n_samples_fit_ = source.n_samples  # ASSET's N (solvers.options.planned_steps)
-        self.seed_ = draw_seed(self.random_state)
+        self.seed_ = draw_seed(self.random_state) if seed is None else int(seed)
         self.n_streams_ = int(self.n_streams or engine.n_workers)
         solver = self._make_solver()
         state = solver.init_state(source.n_features, n_outputs_for(len(values)), source.dtype)
@@ -491,6 +566,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             n_epochs=n_epochs,
             validate=validate,
             history=self.history_,
+            on_epoch=self._epoch_callback(source),
         )
         self.state_ = result.state
         self.history_ = result.history
@@ -641,6 +717,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(params.get("kernel"), (RFF, Nystroem)):
             params["kernel"] = params["kernel"].kind
         map_arrays, map_meta = kern.map_arrays(getattr(self, "feature_map_", None))
+        if isinstance(params.get("checkpoint"), os.PathLike):
+            params["checkpoint"] = os.fspath(params["checkpoint"])
         meta = {
             "estimator": type(self).__name__,
             "params": params,
@@ -660,6 +738,24 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if state.get("client") is not None and not isinstance(state["client"], str):
             state["client"] = None  # a live Client does not travel
         return state
+
+    def _repr_html_(self) -> str:
+        from dsvm._html import estimator_html
+
+        return estimator_html(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        # scikit-learn's bundle (its parameter diagram) would take precedence in Jupyter
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
+    def plot_history(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the per-epoch history (objective, and validation accuracy when recorded).
+
+        Needs matplotlib (``pip install dsvm[plot]``); returns the matplotlib Axes.
+        """
+        from dsvm.plotting import plot_history
+
+        return plot_history(self, ax=ax, **kwargs)
 
     def _more_tags(self) -> dict[str, Any]:
         return {"preserves_dtype": [np.float64, np.float32]}

@@ -29,3 +29,7 @@ class ConvergenceWarning(UserWarning):
 class DataOrderWarning(UserWarning):
     """Labels are clustered across chunks (a sorted file): stochastic passes will see classes in
     runs. Convert with ``shuffle=True`` (``dsvm convert --shuffle``)."""
+
+
+class SchedulerLostError(RuntimeError):
+    """The connection to the Dask scheduler was lost during a fit."""

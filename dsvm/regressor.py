@@ -53,8 +53,9 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
         are.
     fit_intercept, max_epochs, tol, n_iter_no_change, batch_size, average, rho, n_streams,
-    chunk_rows, n_workers, random_state, verbose, client
-        As in :class:`dsvm.SVMClassifier`.
+    chunk_rows, n_workers, random_state, verbose, client, checkpoint
+        As in :class:`dsvm.SVMClassifier` (``fit(..., resume=True)`` continues from
+        ``checkpoint``).
 
     Attributes
     ----------
@@ -101,6 +102,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
             "an int in the range [0, inf), a numpy Generator or None",
         ),
         "verbose": Interval(numbers.Integral, 0, None, "left"),
+        "checkpoint": SVMClassifier._parameter_constraints["checkpoint"],
     }
 
     def __init__(
@@ -128,6 +130,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
         client: Any = None,
+        checkpoint: str | os.PathLike | None = None,
     ) -> None:
         self.solver = solver
         self.loss = loss
@@ -151,6 +154,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.client = client
+        self.checkpoint = checkpoint
 
     # The classifier's machinery, shared as is: parameters, sources, engines, the epoch loop,
     # publishing the model, decision values. (Plain functions borrowed as methods: no
@@ -174,6 +178,12 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     decision_function = SVMClassifier.decision_function
     __getstate__ = SVMClassifier.__getstate__
     _more_tags = SVMClassifier._more_tags
+    _resume_checkpoint = SVMClassifier._resume_checkpoint
+    _restore = SVMClassifier._restore
+    _epoch_callback = SVMClassifier._epoch_callback
+    _repr_html_ = SVMClassifier._repr_html_
+    _repr_mimebundle_ = SVMClassifier._repr_mimebundle_
+    plot_history = SVMClassifier.plot_history
 
     def partial_fit(
         self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None
@@ -185,7 +195,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
 
     _classes64 = None  # no classes: the kernels read the targets (solvers.targets)
 
-    def _start(self, engine: Any, source: Source, classes: Any) -> None:
+    def _start(self, engine: Any, source: Source, classes: Any, seed: int | None = None) -> None:
         if isinstance(source, DatasetSource) and source.dataset.classes is not None:
             n_values = len(source.dataset.classes)
             if n_values <= 2:
@@ -196,7 +206,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
                 )
         self.n_features_in_ = getattr(source, "n_input_features", source.n_features)
         self.n_samples_fit_ = source.n_samples
-        self.seed_ = draw_seed(self.random_state)
+        self.seed_ = draw_seed(self.random_state) if seed is None else int(seed)
         self.n_streams_ = int(self.n_streams or engine.n_workers)
         solver = self._make_solver()
         state = solver.init_state(source.n_features, 1, source.dtype)
@@ -253,6 +263,8 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
             params["random_state"] = None
         if isinstance(params.get("kernel"), (RFF, Nystroem)):
             params["kernel"] = params["kernel"].kind
+        if isinstance(params.get("checkpoint"), os.PathLike):
+            params["checkpoint"] = os.fspath(params["checkpoint"])
         map_arrays, map_meta = kern.map_arrays(getattr(self, "feature_map_", None))
         meta = {
             "estimator": type(self).__name__,

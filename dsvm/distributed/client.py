@@ -79,6 +79,31 @@ def cluster_client(
 
 
 def n_workers_of(client: Client) -> int:
-    """Workers connected now (waiting briefly for at least one)."""
-    client.wait_for_workers(1, timeout=60)
+    """Workers connected now (waiting up to ``dsvm.no-workers-timeout`` for at least one)."""
+    from dsvm.distributed.watch import no_workers_timeout
+    from dsvm.exceptions import WorkerLostError
+
+    timeout = no_workers_timeout()
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        raise WorkerLostError(
+            f"No Dask workers on scheduler {client.scheduler.address} for {timeout:g}s. Start "
+            f"workers, or raise dsvm.no-workers-timeout."
+        ) from None
     return len(client.scheduler_info(n_workers=-1)["workers"])
+
+
+def tls_security(ca_file: str | None, cert: str | None, key: str | None) -> Any:
+    """A dask ``Security`` for a client of a TLS scheduler (``tls://``), from PEM files."""
+    from distributed.security import Security
+
+    for name, value in (("--tls-ca-file", ca_file), ("--tls-cert", cert)):
+        if not value:
+            raise ValueError(f"TLS needs {name} (with --tls-ca-file, --tls-cert and --tls-key).")
+        if not os.path.isfile(value):
+            raise FileNotFoundError(f"{name}: no file at {value!r}.")
+    if key and not os.path.isfile(key):
+        raise FileNotFoundError(f"--tls-key: no file at {key!r}.")
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
+                    require_encryption=True)

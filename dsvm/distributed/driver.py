@@ -51,6 +51,17 @@ def _objective(state: SolverState, alpha: float, loss_mean: float, solver: Any =
     return float(0.5 * alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
 
 
+def _replay_stopping(history: list[dict[str, Any]], tol: float | None) -> tuple[float, int]:
+    """The stopping rule's (best objective, stale epochs) after ``history``, so that a fit
+    resumed from a checkpoint stops exactly where the uninterrupted fit would."""
+    best, stale = math.inf, 0
+    for h in history:
+        if tol is not None:
+            stale = stale + 1 if h["objective"] > best - tol else 0
+        best = min(best, h["objective"])
+    return best, stale
+
+
 def run_epochs(
     *,
     engine: Any,
@@ -64,12 +75,15 @@ def run_epochs(
     n_epochs: int,
     validate: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
+    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], None] | None = None,
 ) -> LoopResult:
-    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``."""
+    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
+
+    ``on_epoch(state, history, converged)`` runs after every epoch (checkpoints, job progress).
+    """
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
-    best = min((h["objective"] for h in history), default=math.inf)
-    stale = 0
+    best, stale = _replay_stopping(history, plan.tol)
     converged = False
     try:
         for epoch in range(first_epoch, first_epoch + n_epochs):
@@ -104,7 +118,10 @@ def run_epochs(
                 if stale >= plan.n_iter_no_change:
                     converged = True
                     logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
-                    break
+            if on_epoch is not None:
+                on_epoch(state, history, converged)
+            if converged:
+                break
     finally:
         progress.close()
     return LoopResult(state=state, history=history, converged=converged)

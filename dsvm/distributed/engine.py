@@ -17,6 +17,7 @@ import numpy as np
 from dsvm.combine.averaging import ParameterAveraging
 from dsvm.distributed import worker as w
 from dsvm.distributed.sources import DaskSource, Source
+from dsvm.distributed.watch import wait_for_result
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 
 logger = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ class DaskEngine:
             w._worker_calibrate, state, source, chunk, solver, classes,
             key=self._key("calibrate"), pure=False,
         )
-        return fut.result()
+        return wait_for_result(self.client, fut, "calibration")
 
     def run_epoch(
         self,
@@ -154,7 +155,8 @@ class DaskEngine:
                 )
                 for s, ids in enumerate(streams)
             ]
-        result = self._tree_reduce(combiner, partials, epoch).result()
+        result = wait_for_result(
+            self.client, self._tree_reduce(combiner, partials, epoch), f"epoch {epoch + 1}")
         return combiner.finalize(result, state)
 
     def _dask_array_streams(
@@ -213,8 +215,8 @@ class DaskEngine:
                 if len(g)
             ]
         total = w.EvalCounts()
-        for part in self.client.gather(futures):
-            total = total + part
+        for future in futures:
+            total = total + wait_for_result(self.client, future, "evaluation")
         return total
 
     def decision_chunks(
@@ -231,9 +233,9 @@ class DaskEngine:
                 )
             )
             if len(futures) >= window:
-                yield futures.pop(0).result()
+                yield wait_for_result(self.client, futures.pop(0), "prediction")
         for f in futures:
-            yield f.result()
+            yield wait_for_result(self.client, f, "prediction")
 
 
 def _calibrate_arrays(

@@ -1,0 +1,142 @@
+"""The ``dsvm`` commands for detached jobs: ``train --detach``, ``jobs``, ``attach``, ``cancel``.
+
+A detached job runs its driver on the cluster (:mod:`dsvm.distributed.jobs`); these commands
+only talk to the scheduler, so the shell may exit while the job trains.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+from typing import Any, Callable
+
+from dsvm.distributed.progress import format_epoch
+
+
+def _connect(args: argparse.Namespace) -> Any:
+    from dsvm.cli import _client_arg
+    from dsvm.distributed.client import connect
+
+    if not getattr(args, "scheduler", None):
+        raise ValueError(f"dsvm {args.command} needs --scheduler ADDRESS (the cluster that "
+                         f"runs the jobs).")
+    client = _client_arg(args)
+    return connect(client) if isinstance(client, str) else client
+
+
+def submit_detached(args: argparse.Namespace, clf: Any, dataset: Any, validation: Any) -> int:
+    """``dsvm train --detach``: submit and print the job id (the model is saved by the job)."""
+    from dsvm._jobs import submit
+
+    if not args.scheduler:
+        raise ValueError("--detach needs --scheduler ADDRESS: the job runs on that cluster.")
+    client = clf.client
+    own = isinstance(client, str)
+    if own:
+        from dsvm.distributed.client import connect
+
+        client = connect(client)
+    try:
+        kwargs = {"validation": validation} if validation is not None else {}
+        if args.resume:
+            kwargs["resume"] = True
+        job = submit(clf, dataset, client=client, out=os.path.abspath(args.out), **kwargs)
+    finally:
+        if own:
+            client.close()
+    print(job.id)
+    print(f"submitted dsvm job {job.id}; follow it with: dsvm attach {job.id} --scheduler "
+          f"{args.scheduler}", file=sys.stderr)
+    return 0
+
+
+def _when(ts: Any) -> str:
+    if not ts:
+        return "-"
+    return _dt.datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    import json
+
+    from dsvm._jobs import jobs
+
+    with _connect(args) as client:
+        records = jobs(client)
+    if args.json:
+        print(json.dumps(records, indent=2, default=str))
+        return 0
+    if not records:
+        print("no dsvm jobs on this scheduler")
+        return 0
+    print(f"{'id':<14}{'status':<11}{'epoch':>9}  {'submitted':<20}data")
+    for r in records:
+        print(f"{r['id']:<14}{r['status']:<11}{r['epoch']:>4}/{r['max_epochs']:<4}  "
+              f"{_when(r.get('submitted')):<20}{r.get('data', '')}")
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    from dsvm._jobs import attach
+
+    with _connect(args) as client:
+        job = attach(args.job_id, client)
+        info = job.info()
+        print(f"dsvm job {job.id}: {info['status']}, epoch {info['epoch']}/{info['max_epochs']}, "
+              f"{info.get('data', '')}")
+
+        def show(record: dict) -> None:
+            print(format_epoch(record), flush=True)
+
+        if args.no_wait:
+            for record in info.get("history", []):
+                show(record)
+            return 0
+        info = job.watch(show, timeout=args.timeout)
+        if info["status"] != "finished":
+            print(f"dsvm attach: job {job.id} {info['status']}"
+                  + (f": {info['error']}" if info.get("error") else ""), file=sys.stderr)
+            return 1
+        if args.out:
+            job.result().save(args.out)
+            print(f"saved {args.out}")
+        elif info.get("out"):
+            print(f"the job saved its model to {info['out']}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from dsvm._jobs import attach
+
+    with _connect(args) as client:
+        job = attach(args.job_id, client)
+        job.cancel()
+        print(f"cancelled dsvm job {job.id} (it stops after its current epoch)")
+    return 0
+
+
+def add_job_commands(sub: Any, add_tls_args: Callable[[argparse.ArgumentParser], None]) -> None:
+    def scheduler(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--scheduler", metavar="ADDRESS", required=True,
+                       help="the Dask scheduler the jobs run on")
+        add_tls_args(p)
+
+    p = sub.add_parser("jobs", help="list the detached dsvm jobs on a cluster")
+    p.add_argument("--json", action="store_true")
+    scheduler(p)
+    p.set_defaults(func=cmd_jobs)
+
+    p = sub.add_parser("attach", help="follow a detached job's progress until it ends")
+    p.add_argument("job_id")
+    p.add_argument("--out", metavar="MODEL", help="also save the fitted model here")
+    p.add_argument("--no-wait", action="store_true", help="print the progress so far and exit")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    scheduler(p)
+    p.set_defaults(func=cmd_attach)
+
+    p = sub.add_parser("cancel", help="cancel a detached job")
+    p.add_argument("job_id")
+    scheduler(p)
+    p.set_defaults(func=cmd_cancel)

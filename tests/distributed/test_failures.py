@@ -1,0 +1,139 @@
+"""Surviving failures on real processes: a scheduler and workers started as separate OS
+processes on loopback, killed with SIGKILL while a fit runs. Every test is bounded in time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm.distributed.hooks import epoch_hook
+from dsvm.exceptions import SchedulerLostError, WorkerLostError
+from tests.conftest import ProcessCluster
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(240)]
+
+# 1,000-row chunks: many small reads make an epoch last about a second on 2 workers, long
+# enough to kill a worker in the middle of it.
+N_ROWS, N_FEATURES, CHUNK_ROWS = 300_000, 20, 1000
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("failures")
+    return dsvm.write_synthetic(root / "s.zarr", N_ROWS, N_FEATURES, chunk_rows=CHUNK_ROWS, seed=0)
+
+
+@pytest.fixture(scope="module")
+def reference(process_cluster, dataset):
+    """The uninterrupted fit (seed 0, 3 epochs, 2 streams) on the shared healthy cluster."""
+    return _clf(process_cluster.address).fit(dataset)
+
+
+@pytest.fixture
+def cluster():
+    c = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    yield c
+    c.close()
+
+
+def _clf(address, **kw):
+    params = dict(max_epochs=3, tol=None, random_state=0, n_streams=2, client=address)
+    params.update(kw)
+    return dsvm.SVMClassifier(**params)
+
+
+def _kill_after_epoch(pid: int, epoch: int, delay: float, killed: list):
+    """An epoch hook that SIGKILLs ``pid`` ``delay`` seconds into the epoch after ``epoch``."""
+
+    def kill():
+        os.kill(pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+
+    def hook(est, state, history, converged):
+        if len(history) == epoch:
+            threading.Timer(delay, kill).start()
+
+    return hook
+
+
+def test_worker_killed_mid_epoch_gives_the_same_model_then_the_last_one_an_error(
+    cluster, dataset, reference
+):
+    import dask
+
+    killed: list = []
+    worker = cluster.procs[1]
+    with epoch_hook(_kill_after_epoch(worker.pid, 1, 0.3, killed)):
+        survived = _clf(cluster.address).fit(dataset)
+    assert killed and worker.wait(5) == -signal.SIGKILL
+    # the kill landed inside epoch 2 (it lasted longer than the delay before the kill)
+    assert survived.history_[1]["seconds"] > 0.3
+    # the lost worker's stream task re-ran on the survivor: bit-for-bit the same model
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    np.testing.assert_array_equal(survived.intercept_, reference.intercept_)
+    assert survived.t_ == reference.t_
+
+    # (same cluster, to save a start) the last worker is killed too: no worker is left, and
+    # the fit stops with a clear error after the configured timeout instead of hanging
+    last = cluster.procs[2]
+    with dask.config.set({"dsvm.no-workers-timeout": "2s"}), \
+            epoch_hook(_kill_after_epoch(last.pid, 1, 0.2, killed)):
+        with pytest.raises(WorkerLostError, match="No Dask workers for 2s during epoch 2"):
+            _clf(cluster.address).fit(dataset)
+    assert len(killed) == 2 and last.wait(5) == -signal.SIGKILL
+    assert time.monotonic() - killed[-1] < 15  # timeout + polling, not a hang
+    # scoring on the worker-less cluster does not hang either
+    survived.client = cluster.address
+    with dask.config.set({"dsvm.no-workers-timeout": "1s"}):
+        with pytest.raises(WorkerLostError, match="No Dask workers on scheduler .* for 1s"):
+            survived.evaluate(dataset)
+
+
+def test_scheduler_lost_is_a_clear_error_and_the_checkpoint_resumes(
+    cluster, dataset, reference, process_cluster, tmp_path
+):
+    import dask
+
+    ckpt = tmp_path / "fit.ckpt"
+    killed: list = []
+    with dask.config.set({"dsvm.no-workers-timeout": "3s"}), \
+            epoch_hook(_kill_after_epoch(cluster.procs[0].pid, 2, 0.2, killed)):
+        with pytest.raises(SchedulerLostError, match="Lost the connection to the Dask sched") \
+                as err:
+            _clf(cluster.address, checkpoint=ckpt).fit(dataset)
+    assert killed and "during epoch 3" in str(err.value) and "resume=True" in str(err.value)
+    assert time.monotonic() - killed[-1] < 30
+    assert dsvm.load_checkpoint(ckpt).epoch == 2
+    # resume on another cluster (the shared healthy one): the state is all in the checkpoint
+    resumed = _clf(process_cluster.address, checkpoint=ckpt).fit(dataset, resume=True)
+    assert resumed.n_iter_ == 3 and dsvm.load_checkpoint(ckpt).epoch == 3
+    np.testing.assert_array_equal(resumed.coef_, reference.coef_)
+    assert resumed.t_ == reference.t_
+
+
+def test_two_fits_at_once_on_one_cluster(process_cluster, dataset, reference):
+    alone = [reference, _clf(process_cluster.address, random_state=1).fit(dataset)]
+    together: dict = {}
+    errors: list = []
+
+    def run(seed):
+        try:
+            together[seed] = _clf(process_cluster.address, random_state=seed).fit(dataset)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    for seed, ref in zip((0, 1), alone):
+        np.testing.assert_array_equal(together[seed].coef_, ref.coef_)
+    assert not np.array_equal(alone[0].coef_, alone[1].coef_)

@@ -1,0 +1,135 @@
+"""Detached jobs on real processes: the driver runs on the cluster, the submitting client goes
+away, another client (or the shell) attaches, follows the history and gets the model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import dsvm
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(180)]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("jobs")
+    return dsvm.write_synthetic(root / "s.zarr", 40_000, 10, chunk_rows=2000, seed=1)
+
+
+def _dsvm(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "dsvm", *args], capture_output=True, text=True,
+                          timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _clf(**kw):
+    params = dict(max_epochs=3, tol=None, random_state=0, n_streams=2)
+    params.update(kw)
+    return dsvm.SVMClassifier(**params)
+
+
+def test_submit_then_attach_from_another_client(process_cluster, dataset, tmp_path):
+    from distributed import Client
+
+    direct = _clf(client=process_cluster.address).fit(dataset)
+    out = tmp_path / "job.dsvm"
+    with Client(process_cluster.address) as submitter:
+        # an estimator holding the notebook's live client: the job uses the cluster's own
+        job = dsvm.submit(_clf(client=submitter), dataset, client=submitter, out=str(out))
+        job_id = job.id
+    # the submitting client is gone; the job lives on the scheduler
+    with Client(process_cluster.address) as client:
+        job = dsvm.attach(job_id, client=client)
+        fitted = job.result(timeout=120)
+        assert job.status == "finished" and job.epoch == 3
+        assert [h["epoch"] for h in job.history()] == [1, 2, 3]
+        assert job_id in [r["id"] for r in dsvm.jobs(client)]
+        assert "finished" in job._repr_html_()
+        with pytest.raises(ValueError, match="No dsvm job 'nope'"):
+            dsvm.attach("nope", client=client)
+    # the job ran the same fit as the notebook would have: the same model
+    np.testing.assert_array_equal(fitted.coef_, direct.coef_)
+    np.testing.assert_array_equal(dsvm.load(out).coef_, direct.coef_)
+
+
+def test_shell_detach_jobs_attach(process_cluster, dataset, tmp_path):
+    addr = process_cluster.address
+    proc = _dsvm("train", str(dataset.url), "--out", str(tmp_path / "m.dsvm"), "--epochs", "2",
+                 "--seed", "0", "--streams", "2", "--scheduler", addr, "--detach")
+    job_id = proc.stdout.strip().splitlines()[0]
+    listing = _dsvm("jobs", "--scheduler", addr).stdout
+    assert job_id in listing
+    attached = _dsvm("attach", job_id, "--scheduler", addr, "--out", str(tmp_path / "a.dsvm"),
+                     "--timeout", "100")
+    assert "epoch   2" in attached.stdout and "saved" in attached.stdout
+    expected = _clf(max_epochs=2, client=addr).fit(dataset).coef_
+    np.testing.assert_array_equal(dsvm.load(tmp_path / "m.dsvm").coef_, expected)
+    np.testing.assert_array_equal(dsvm.load(tmp_path / "a.dsvm").coef_, expected)
+    from dsvm.cli import main
+
+    assert main(["attach", "nope", "--scheduler", addr]) == 2  # "No dsvm job 'nope' ..."
+
+
+def test_cancel_stops_a_running_job(process_cluster, dataset):
+    from distributed import Client
+
+    addr = process_cluster.address
+    with Client(addr) as client:
+        job = dsvm.submit(_clf(max_epochs=10_000), dataset, client=client)
+        deadline = time.monotonic() + 60
+        while job.epoch < 1:
+            assert time.monotonic() < deadline, job.info()
+            time.sleep(0.2)
+        _dsvm("cancel", job.id, "--scheduler", addr)
+        assert job.status == "cancelled"
+        # the fit notices after its current epoch and the cluster goes idle
+        deadline = time.monotonic() + 30
+        while any(client.processing().values()):
+            assert time.monotonic() < deadline, client.processing()
+            time.sleep(0.2)
+        epoch = job.epoch
+        time.sleep(1.0)
+        assert job.epoch == epoch < 10_000
+
+
+def test_job_survives_the_death_of_its_worker(dataset, tmp_path):
+    """The worker running the job's driver is SIGKILLed: the scheduler re-runs the job on the
+    survivor, which resumes from the checkpoint and ends with the uninterrupted fit's model."""
+    import os
+    import signal
+
+    from distributed import Client
+
+    from tests.conftest import ProcessCluster
+
+    cluster = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    try:
+        with Client(cluster.address) as client:
+            expected = _clf(max_epochs=4, client=client).fit(dataset)
+            pids = client.run(os.getpid)
+            ckpt = tmp_path / "job.ckpt"
+            job = dsvm.submit(_clf(max_epochs=4, checkpoint=str(ckpt)), dataset, client=client)
+            deadline = time.monotonic() + 60
+            while job.epoch < 2:
+                assert time.monotonic() < deadline, job.info()
+                time.sleep(0.05)
+            info = job.info()
+            runner, before = info["worker"], list(info["history"])
+            os.kill(pids[runner], signal.SIGKILL)
+            fitted = job.result(timeout=120)
+            assert job.info()["worker"] != runner  # re-run elsewhere
+            assert fitted.n_iter_ == 4
+            # it resumed: the epochs before the kill come from the checkpoint, not a re-run
+            # (a re-run would have measured different epoch times)
+            assert fitted.history_[:len(before)] == before
+            assert dsvm.load_checkpoint(ckpt).epoch == 4
+            np.testing.assert_array_equal(fitted.coef_, expected.coef_)
+    finally:
+        cluster.close()
