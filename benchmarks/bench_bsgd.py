@@ -48,11 +48,14 @@ def load_ijcnn1() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return z["X"], z["y"], z["Xt"], z["yt"]
     from sklearn.datasets import load_svmlight_file
 
-    parts = [load_svmlight_file(lzma.open(DATA / f), n_features=22)
-             for f in ("ijcnn1.tr.xz", "ijcnn1.val.xz")]
+    parts = []
+    for name in ("ijcnn1.tr.xz", "ijcnn1.val.xz"):
+        with lzma.open(DATA / name) as f:
+            parts.append(load_svmlight_file(f, n_features=22))
     X = np.vstack([p[0].toarray() for p in parts])
     y = np.concatenate([p[1] for p in parts])
-    Xt, yt = load_svmlight_file(bz2.open(DATA / "ijcnn1.t.bz2"), n_features=22)
+    with bz2.open(DATA / "ijcnn1.t.bz2") as f:
+        Xt, yt = load_svmlight_file(f, n_features=22)
     WORK.mkdir(parents=True, exist_ok=True)
     np.savez(cache, X=X, y=y, Xt=Xt.toarray(), yt=yt)
     return X, y, Xt.toarray(), yt

@@ -25,7 +25,7 @@ def make_feature_map(kernel: Any, n_components: int, gamma: float,
         params = {k: v for k, v in params.items() if not k.endswith("_") and k in
                   ("n_components", "gamma", "eigen_threshold", "random_state")}
         return type(kernel)(**params)
-    seed = random_state if isinstance(random_state, (int, np.integer)) else None
+    seed = int(random_state) if isinstance(random_state, (int, np.integer)) else None
     if kernel == "rff":
         return RFF(int(n_components), float(gamma), random_state=seed)
     if kernel == "nystroem":
