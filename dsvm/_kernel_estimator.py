@@ -27,7 +27,7 @@ def make_feature_map(kernel: Any, n_components: int, gamma: float,
         if params.get("random_state") is None and isinstance(random_state, (int, np.integer)):
             params["random_state"] = int(random_state)  # the fit's seed: resumable
         return type(kernel)(**params)
-    seed = random_state if isinstance(random_state, (int, np.integer)) else None
+    seed = int(random_state) if isinstance(random_state, (int, np.integer)) else None
     if kernel == "rff":
         return RFF(int(n_components), float(gamma), random_state=seed)
     if kernel == "nystroem":

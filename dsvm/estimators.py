@@ -299,6 +299,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                if self.solver == "bsgd" else {}),
         )
 
+    def _make_combiner(self) -> Any:
+        if self.solver == "bsgd":
+            return kern.bsgd_combiner(self.budget, self.gamma, self.merge)
+        return make_combiner("average")
+
     def _kernel_source(self, engine: Any, source: Source, fit: bool, seed: int | None = None) -> Any:
         """``source`` seen through the kernel map, fitted first when ``fit``.
 
@@ -556,8 +561,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         result = run_epochs(
             engine=engine,
             solver=solver,
-            combiner=kern.bsgd_combiner(self.budget, self.gamma, self.merge)
-            if self.solver == "bsgd" else make_combiner("average"),
+            combiner=self._make_combiner(),
             source=source,
             classes=self._classes64,
             state=self.state_,

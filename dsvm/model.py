@@ -67,9 +67,9 @@ def load_model_arrays(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], d
             f"{path} was written by a newer dsvm (model format version {meta['version']}; "
             f"this dsvm reads up to {MODEL_VERSION}). Upgrade dsvm."
         )
-    for k in arrays:
-        if arrays[k].dtype.kind not in "fiu":
-            raise ModelFormatError(f"{path}: array {k!r} has dtype {arrays[k].dtype}, not numeric.")
+    for k, a in arrays.items():
+        if a.dtype.kind not in "fiu":
+            raise ModelFormatError(f"{path}: array {k!r} has dtype {a.dtype}, not numeric.")
     return arrays, meta
 
 

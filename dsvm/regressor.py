@@ -162,6 +162,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     _validate = SVMClassifier._validate
     _make_solver = SVMClassifier._make_solver
     _kernel_source = SVMClassifier._kernel_source
+    _make_combiner = SVMClassifier._make_combiner
     _predictor = SVMClassifier._predictor
     _map_input = SVMClassifier._map_input
     _source = SVMClassifier._source

@@ -18,7 +18,7 @@ import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.distributed.sources import DaskSource, Source
-from dsvm.features.maps import FeatureMap, Nystroem
+from dsvm.features.maps import RFF, FeatureMap, Nystroem
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 
 
@@ -88,8 +88,8 @@ def fit_feature_map(fmap: FeatureMap, engine: Any, source: Source, seed: int) ->
         if sample is None:
             raise ValueError(f"Nystroem: {source.describe()} has no rows to sample landmarks from.")
         return fmap.fit_landmarks(sample.rows)
-    fit = getattr(fmap, "fit")
-    return fit(n_features=source.n_features, seed=seed if fmap.random_state is None else None)
+    assert isinstance(fmap, RFF), fmap  # data-independent: needs only the number of features
+    return fmap.fit(n_features=source.n_features, seed=seed if fmap.random_state is None else None)
 
 
 def _worker_sample_chunks(source: Any, chunk_ids: Sequence[int], n: int, seed: int) -> Any:

@@ -34,7 +34,8 @@ _SUB_ROWS = 1024
 
 
 def _check_positive(owner: str, name: str, value: Any, kind: type) -> None:
-    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
+    ok = isinstance(value, kind) and isinstance(value, numbers.Real) and float(value) > 0
+    if isinstance(value, bool) or not ok:
         what = "an int in the range [1, inf)" if kind is numbers.Integral else \
             "a float in the range (0, inf)"
         raise ValueError(f"The {name!r} parameter of {owner} must be {what}. Got {value!r} instead.")
@@ -200,6 +201,7 @@ class Nystroem(_KernelRows):
 
     @property
     def n_output_features(self) -> int:
+        assert self.projection_ is not None, "Nystroem is not fitted"
         return int(self.projection_.shape[1])
 
     def check_params(self) -> None:
