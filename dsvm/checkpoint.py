@@ -180,8 +180,8 @@ def load_checkpoint(path: str | os.PathLike, storage_options: dict | None = None
             f"dsvm reads up to {CHECKPOINT_VERSION}). Upgrade dsvm."
         )
     for name, arr in arrays.items():
-        if arr.dtype.kind not in "fiu":
-            raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric.")
+        if arr.dtype.kind not in "fiuU":  # numbers, or fixed-width text labels
+            raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric or text.")
     extra = {k[len("state.extra."):]: v for k, v in arrays.items() if k.startswith("state.extra.")}
     return Checkpoint(
         epoch=int(meta["epoch"]),

@@ -158,6 +158,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The sorted labels. Labels of any type are accepted in arrays (strings, objects: compared
+        as text); the kernels see their indices, and ``predict`` returns the labels themselves.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features), in the data's dtype
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
@@ -342,6 +344,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
             if not _is_dask_collection(y):
                 y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+            if y.dtype.kind not in "biuf" and hasattr(self, "_label_codes"):
+                known = self._label_set(lambda: da.unique(y).compute())
+                y = y.map_blocks(_codes_of, known, dtype=np.float64)
             if sample_weight is not None and not _is_dask_collection(sample_weight):
                 sample_weight = da.from_array(np.asarray(sample_weight), chunks=(X.chunks[0],))
             return DaskSource(X, y, sample_weight)
@@ -349,10 +354,29 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
         y_arr = np.asarray(y)
+        if y_arr.dtype.kind not in "biuf" and hasattr(self, "_label_codes"):
+            y_arr = self._label_codes(y_arr)
         if y_arr.dtype.kind not in "biuf":
             raise ValueError(f"y must hold numeric labels; got dtype {y_arr.dtype}.")
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         return ArraySource(X, y_arr, sw, chunk_rows=int(self.chunk_rows))
+
+    # -- labels of any type ----------------------------------------------------------------------
+    # Kernels and datasets see numeric labels. Other labels (strings, objects) given as arrays are
+    # replaced on the way in by their index in the sorted label set, which becomes ``classes_``;
+    # predict maps the winning index back through ``classes_``.
+    def _label_set(self, distinct: Any) -> np.ndarray:
+        """The sorted label set of a fit: the fitted one, else ``distinct()`` (kept for _start)."""
+        known = getattr(self, "classes_", None)
+        if known is not None and known.dtype.kind not in "biuf":
+            return known
+        if getattr(self, "_text_classes", None) is None:
+            self._text_classes = np.unique(np.asarray(distinct()).astype(str))
+        return self._text_classes
+
+    def _label_codes(self, y: np.ndarray, classes: Any = None) -> np.ndarray:
+        known = self._label_set(lambda: y if classes is None else np.asarray(classes))
+        return _codes_of(y, known)
 
     @contextlib.contextmanager
     def _engine(self, source: Source) -> Iterator[Any]:
@@ -413,6 +437,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 "(use partial_fit to continue a fit)."
             )
         for attr in ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_",
+                     "_text_classes",
                      "feature_map_"):
             self.__dict__.pop(attr, None)
         source = self._source(X, y, sample_weight)
@@ -491,6 +516,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
                 "(with warm_start=True to continue from the current model)."
             )
+        if not hasattr(self, "state_") and classes is not None:
+            given = np.asarray(classes)
+            if given.dtype.kind not in "biuf":  # labels of any type: the full set, up front
+                self._text_classes = np.unique(given.astype(str))
         source = self._source(X, y, sample_weight)
         with self._engine(source) as engine:
             first = not hasattr(self, "state_")
@@ -516,7 +545,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _start(self, engine: Any, source: Source, classes: Any, seed: int | None = None) -> None:
         # classes_ keeps the labels' own dtype (ints stay ints); the kernels see float64 codes.
-        values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
+        text = getattr(self, "_text_classes", None)
+        if text is not None and classes is not None:
+            text = self._text_classes = np.unique(np.asarray(classes).astype(str))
+        values = (np.arange(len(text), dtype=np.float64) if text is not None else
+                  np.unique(np.asarray(classes if classes is not None else source.label_values())))
         if values.dtype.kind not in "biuf":
             raise ValueError(f"Labels must be numeric; got dtype {values.dtype}.")
         if len(values) < 2:
@@ -524,7 +557,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 f"The training data ({source.describe()}) has one class only "
                 f"({values.tolist()}); a classifier needs at least two."
             )
-        self.classes_ = values
+        self.classes_ = text if text is not None else values
         self.n_features_in_ = getattr(source, "n_input_features", source.n_features)
         self.n_samples_fit_ = source.n_samples  # ASSET's N (solvers.options.planned_steps)
         self.seed_ = draw_seed(self.random_state) if seed is None else int(seed)
@@ -617,6 +650,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def _classes64(self) -> np.ndarray:
+        if self.classes_.dtype.kind not in "biuf":  # labels of any type: their indices
+            return np.arange(len(self.classes_), dtype=np.float64)
         return np.asarray(self.classes_, dtype=np.float64)
 
     # -- prediction ------------------------------------------------------------------------------
@@ -763,6 +798,18 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _more_tags(self) -> dict[str, Any]:
         return {"preserves_dtype": [np.float64, np.float32]}
+
+
+def _codes_of(y: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Float64 indices of labels ``y`` in the sorted label set ``known`` (compared as text)."""
+    text = np.asarray(y).astype(str)
+    idx = np.clip(np.searchsorted(known, text), 0, max(len(known) - 1, 0))
+    bad = known[idx] != text
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"Label {np.asarray(y)[i].item()!r} (row {i}) is not one of the classes "
+                         f"{known.tolist()} of this fit.")
+    return idx.astype(np.float64)
 
 
 def _decision_numpy(

@@ -68,8 +68,8 @@ def load_model_arrays(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], d
             f"this dsvm reads up to {MODEL_VERSION}). Upgrade dsvm."
         )
     for k, a in arrays.items():
-        if a.dtype.kind not in "fiu":
-            raise ModelFormatError(f"{path}: array {k!r} has dtype {a.dtype}, not numeric.")
+        if a.dtype.kind not in "fiuU":  # numbers, or fixed-width text labels (no pickle)
+            raise ModelFormatError(f"{path}: array {k!r} has dtype {a.dtype}, not numeric or text.")
     return arrays, meta
 
 

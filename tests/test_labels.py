@@ -1,0 +1,57 @@
+"""Labels of any type (strings, objects) are mapped through classes_ and come back in predict."""
+
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm import SVMClassifier
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    codes = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-0.5, 0.5])
+    names = np.array(["cat", "dog", "emu"])
+    return X, names[codes], codes
+
+
+def test_string_labels_round_trip(three_classes, tmp_path):
+    X, y, codes = three_classes
+    kw = dict(alpha=1e-4, max_epochs=5, tol=None, random_state=0)
+    text = SVMClassifier(**kw).fit(X, y)
+    numeric = SVMClassifier(**kw).fit(X, codes)
+    assert text.classes_.tolist() == ["cat", "dog", "emu"]
+    # the same problem: index k of classes_ plays the role of label k
+    np.testing.assert_array_equal(text.coef_, numeric.coef_)
+    pred = text.predict(X)
+    assert pred.dtype.kind == "U" and set(pred) <= {"cat", "dog", "emu"}
+    assert text.score(X, y) == pytest.approx(numeric.score(X, codes))
+    assert text.score(X, y) > 0.85
+    assert text.evaluate(X, y)["accuracy"] == pytest.approx(text.score(X, y))
+    text.save(tmp_path / "m.dsvm")
+    np.testing.assert_array_equal(dsvm.load(tmp_path / "m.dsvm").predict(X), pred)
+
+
+def test_object_labels_partial_fit_and_unknown_label(three_classes):
+    X, y, _ = three_classes
+    y_obj = y.astype(object)
+    clf = SVMClassifier(alpha=1e-4, random_state=0)
+    clf.partial_fit(X[:1000], y_obj[:1000], classes=["emu", "cat", "dog"])
+    clf.partial_fit(X[1000:], y_obj[1000:])
+    assert clf.classes_.tolist() == ["cat", "dog", "emu"]
+    with pytest.raises(ValueError, match="'yak' .* is not one of the classes"):
+        clf.evaluate(X[:3], np.array(["cat", "yak", "dog"]))
+
+
+def test_string_labels_from_dask_arrays(three_classes, local_client):
+    X, y, codes = three_classes
+    dX, dy = da.from_array(X, chunks=1000), da.from_array(y, chunks=1000)
+    clf = SVMClassifier(alpha=1e-4, max_epochs=3, tol=None, random_state=0,
+                        client=local_client).fit(dX, dy)
+    assert clf.classes_.tolist() == ["cat", "dog", "emu"]
+    pred = clf.predict(dX).compute()
+    assert (pred == y).mean() > 0.85
