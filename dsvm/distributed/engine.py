@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Sequence
@@ -87,6 +88,26 @@ class DaskEngine:
         self.split_every = max(2, int(split_every))
         self.n_workers = n_workers_of(client)
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
+        self._shipped: dict[int, tuple[Any, Any]] = {}
+
+    def _ship(self, source: Source) -> Any:
+        """``source`` as a task argument: a small one rides inside each task; a large one (a
+        Nystroem map's matrices travel with its source) is broadcast to the workers once per
+        fit and passed by reference, instead of with every task of every epoch."""
+        if isinstance(source, DaskSource):
+            return source
+        cached = self._shipped.get(id(source))
+        if cached is not None and cached[0] is source:
+            return cached[1]
+        try:
+            nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # not plain-picklable: let dask's serialisation carry it as before
+            nbytes = 0
+        ref: Any = source
+        if nbytes > BROADCAST_ABOVE_BYTES:
+            [ref] = self.client.scatter([source], broadcast=True, hash=False)
+        self._shipped[id(source)] = (source, ref)  # keeps the source (and its id) alive
+        return ref
 
     # -- helpers -----------------------------------------------------------------------------
     def _key(self, *parts: Any) -> str:
@@ -121,7 +142,7 @@ class DaskEngine:
             task = delayed(_calibrate_arrays)(state, X, y, solver, classes, chunk)
             return self.client.compute(task).result()
         fut = self.client.submit(
-            w._worker_calibrate, state, source, chunk, solver, classes,
+            w._worker_calibrate, state, self._ship(source), chunk, solver, classes,
             key=self._key("calibrate"), pure=False,
         )
         return wait_for_result(self.client, fut, "calibration")
@@ -148,9 +169,10 @@ class DaskEngine:
                 state_f, solver, combiner, source, classes, streams, epoch, seed
             )
         else:
+            source_f = self._ship(source)
             partials = [
                 self.client.submit(
-                    w._worker_stream_pass, state_f, source, list(ids), solver, combiner, classes,
+                    w._worker_stream_pass, state_f, source_f, list(ids), solver, combiner, classes,
                     epoch, seed, key=self._key("pass", epoch, s), pure=False,
                 )
                 for s, ids in enumerate(streams)
@@ -206,9 +228,10 @@ class DaskEngine:
             futures = self.client.compute(parts)
         else:
             groups = np.array_split(np.arange(source.n_chunks), max(1, 2 * self.n_workers))
+            source_f = self._ship(source)
             futures = [
                 self.client.submit(
-                    w._worker_evaluate, source, [int(c) for c in g], coef, intercept, classes,
+                    w._worker_evaluate, source_f, [int(c) for c in g], coef, intercept, classes,
                     loss, key=self._key("evaluate", i), pure=False,
                 )
                 for i, g in enumerate(groups)
@@ -225,10 +248,11 @@ class DaskEngine:
         """Decision values chunk by chunk, in order, with a bounded number in flight."""
         window = 2 * self.n_workers
         futures: list[Any] = []
+        source_f = self._ship(source)
         for chunk in range(source.n_chunks):
             futures.append(
                 self.client.submit(
-                    w._worker_decision, source, chunk, coef, intercept,
+                    w._worker_decision, source_f, chunk, coef, intercept,
                     key=self._key("decision", chunk), pure=False,
                 )
             )

@@ -56,3 +56,21 @@ def test_bsgd_two_streams_on_cluster_equals_in_process(problem, tmp_path, local_
     assert remote.feature_map_.n_output_features <= 40
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-9, atol=1e-9)
     assert remote.score(ds) > 0.9
+
+
+def test_a_large_map_is_broadcast_once_not_sent_with_every_task(problem, tmp_path, local_client):
+    """A 1,200-landmark Nystroem map (11 MB of float64) reaches the workers by one broadcast."""
+    import warnings
+
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "big.zarr", X, y, chunk_rows=500, dtype="float64")
+    kw = dict(kernel="nystroem", n_components=1200, gamma=0.5, alpha=1e-4, max_epochs=2,
+              tol=None, random_state=4, n_streams=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        remote = SVMClassifier(client=local_client, **kw).fit(ds)
+        remote_scores = remote.decision_function(ds)
+    assert not [w for w in caught if "large graph" in str(w.message)]
+    local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(remote_scores, local.decision_function(X), rtol=1e-9, atol=1e-9)
