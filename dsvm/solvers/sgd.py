@@ -204,6 +204,11 @@ class SGDSolver:
         coef = np.array(state.coef, order="C")
         intercept = np.array(state.intercept, order="C")
         hp = self._hp(state, eta0=eta, power=0.0, average=False)
+        # The trial keeps the intercept fixed: on imbalanced data one pass over 1,000 rows moving
+        # only the bias (tiny steps) beats any step that starts learning w, which picked eta0 ~
+        # 1e-3 and a model predicting the majority class (ijcnn1 through a Nystroem map: 90.5%).
+        # The step is for w; the intercept follows the same schedule once training starts.
+        hp[H.FIT_INTERCEPT] = 0.0
         empty_avg = np.zeros((coef.shape[0], 0))
         with np.errstate(all="ignore"):
             sgd_pass(
