@@ -43,7 +43,10 @@ def test_feature_count_mismatch_names_both(blobs):
         clf.predict(X[:, :3])
 
 
-def test_string_labels_are_refused(blobs):
+def test_string_targets_are_refused_by_the_regressor(blobs):
+    # classifiers take labels of any type (tests/test_labels.py); a regressor needs numbers
+    from dsvm import SVMRegressor
+
     X, y = blobs
     with pytest.raises(ValueError, match="numeric labels"):
-        SVMClassifier().fit(X, np.where(y > 0, "a", "b"))
+        SVMRegressor().fit(X, np.where(y > 0, "a", "b"))
