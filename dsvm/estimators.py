@@ -718,19 +718,23 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Mean accuracy; ``X`` may be a dataset path (then ``y`` is None) or arrays."""
-        self._check_fitted()
-        if _is_dataset_ref(X):
-            return float(self.evaluate(X)["accuracy"])
         from sklearn.metrics import accuracy_score
 
+        return self._score_with(accuracy_score, "accuracy", X, y, sample_weight)
+
+    def _score_with(self, metric: Any, key: str, X: Any, y: Any, sample_weight: Any) -> float:
+        """``metric(y, predict(X))``; on a dataset, ``evaluate(X)[key]`` (summed on workers)."""
+        self._check_fitted()
+        if _is_dataset_ref(X):
+            return float(self.evaluate(X)[key])
         pred = self.predict(X)
         if _is_dask_collection(pred):
             pred = pred.compute()
             y = y.compute() if _is_dask_collection(y) else y
-        return float(accuracy_score(np.asarray(y), pred, sample_weight=sample_weight))
+        return float(metric(np.asarray(y), pred, sample_weight=sample_weight))
 
-    def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
-        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data."""
+    def _eval_counts(self, X: Any, y: Any) -> tuple[Any, float]:
+        """Evaluation sums over data (through the fitted map) and the mean loss."""
         self._check_fitted()
         source = self._source(X, y)
         self._check_features(source.n_features)
@@ -738,7 +742,11 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         with self._predict_engine(source) as engine:
             c = engine.evaluate(self.coef_, self.intercept_, source, self._classes64,
                                 self._loss_spec())
-        mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
+        return c, c.loss_sum / max(c.weight_sum, 1e-300)
+
+    def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
+        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data."""
+        c, mean_loss = self._eval_counts(X, y)
         return {
             "accuracy": c.n_correct / max(c.n_rows, 1),
             "loss": mean_loss,
@@ -768,7 +776,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             "history": self.history_,
             "feature_map": map_meta,
         }
-        arrays = {"coef": self.coef_, "intercept": self.intercept_, "classes": self.classes_}
+        classes = getattr(self, "classes_", np.zeros(0, dtype=np.float64))  # none: a regressor
+        arrays = {"coef": self.coef_, "intercept": self.intercept_, "classes": classes}
         arrays.update(map_arrays)
         save_model(path, arrays, meta)
 

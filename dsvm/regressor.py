@@ -20,9 +20,7 @@ from dsvm.data.order import draw_seed
 from dsvm.distributed.sources import DatasetSource, Source
 from dsvm import _kernel_estimator as kern
 from dsvm.distributed.feature_maps import map_source
-from dsvm.estimators import SVMClassifier, _is_dask_collection, _is_dataset_ref
-from dsvm.features.maps import RFF, Nystroem
-from dsvm.model import save_model
+from dsvm.estimators import SVMClassifier
 
 REGRESSION_SOLVERS = ("sgd", "pegasos", "asset", "asset*")
 REGRESSION_LOSSES = ("epsilon_insensitive", "squared")
@@ -177,6 +175,8 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     _publish = SVMClassifier._publish
     _check_fitted = SVMClassifier._check_fitted
     decision_function = SVMClassifier.decision_function
+    _score_with = SVMClassifier._score_with
+    _eval_counts = SVMClassifier._eval_counts
     __getstate__ = SVMClassifier.__getstate__
     _more_tags = SVMClassifier._more_tags
     _resume_checkpoint = SVMClassifier._resume_checkpoint
@@ -227,26 +227,13 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """R^2; ``X`` may be a dataset path (then ``y`` is None) or arrays."""
-        self._check_fitted()
-        if _is_dataset_ref(X):
-            return float(self.evaluate(X)["r2"])
         from sklearn.metrics import r2_score
 
-        pred = self.predict(X)
-        if _is_dask_collection(pred):
-            pred = pred.compute()
-            y = y.compute() if _is_dask_collection(y) else y
-        return float(r2_score(np.asarray(y), pred, sample_weight=sample_weight))
+        return self._score_with(r2_score, "r2", X, y, sample_weight)
 
     def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
         """R^2, mean squared error, mean loss and objective (this model's loss and penalty)."""
-        self._check_fitted()
-        source = self._source(X, y)
-        self._check_features(source.n_features)
-        source = map_source(source, getattr(self, "feature_map_", None))
-        with self._predict_engine(source) as engine:
-            c = engine.evaluate(self.coef_, self.intercept_, source, None, self._loss_spec())
-        mean_loss = c.loss_sum / max(c.weight_sum, 1e-300)
+        c, mean_loss = self._eval_counts(X, y)
         return {
             "r2": r2_of(c),
             "mse": c.sq_err / max(c.n_rows, 1),
@@ -255,32 +242,8 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
             "n_samples": c.n_rows,
         }
 
-    # -- persistence -----------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
-        """Save the fitted model (no pickle); load it back with :func:`dsvm.load`."""
-        self._check_fitted()
-        params = {k: v for k, v in self.get_params(deep=False).items() if k != "client"}
-        if isinstance(params.get("random_state"), np.random.Generator):
-            params["random_state"] = None
-        if isinstance(params.get("kernel"), (RFF, Nystroem)):
-            params["kernel"] = params["kernel"].kind
-        if isinstance(params.get("checkpoint"), os.PathLike):
-            params["checkpoint"] = os.fspath(params["checkpoint"])
-        map_arrays, map_meta = kern.map_arrays(getattr(self, "feature_map_", None))
-        meta = {
-            "estimator": type(self).__name__,
-            "params": params,
-            "n_features_in": int(self.n_features_in_),
-            "n_iter": int(self.n_iter_),
-            "t": float(self.t_),
-            "dtype": str(self.coef_.dtype),
-            "history": self.history_,
-            "feature_map": map_meta,
-        }
-        arrays = {"coef": self.coef_, "intercept": self.intercept_,
-                  "classes": np.zeros(0, dtype=np.float64)}
-        arrays.update(map_arrays)
-        save_model(path, arrays, meta)
+    # -- persistence: the classifier's file format, with an empty ``classes`` -------------------
+    save = SVMClassifier.save
 
 
 def r2_of(counts: Any) -> float:
