@@ -88,7 +88,7 @@ class DaskEngine:
         self.split_every = max(2, int(split_every))
         self.n_workers = n_workers_of(client)
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
-        self._shipped: dict[int, tuple[Any, Any]] = {}
+        self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
 
     def _ship(self, source: Source) -> Any:
         """``source`` as a task argument: a small one rides inside each task; a large one (a
@@ -96,8 +96,12 @@ class DaskEngine:
         fit and passed by reference, instead of with every task of every epoch."""
         if isinstance(source, DaskSource):
             return source
-        cached = self._shipped.get(id(source))
-        if cached is not None and cached[0] is source:
+        # A mapped source is rebuilt around the same (data, map) pair for every validation
+        # pass: key on its parts, so that one broadcast serves them all.
+        parts = (getattr(source, "inner", source), getattr(source, "fmap", None))
+        key = (id(parts[0]), id(parts[1]))
+        cached = self._shipped.get(key)
+        if cached is not None and all(a is b for a, b in zip(cached[0], parts)):
             return cached[1]
         try:
             nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
@@ -106,7 +110,7 @@ class DaskEngine:
         ref: Any = source
         if nbytes > BROADCAST_ABOVE_BYTES:
             [ref] = self.client.scatter([source], broadcast=True, hash=False)
-        self._shipped[id(source)] = (source, ref)  # keeps the source (and its id) alive
+        self._shipped[key] = (parts, ref)  # keeps the parts (and so their ids) alive
         return ref
 
     # -- helpers -----------------------------------------------------------------------------

@@ -74,3 +74,20 @@ def test_a_large_map_is_broadcast_once_not_sent_with_every_task(problem, tmp_pat
     local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(remote_scores, local.decision_function(X), rtol=1e-9, atol=1e-9)
+
+
+def test_validation_through_a_large_map_reuses_its_broadcast(problem, tmp_path, local_client):
+    """Each epoch's validation pass wraps the same (data, map): one broadcast, not one per epoch."""
+    from dsvm.distributed.engine import DaskEngine
+    from dsvm.distributed.feature_maps import map_source
+    from dsvm.distributed.sources import DatasetSource
+
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "v.zarr", X, y, chunk_rows=500, dtype="float64")
+    clf = SVMClassifier(kernel="nystroem", n_components=600, gamma=0.5, alpha=1e-4,
+                        max_epochs=1, tol=None, random_state=4, client=local_client).fit(ds)
+    engine, inner = DaskEngine(local_client), DatasetSource(ds)
+    first = engine._ship(map_source(inner, clf.feature_map_))
+    again = engine._ship(map_source(inner, clf.feature_map_))
+    assert first is again and len(engine._shipped) == 1
+    assert type(first).__name__ == "Future"  # 600 landmarks: large enough to broadcast
