@@ -59,6 +59,7 @@ class Checkpoint:
     next_chunk_order: list[int] = field(default_factory=list)
     source: str = ""
     estimator: str = "SVMClassifier"
+    extrapolation: Any = None  # dsvm.solvers.extrapolation.Extrapolation, or None
 
     def __repr__(self) -> str:
         return (f"Checkpoint(epoch={self.epoch}, t={self.t:g}, n_features={self.n_features}, "
@@ -81,6 +82,9 @@ def _encode(ckpt: Checkpoint) -> bytes:
             arrays[f"state.{name}"] = np.asarray(value)
     for name, value in ckpt.extra.items():
         arrays[f"state.extra.{name}"] = np.asarray(value)
+    if ckpt.extrapolation is not None:
+        for name, value in ckpt.extrapolation.to_arrays().items():
+            arrays[f"state.extrapolation.{name}"] = value
     meta = {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
@@ -98,6 +102,8 @@ def _encode(ckpt: Checkpoint) -> bytes:
         "next_chunk_order": [int(c) for c in ckpt.next_chunk_order],
         "source": ckpt.source,
     }
+    if ckpt.extrapolation is not None:
+        meta["extrapolation"] = ckpt.extrapolation.to_meta()
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     buf = io.BytesIO()
     np.savez(buf, **arrays)  # type: ignore[arg-type]
@@ -183,6 +189,14 @@ def load_checkpoint(path: str | os.PathLike, storage_options: dict | None = None
         if arr.dtype.kind not in "fiuU":  # numbers, or fixed-width text labels
             raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric or text.")
     extra = {k[len("state.extra."):]: v for k, v in arrays.items() if k.startswith("state.extra.")}
+    extrapolation = None
+    if "extrapolation" in meta:
+        from dsvm.solvers.extrapolation import Extrapolation
+
+        prefix = "state.extrapolation."
+        extrapolation = Extrapolation.from_parts(
+            meta["extrapolation"],
+            {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
     return Checkpoint(
         epoch=int(meta["epoch"]),
         coef=arrays["state.coef"],
@@ -203,6 +217,7 @@ def load_checkpoint(path: str | os.PathLike, storage_options: dict | None = None
         next_chunk_order=list(meta.get("next_chunk_order", [])),
         source=str(meta.get("source", "")),
         estimator=str(meta.get("estimator", "SVMClassifier")),
+        extrapolation=extrapolation,
     )
 
 
@@ -232,6 +247,7 @@ def checkpoint_of(est: Any, state: Any, history: list[dict[str, Any]], converged
         params=_jsonable(params), history=history,
         next_chunk_order=epoch_chunk_order(int(est.seed_), len(history), n_chunks).tolist(),
         source=source, estimator=type(est).__name__,
+        extrapolation=None if state.extrapolation is None else state.extrapolation.copy(),
     )
 
 
@@ -275,4 +291,5 @@ def solver_state_of(ckpt: Checkpoint) -> Any:
         avg_coef=None if ckpt.avg_coef is None else ckpt.avg_coef.copy(),
         avg_intercept=None if ckpt.avg_intercept is None else ckpt.avg_intercept.copy(),
         n_avg=ckpt.n_avg, eta0=ckpt.eta0, extra={k: v.copy() for k, v in ckpt.extra.items()},
+        extrapolation=None if ckpt.extrapolation is None else ckpt.extrapolation.copy(),
     )

@@ -64,6 +64,26 @@ def test_checkpoint_holds_the_full_state(problem, tmp_path):
     assert os.listdir(tmp_path) == ["fit.ckpt"]
 
 
+def test_checkpoint_keeps_pegasos_extrapolation(problem, tmp_path):
+    """The snapshots of the average and the probe's verdict (dsvm.solvers.extrapolation) are
+    part of the state: a fit resumed after epoch 5 (snapshots of epochs 2 and 4, verdicts
+    already taken) ends bit-identical to the uninterrupted one."""
+    X, y = problem
+    ckpt = tmp_path / "fit.ckpt"
+    part = _clf(max_epochs=5, checkpoint=ckpt).fit(X, y)
+    c = dsvm.load_checkpoint(ckpt)
+    ours = part.state_.extrapolation
+    assert [s.t for s in c.extrapolation.snapshots] == [s.t for s in ours.snapshots] == [
+        part.t_ * 2 / 5, part.t_ * 4 / 5]
+    assert c.extrapolation.use == ours.use
+    for a, b in zip(c.extrapolation.snapshots, ours.snapshots):
+        np.testing.assert_array_equal(a.coef, b.coef)
+        np.testing.assert_array_equal(a.intercept, b.intercept)
+    full = _clf(max_epochs=9).fit(X, y)
+    resumed = _clf(max_epochs=9, checkpoint=ckpt).fit(X, y, resume=True)
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+
+
 @pytest.mark.filterwarnings("ignore::dsvm.exceptions.ConvergenceWarning")
 def test_resume_replays_the_stopping_rule(problem, tmp_path):
     X, y = problem

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +21,7 @@ from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.progress import EpochProgress
 from dsvm.distributed.sources import Source
 from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.solvers.extrapolation import Extrapolation, probe_objectives
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,39 @@ def _objective(state: SolverState, alpha: float, loss_mean: float, solver: Any =
     if penalty_of is not None:
         return float(penalty_of(coef) + loss_mean)
     return float(0.5 * alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
+
+
+def with_probes(state: SolverState, solver: Any) -> SolverState:
+    """The state to ship for an epoch: for a solver that extrapolates its average
+    (:mod:`dsvm.solvers.extrapolation`), the average and its extrapolation as probe models
+    (when a reference average exists) and the client-side snapshots left behind."""
+    if not getattr(solver, "extrapolates", False) or state.avg_coef is None:
+        return state
+    ex = None
+    if state.extrapolation is not None and state.avg_intercept is not None:
+        ex = state.extrapolation.extrapolated(state.avg_coef, state.avg_intercept, state.t)
+    probe_coef = probe_intercept = None
+    if ex is not None:
+        assert state.avg_intercept is not None
+        probe_coef = np.concatenate([np.asarray(state.avg_coef, np.float64), ex[0]])
+        probe_intercept = np.concatenate([np.asarray(state.avg_intercept, np.float64), ex[1]])
+    return replace(state, probe_coef=probe_coef, probe_intercept=probe_intercept,
+                   extrapolation=None)
+
+
+def after_probe(extrapolation: Extrapolation | None, shipped: SolverState, new: SolverState,
+                stats: Any, solver: Any) -> Extrapolation | None:
+    """The snapshots and verdict after an epoch: the probe of the shipped candidates decides
+    whether the new average is extrapolated; the new average may become a snapshot."""
+    if not getattr(solver, "extrapolates", False) or new.avg_coef is None:
+        return None
+    out = Extrapolation() if extrapolation is None else extrapolation.copy()
+    if shipped.probe_coef is not None and stats.probe_loss is not None:
+        out.choose(probe_objectives(shipped.probe_coef, solver.alpha, stats.probe_loss,
+                                    stats.probe_weight))
+    assert new.avg_intercept is not None
+    out.record(new.avg_coef, new.avg_intercept, new.t)
+    return out
 
 
 def _replay_stopping(history: list[dict[str, Any]], tol: float | None) -> tuple[float, int]:
@@ -90,9 +124,12 @@ def run_epochs(
             tic = time.perf_counter()
             order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
             streams = deal_chunks(order, plan.n_streams)
+            shipped = with_probes(state, solver)
+            extrapolation = state.extrapolation
             state, stats = engine.run_epoch(
-                solver, combiner, state, source, classes, streams, epoch, plan.seed
+                solver, combiner, shipped, source, classes, streams, epoch, plan.seed
             )
+            state.extrapolation = after_probe(extrapolation, shipped, state, stats, solver)
             seconds = time.perf_counter() - tic
             loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
             record = {

@@ -17,6 +17,7 @@ import numpy as np
 from dsvm.data.blocks import Block
 from dsvm.exceptions import DataFormatError
 from dsvm.kernels.labels import encode_classes
+from dsvm.solvers.extrapolation import Extrapolation
 
 
 @dataclass
@@ -32,6 +33,12 @@ class SolverState:
         uniform averages, sum_t a_t for weighted ones).
     eta0 : initial step size of schedules that need one (SGD), NaN where unused (Pegasos).
     extra : solver-specific named arrays that are averaged by the combine like ``coef`` is.
+    probe_coef, probe_intercept : (P * n_outputs, n_features) and (P * n_outputs,) float64
+        models whose loss the pass also measures on a sample of its rows (the two candidates
+        of :mod:`dsvm.solvers.extrapolation`), or None. Passes never change them.
+    extrapolation : the client's snapshots of the average and the probe's verdict
+        (:class:`dsvm.solvers.extrapolation.Extrapolation`) for solvers that extrapolate their
+        average; never shipped to workers.
     """
 
     coef: np.ndarray
@@ -42,6 +49,9 @@ class SolverState:
     n_avg: float = 0.0
     eta0: float = float("nan")
     extra: dict[str, np.ndarray] = field(default_factory=dict)
+    probe_coef: np.ndarray | None = None
+    probe_intercept: np.ndarray | None = None
+    extrapolation: Extrapolation | None = None
 
     @property
     def n_outputs(self) -> int:
@@ -62,18 +72,24 @@ class SolverState:
             avg_coef=_c(self.avg_coef),
             avg_intercept=_c(self.avg_intercept),
             extra={k: v.copy() for k, v in self.extra.items()},
-        )
+            extrapolation=None if self.extrapolation is None else self.extrapolation.copy(),
+        )  # the probe models are shared: passes only read them
 
     def __sizeof__(self) -> int:
         # dask's memory accounting falls back to sys.getsizeof (56 bytes) for dataclasses
         arrays = [self.coef, self.intercept, self.avg_coef, self.avg_intercept,
-                  *self.extra.values()]
+                  self.probe_coef, self.probe_intercept, *self.extra.values()]
         return 64 + sum(a.nbytes for a in arrays if a is not None)
 
     def model(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (coef, intercept) to predict with: the average when there is one, else w_t."""
+        """The (coef, intercept) to predict with: the average when there is one (extrapolated
+        when the probe chose that, see :mod:`dsvm.solvers.extrapolation`), else w_t."""
         if self.avg_coef is not None and self.n_avg > 0:
             assert self.avg_intercept is not None
+            if self.extrapolation is not None and self.extrapolation.use:
+                ex = self.extrapolation.extrapolated(self.avg_coef, self.avg_intercept, self.t)
+                if ex is not None:
+                    return ex
             return self.avg_coef, self.avg_intercept
         return self.coef, self.intercept
 
@@ -85,17 +101,27 @@ class PassStats:
     loss_sum : sum over rows (and outputs) of sample_weight * loss(w_t at the time of the step).
     n_rows : rows visited.
     weight_sum : sum of sample weights visited (== n_rows without weights).
+    probe_loss : (P,) sums of sample_weight * loss of each probe model on the probe rows, or
+        None when the state had no probe models; probe_weight : those rows' weight sum.
     """
 
     loss_sum: float = 0.0
     n_rows: int = 0
     weight_sum: float = 0.0
+    probe_loss: np.ndarray | None = None
+    probe_weight: float = 0.0
 
     def __add__(self, other: PassStats) -> PassStats:
+        if self.probe_loss is None or other.probe_loss is None:
+            probe = self.probe_loss if other.probe_loss is None else other.probe_loss
+        else:
+            probe = self.probe_loss + other.probe_loss
         return PassStats(
             self.loss_sum + other.loss_sum,
             self.n_rows + other.n_rows,
             self.weight_sum + other.weight_sum,
+            probe,
+            self.probe_weight + other.probe_weight,
         )
 
 

@@ -7,7 +7,11 @@ import numpy as np
 from dsvm.data.blocks import Block
 from dsvm.data.order import row_order
 from dsvm.data.readers import slice_block
+from dsvm.kernels.losses import loss_code
+from dsvm.kernels.probe import probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+from dsvm.solvers.extrapolation import PROBE_STRIDE
+from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
 
 
@@ -27,7 +31,26 @@ def pass_over_chunk(
         return PassStats()
     codes = targets_for(block.y, classes, where=where)  # classes None: regression
     order = row_order(seed, epoch, chunk, block.n_samples)
-    return solver.run_block(state, block, codes, order)
+    probe = probe_losses(state, block, codes, solver)
+    stats = solver.run_block(state, block, codes, order)
+    return stats if probe is None else stats + probe
+
+
+def probe_losses(state: SolverState, block: Block, codes: np.ndarray,
+                 solver: LocalSolver) -> PassStats | None:
+    """The loss sums of the state's probe models on every PROBE_STRIDE-th row of ``block``
+    (see :mod:`dsvm.solvers.extrapolation`), as PassStats carrying only the probe fields."""
+    if state.probe_coef is None:
+        return None
+    args = kernel_inputs(block, codes, np.empty(0, np.int64), state, "probe")
+    n_probes = state.probe_coef.shape[0] // state.n_outputs
+    sums = np.zeros(n_probes)
+    weight = probe_loss_sums(
+        args.X, block.n_samples, args.codes, args.sample_weight, PROBE_STRIDE,
+        np.ascontiguousarray(state.probe_coef, np.float64),
+        np.ascontiguousarray(state.probe_intercept, np.float64), state.n_outputs,
+        loss_code(solver.loss), float(getattr(solver, "loss_param", 0.0)), sums)
+    return PassStats(probe_loss=sums, probe_weight=float(weight))
 
 
 def calibration_sample(block: Block, max_rows: int = 1000) -> Block:

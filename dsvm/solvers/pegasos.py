@@ -96,6 +96,30 @@ eta_t = 1/(lambda t) every iterate still carries (1/t of) the first steps, which
 removes that; averaged SGD, whose steps never exceed eta0, gets +0.8%. With lambda = 10/n the
 averaged Pegasos is within 0.1% of the optimum after 20 epochs on all four data sets.
 
+**Extrapolation (the driver's, not this solver's).** When a fit runs through the epoch loop
+(:func:`dsvm.distributed.driver.run_epochs`: ``fit``, ``partial_fit``, the CLI), the model
+returned may be the Richardson extrapolation (t abar_t - t_r abar_r) / (t - t_r) of the average
+with an earlier snapshot t_r <= t/2, which cancels an error of the average that decays like
+1/t, the one described above. Each epoch measures both candidates' training objective on
+every 8th row the streams read and keeps the lower (:mod:`dsvm.solvers.extrapolation`).
+Measured in one process on a9a and w8a (lambda = 1/n, no intercept, one block; objective above
+LIBLINEAR's optimum, and the test accuracy):
+
+=========  ======  ==========================  ==========================
+data       epochs  average                     returned model
+=========  ======  ==========================  ==========================
+a9a s0-2   10      +8.6-9.2%, 85.0%            +1.9-2.3%, 84.6-84.8%
+a9a s0-2   20      +2.8-2.9%, 84.9-85.0%       +0.57-0.63%, 84.8-85.0%
+a9a s0-2   40      +0.92-0.95%, 85.0%          +0.19-0.23%, 84.9-85.0%
+w8a s0-1   10      +1.35-1.37%                 the average (probe kept it)
+w8a s0-1   20      +0.65-0.67%                 the average (probe kept it)
+=========  ======  ==========================  ==========================
+
+The extrapolated model's objective is lower, its test accuracy after few epochs slightly
+lower (a9a after 5 epochs: 83-84% against 85%, objective +10-16% against +25%): it is the
+better approximation of the SVM being asked for, not of a better classifier. ``average=False``
+(Algorithm 2's last iterate) has no average and is never extrapolated.
+
 **Parallel streams.** Between epochs dsvm's combine (:mod:`dsvm.combine.averaging`) averages
 the streams' last iterates (weighted by rows) and pools their steps and running averages:
 t = t_0 + sum_j (t_j - t_0), n = n_0 + sum_j (n_j - n_0) and
@@ -200,6 +224,12 @@ class PegasosSolver:
                 "The 'average' parameter of PegasosSolver must be an instance of bool. "
                 f"Got {self.average!r} instead."
             )
+
+    @property
+    def extrapolates(self) -> bool:
+        """Whether the driver may return the Richardson extrapolation of the average
+        (:mod:`dsvm.solvers.extrapolation`): with averaging, yes."""
+        return bool(self.average)
 
     def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
         """Zero weights in ``dtype``, t = 0; float64 zero averages when averaging."""

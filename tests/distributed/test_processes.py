@@ -58,12 +58,11 @@ def test_a9a_pegasos_on_separate_processes(process_cluster, a9a_zarr, tmp_path):
     _, sgd20 = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 20,
                            solver="sgd")
     assert sgd20["objective"] <= 1.02 * optimum, (sgd20["objective"], optimum)
-    # Pegasos' 1/(lambda t) steps at lambda n = 1 need 25 epochs for 2% (measured +3.0% after
-    # 20, +2.0% after 25; see dsvm/solvers/pegasos.py): both asserted, so a regression shows.
+    # The issue's bar for Pegasos: within 2% after 20 epochs. The average alone is +3.0% there;
+    # the driver returns its Richardson extrapolation when the probe measures it lower
+    # (dsvm/solvers/extrapolation.py; +0.7% measured).
     _, peg20 = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 20)
-    assert peg20["objective"] <= 1.035 * optimum, (peg20["objective"], optimum)
-    _, peg25 = _train_eval(process_cluster, a9a_zarr["sparse"], a9a_zarr["test"], tmp_path, 25)
-    assert peg25["objective"] <= 1.02 * optimum, (peg25["objective"], optimum)
+    assert peg20["objective"] <= 1.02 * optimum, (peg20["objective"], optimum)
 
 
 def test_a9a_dense_and_sparse_layouts_agree(process_cluster, a9a_zarr, tmp_path):
