@@ -21,7 +21,7 @@ from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.progress import EpochProgress
 from dsvm.distributed.sources import Source
 from dsvm.solvers.base import LocalSolver, SolverState
-from dsvm.solvers.extrapolation import Extrapolation, probe_objectives
+from dsvm.solvers.extrapolation import Extrapolation, probe_difference, probe_stride
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def _objective(state: SolverState, alpha: float, loss_mean: float, solver: Any =
     return float(0.5 * alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
 
 
-def with_probes(state: SolverState, solver: Any) -> SolverState:
+def with_probes(state: SolverState, solver: Any, source: Source) -> SolverState:
     """The state to ship for an epoch: for a solver that extrapolates its average
     (:mod:`dsvm.solvers.extrapolation`), the average and its extrapolation as probe models
     (when a reference average exists) and the client-side snapshots left behind."""
@@ -67,7 +67,7 @@ def with_probes(state: SolverState, solver: Any) -> SolverState:
         probe_coef = np.concatenate([np.asarray(state.avg_coef, np.float64), ex[0]])
         probe_intercept = np.concatenate([np.asarray(state.avg_intercept, np.float64), ex[1]])
     return replace(state, probe_coef=probe_coef, probe_intercept=probe_intercept,
-                   extrapolation=None)
+                   probe_stride=probe_stride(source.n_samples), extrapolation=None)
 
 
 def after_probe(extrapolation: Extrapolation | None, shipped: SolverState, new: SolverState,
@@ -77,9 +77,9 @@ def after_probe(extrapolation: Extrapolation | None, shipped: SolverState, new: 
     if not getattr(solver, "extrapolates", False) or new.avg_coef is None:
         return None
     out = Extrapolation() if extrapolation is None else extrapolation.copy()
-    if shipped.probe_coef is not None and stats.probe_loss is not None:
-        out.choose(probe_objectives(shipped.probe_coef, solver.alpha, stats.probe_loss,
-                                    stats.probe_weight))
+    if shipped.probe_coef is not None and stats.probe_sums is not None:
+        out.choose(probe_difference(shipped.probe_coef, solver.alpha, stats.probe_sums,
+                                    stats.probe_weight, stats.probe_rows))
     assert new.avg_intercept is not None
     out.record(new.avg_coef, new.avg_intercept, new.t)
     return out
@@ -124,7 +124,7 @@ def run_epochs(
             tic = time.perf_counter()
             order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
             streams = deal_chunks(order, plan.n_streams)
-            shipped = with_probes(state, solver)
+            shipped = with_probes(state, solver, source)
             extrapolation = state.extrapolation
             state, stats = engine.run_epoch(
                 solver, combiner, shipped, source, classes, streams, epoch, plan.seed

@@ -7,6 +7,8 @@ See :mod:`dsvm.solvers.extrapolation`. ``X`` is a dense array or a CSR triple (a
 
 from __future__ import annotations
 
+import numpy as np
+
 from dsvm.kernels._jit import njit_serial
 from dsvm.kernels.losses import loss_value_p
 from dsvm.kernels.rows import row_dot
@@ -15,17 +17,27 @@ from dsvm.kernels.weights import ovr_target
 
 @njit_serial
 def probe_loss_sums(X, n_rows, codes, sample_weight, stride, M, m, n_outputs, loss_code,
-                    loss_a, out):
-    """Add to ``out[p]`` the sum over sampled rows and outputs of sw * loss of model p;
-    return the sum of the sampled rows' weights."""
+                    loss_a, sums):
+    """Add to ``sums[0, p]`` the sum over sampled rows of sw * (loss of model p, summed over
+    its K outputs) and to ``sums[1, p]`` the sum of sw * (that loss - model 0's loss)^2 (the
+    paired spread, for a standard error). Returns (weight sum, number of sampled rows)."""
+    n_probes = M.shape[0] // n_outputs
+    row_loss = np.empty(n_probes)
     weight = 0.0
+    count = 0
     for i in range(0, n_rows, stride):
         sw = sample_weight[i] if sample_weight.shape[0] > 0 else 1.0
         weight += sw
+        count += 1
         c = codes[i]
+        row_loss[:] = 0.0
         for r in range(M.shape[0]):
             k = r % n_outputs
             p = row_dot(X, i, M, r) + m[r]
-            out[r // n_outputs] += sw * loss_value_p(loss_code, p, ovr_target(c, k, n_outputs),
+            row_loss[r // n_outputs] += loss_value_p(loss_code, p, ovr_target(c, k, n_outputs),
                                                      loss_a)
-    return weight
+        for q in range(n_probes):
+            sums[0, q] += sw * row_loss[q]
+            d = row_loss[q] - row_loss[0]
+            sums[1, q] += sw * d * d
+    return weight, count

@@ -36,6 +36,7 @@ class SolverState:
     probe_coef, probe_intercept : (P * n_outputs, n_features) and (P * n_outputs,) float64
         models whose loss the pass also measures on a sample of its rows (the two candidates
         of :mod:`dsvm.solvers.extrapolation`), or None. Passes never change them.
+    probe_stride : the probe reads rows 0, probe_stride, 2 probe_stride, ... of each block.
     extrapolation : the client's snapshots of the average and the probe's verdict
         (:class:`dsvm.solvers.extrapolation.Extrapolation`) for solvers that extrapolate their
         average; never shipped to workers.
@@ -51,6 +52,7 @@ class SolverState:
     extra: dict[str, np.ndarray] = field(default_factory=dict)
     probe_coef: np.ndarray | None = None
     probe_intercept: np.ndarray | None = None
+    probe_stride: int = 1
     extrapolation: Extrapolation | None = None
 
     @property
@@ -101,27 +103,30 @@ class PassStats:
     loss_sum : sum over rows (and outputs) of sample_weight * loss(w_t at the time of the step).
     n_rows : rows visited.
     weight_sum : sum of sample weights visited (== n_rows without weights).
-    probe_loss : (P,) sums of sample_weight * loss of each probe model on the probe rows, or
-        None when the state had no probe models; probe_weight : those rows' weight sum.
+    probe_sums : (2, P) sums over the probe rows of sample_weight * loss of each probe model
+        and of sample_weight * (its loss - probe 0's loss)^2, or None when the state had no
+        probe models; probe_weight, probe_rows : those rows' weight sum and count.
     """
 
     loss_sum: float = 0.0
     n_rows: int = 0
     weight_sum: float = 0.0
-    probe_loss: np.ndarray | None = None
+    probe_sums: np.ndarray | None = None
     probe_weight: float = 0.0
+    probe_rows: int = 0
 
     def __add__(self, other: PassStats) -> PassStats:
-        if self.probe_loss is None or other.probe_loss is None:
-            probe = self.probe_loss if other.probe_loss is None else other.probe_loss
+        if self.probe_sums is None or other.probe_sums is None:
+            probe = self.probe_sums if other.probe_sums is None else other.probe_sums
         else:
-            probe = self.probe_loss + other.probe_loss
+            probe = self.probe_sums + other.probe_sums
         return PassStats(
             self.loss_sum + other.loss_sum,
             self.n_rows + other.n_rows,
             self.weight_sum + other.weight_sum,
             probe,
             self.probe_weight + other.probe_weight,
+            self.probe_rows + other.probe_rows,
         )
 
 

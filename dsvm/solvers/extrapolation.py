@@ -20,13 +20,18 @@ and w8a in :mod:`dsvm.solvers.pegasos`), so dsvm measures it during training:
   reference for step count t is the latest snapshot with t_r <= t / 2. At most three
   snapshots are kept (older ones can never be chosen again, since t only grows).
 * **Probe.** Each epoch ships both candidates, abar_t and w_ex, with the state; every stream
-  evaluates their loss on every ``PROBE_STRIDE``-th row of each chunk it reads (rows already in
-  memory for the pass: no extra reading), and the sums come back with the pass statistics.
-  Adding the exact regulariser gives two paired estimates of the training objective.
+  evaluates their loss on every s-th row of each chunk it reads (rows already in memory for
+  the pass: no extra reading), and the sums come back with the pass statistics. The stride s
+  is n_samples // PROBE_ROWS, clipped to [1, MAX_PROBE_STRIDE]: about PROBE_ROWS rows whatever
+  the data's size, at most 1/MAX_PROBE_STRIDE of a large data set (the probe is memory-bound,
+  like the pass). Adding the exact regulariser gives paired estimates of the training
+  objective, and the spread of the per-row differences their standard error.
 * **Choice.** The model returned after an epoch is w_ex if the previous epoch's probe found
-  w_ex's objective lower, else abar_t. The choice lags one epoch (the candidates of the last
-  epoch are never probed); it is made on the training objective, the quantity being minimised,
-  never on test data.
+  w_ex's objective lower than abar_t's by more than ``Z_SCORE`` standard errors, else abar_t.
+  Without that margin the probe chose wrong on w8a with ~1,500 rows (stride 32): w_ex at
+  +2.3-2.6% against the average's +1.35%. The choice lags one epoch (the candidates of the
+  last epoch are never probed); it is made on the training objective, the quantity being
+  minimised, never on test data.
 
 Only the client holds snapshots; the workers see the two probe models and nothing else.
 """
@@ -38,9 +43,11 @@ from typing import Any
 
 import numpy as np
 
-# Every PROBE_STRIDE-th row of a chunk is a probe row: 1/8 of the rows costs two decision
-# values per probe row, about 1/4 of a dot product per row of the pass.
-PROBE_STRIDE = 8
+# About PROBE_ROWS probe rows per epoch, one row in MAX_PROBE_STRIDE at least (see above).
+PROBE_ROWS = 4096
+MAX_PROBE_STRIDE = 64
+# w_ex must beat abar_t by this many standard errors of the paired difference.
+Z_SCORE = 2.0
 # Snapshots kept: the reference, and the ones that may become the reference later.
 MAX_SNAPSHOTS = 3
 
@@ -79,10 +86,11 @@ class Extrapolation:
         return ((t * np.asarray(coef, np.float64) - ref.t * ref.coef) * scale,
                 (t * np.asarray(intercept, np.float64) - ref.t * ref.intercept) * scale)
 
-    def choose(self, probe_objectives: np.ndarray | None) -> None:
-        """Record the probe's verdict: [objective of abar, objective of w_ex] (None: keep)."""
-        if probe_objectives is not None:
-            self.use = bool(probe_objectives[1] < probe_objectives[0])
+    def choose(self, difference: tuple[float, float] | None) -> None:
+        """Record the probe's verdict from (objective of w_ex - objective of abar, its standard
+        error); None (no probe this epoch) keeps the last verdict."""
+        if difference is not None:
+            self.use = bool(difference[0] < -Z_SCORE * difference[1])
 
     def record(self, coef: np.ndarray, intercept: np.ndarray, t: float) -> None:
         """Snapshot the average at step count t when t has doubled since the last snapshot."""
@@ -117,11 +125,21 @@ class Extrapolation:
                               for s in self.snapshots], self.use)
 
 
-def probe_objectives(probe_coef: np.ndarray, alpha: float, loss_sums: np.ndarray,
-                     weight: float) -> np.ndarray | None:
-    """alpha/2 ||W_p||^2 + loss_sums[p] / weight for each probe model p (rows of P*K)."""
-    if weight <= 0:
+def probe_stride(n_samples: int) -> int:
+    """Probe every s-th row: about PROBE_ROWS rows, at most 1/MAX_PROBE_STRIDE of them."""
+    return int(min(MAX_PROBE_STRIDE, max(1, n_samples // PROBE_ROWS)))
+
+
+def probe_difference(probe_coef: np.ndarray, alpha: float, sums: np.ndarray, weight: float,
+                     rows: int) -> tuple[float, float] | None:
+    """(objective of probe 1 - objective of probe 0, standard error) from the probe's sums.
+
+    Objective = alpha/2 ||W_p||^2 (exact) + weighted mean loss on the probe rows; the error is
+    the standard error of the weighted mean of the per-row loss differences."""
+    if weight <= 0 or rows < 2:
         return None
-    n_probes = loss_sums.shape[0]
-    per_probe = probe_coef.reshape(n_probes, -1)
-    return 0.5 * alpha * np.einsum("pj,pj->p", per_probe, per_probe) + loss_sums / weight
+    per_probe = probe_coef.reshape(sums.shape[1], -1)
+    reg = 0.5 * alpha * np.einsum("pj,pj->p", per_probe, per_probe)
+    mean_diff = (sums[0, 1] - sums[0, 0]) / weight
+    variance = max(0.0, sums[1, 1] / weight - mean_diff ** 2) / rows
+    return float(reg[1] - reg[0] + mean_diff), float(np.sqrt(variance))

@@ -10,7 +10,6 @@ from dsvm.data.readers import slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
-from dsvm.solvers.extrapolation import PROBE_STRIDE
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
 
@@ -38,19 +37,19 @@ def pass_over_chunk(
 
 def probe_losses(state: SolverState, block: Block, codes: np.ndarray,
                  solver: LocalSolver) -> PassStats | None:
-    """The loss sums of the state's probe models on every PROBE_STRIDE-th row of ``block``
-    (see :mod:`dsvm.solvers.extrapolation`), as PassStats carrying only the probe fields."""
+    """The loss sums of the state's probe models on every ``state.probe_stride``-th row of
+    ``block`` (see :mod:`dsvm.solvers.extrapolation`), as PassStats with only probe fields."""
     if state.probe_coef is None:
         return None
     args = kernel_inputs(block, codes, np.empty(0, np.int64), state, "probe")
     n_probes = state.probe_coef.shape[0] // state.n_outputs
-    sums = np.zeros(n_probes)
-    weight = probe_loss_sums(
-        args.X, block.n_samples, args.codes, args.sample_weight, PROBE_STRIDE,
+    sums = np.zeros((2, n_probes))
+    weight, count = probe_loss_sums(
+        args.X, block.n_samples, args.codes, args.sample_weight, int(state.probe_stride),
         np.ascontiguousarray(state.probe_coef, np.float64),
         np.ascontiguousarray(state.probe_intercept, np.float64), state.n_outputs,
         loss_code(solver.loss), float(getattr(solver, "loss_param", 0.0)), sums)
-    return PassStats(probe_loss=sums, probe_weight=float(weight))
+    return PassStats(probe_sums=sums, probe_weight=float(weight), probe_rows=int(count))
 
 
 def calibration_sample(block: Block, max_rows: int = 1000) -> Block:

@@ -10,7 +10,13 @@ import scipy.sparse as sp
 import dsvm
 from dsvm.data.blocks import block_from_arrays
 from dsvm.solvers.base import SolverState
-from dsvm.solvers.extrapolation import PROBE_STRIDE, Extrapolation, probe_objectives
+from dsvm.solvers.extrapolation import (
+    PROBE_ROWS,
+    Z_SCORE,
+    Extrapolation,
+    probe_difference,
+    probe_stride,
+)
 from dsvm.solvers.passes import probe_losses
 from dsvm.solvers.pegasos import PegasosSolver
 from tests.conftest import liblinear_objective, load_libsvm
@@ -55,12 +61,19 @@ def test_choice_follows_the_probe_and_state_model_uses_it():
     state = SolverState(coef=np.zeros((1, 2)), intercept=np.zeros(1), t=40.0,
                         avg_coef=np.full((1, 2), 2.0), avg_intercept=np.zeros(1), n_avg=1.0,
                         extrapolation=ex)
-    ex.choose(np.array([1.0, 2.0]))  # the plain average measured lower
+    ex.choose((+0.01, 0.001))  # the plain average measured lower
     np.testing.assert_array_equal(state.model()[0], [[2.0, 2.0]])
-    ex.choose(np.array([2.0, 1.0]))
+    ex.choose((-0.01, 0.001))  # the extrapolation lower by 10 standard errors
     np.testing.assert_allclose(state.model()[0], [[(40 * 2 - 10) / 30] * 2])
     ex.choose(None)  # no probe this epoch: the verdict stands
     assert ex.use
+    ex.choose((-0.01, 0.01 / Z_SCORE * 1.01))  # lower, but not by Z_SCORE standard errors
+    assert not ex.use
+
+
+def test_probe_stride_reads_about_probe_rows():
+    assert probe_stride(100) == 1 and probe_stride(32_561) == 32_561 // PROBE_ROWS
+    assert probe_stride(10**9) == 64
 
 
 @pytest.mark.parametrize("layout", ["dense", "csr"])
@@ -76,23 +89,31 @@ def test_probe_kernel_matches_numpy(layout, dtype, n_outputs):
     m = rng.normal(size=n_probes * n_outputs)
     Xl = sp.csr_matrix(X.astype(dtype)) if layout == "csr" else X.astype(dtype)
     block = block_from_arrays(Xl, codes, sw)
+    stride = 3
     state = SolverState(coef=np.zeros((n_outputs, d), dtype), intercept=np.zeros(n_outputs, dtype),
-                        probe_coef=M, probe_intercept=m)
+                        probe_coef=M, probe_intercept=m, probe_stride=stride)
     stats = probe_losses(state, block, codes, PegasosSolver(loss="squared_hinge"))
 
-    rows = np.arange(0, n, PROBE_STRIDE)
+    rows = np.arange(0, n, stride)
     Xr = X.astype(dtype).astype(np.float64)[rows]
     Y = targets_ref(codes[rows], n_outputs)
-    expected = []
+    per_row = []
     for p in range(n_probes):
         P = Xr @ M[p * n_outputs:(p + 1) * n_outputs].T + m[p * n_outputs:(p + 1) * n_outputs]
-        expected.append(float(sw[rows] @ loss_ref("squared_hinge", P, Y).sum(axis=1)))
-    np.testing.assert_allclose(stats.probe_loss, expected, rtol=1e-6 if dtype == np.float32 else 1e-12)
-    assert stats.probe_weight == pytest.approx(sw[rows].sum())
-    objectives = probe_objectives(M, 0.1, stats.probe_loss, stats.probe_weight)
-    for p in range(n_probes):
-        Wp = M[p * n_outputs:(p + 1) * n_outputs]
-        assert objectives[p] == pytest.approx(0.05 * np.sum(Wp ** 2) + expected[p] / sw[rows].sum())
+        per_row.append(loss_ref("squared_hinge", P, Y).sum(axis=1))
+    expected = [float(sw[rows] @ r) for r in per_row]
+    spread = [float(sw[rows] @ (r - per_row[0]) ** 2) for r in per_row]
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(stats.probe_sums[0], expected, rtol=tol)
+    np.testing.assert_allclose(stats.probe_sums[1], spread, rtol=tol, atol=1e-12)
+    assert stats.probe_weight == pytest.approx(sw[rows].sum()) and stats.probe_rows == rows.size
+    diff, se = probe_difference(M, 0.1, stats.probe_sums, stats.probe_weight, stats.probe_rows)
+    W = sw[rows].sum()
+    d_rows = per_row[1] - per_row[0]
+    reg = [0.05 * np.sum(M[p * n_outputs:(p + 1) * n_outputs] ** 2) for p in range(n_probes)]
+    assert diff == pytest.approx(reg[1] - reg[0] + (sw[rows] @ d_rows) / W)
+    mean = (sw[rows] @ d_rows) / W
+    assert se == pytest.approx(np.sqrt((sw[rows] @ (d_rows - mean) ** 2) / W / rows.size))
 
 
 @pytest.fixture(scope="module")
