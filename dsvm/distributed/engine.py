@@ -166,7 +166,7 @@ class DaskEngine:
         # broadcast once to every worker; a small one rides inside each task, which saves the
         # scatter's round trips on every epoch.
         state_f: Any = state
-        if _state_nbytes(state) > BROADCAST_ABOVE_BYTES:
+        if state.nbytes > BROADCAST_ABOVE_BYTES:
             [state_f] = self.client.scatter([state], broadcast=True, hash=False)
         if isinstance(source, DaskSource):
             partials = self._dask_array_streams(
@@ -273,8 +273,3 @@ def _calibrate_arrays(
 
     return w._worker_calibrate(state, ArraySource(X, y), 0, solver, classes)
 
-
-def _state_nbytes(state: SolverState) -> int:
-    arrays = [state.coef, state.intercept, state.avg_coef, state.avg_intercept,
-              *state.extra.values()]
-    return sum(a.nbytes for a in arrays if a is not None)

@@ -77,11 +77,16 @@ class SolverState:
             extrapolation=None if self.extrapolation is None else self.extrapolation.copy(),
         )  # the probe models are shared: passes only read them
 
-    def __sizeof__(self) -> int:
-        # dask's memory accounting falls back to sys.getsizeof (56 bytes) for dataclasses
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays that travel to the workers (the client's snapshots do not)."""
         arrays = [self.coef, self.intercept, self.avg_coef, self.avg_intercept,
                   self.probe_coef, self.probe_intercept, *self.extra.values()]
-        return 64 + sum(a.nbytes for a in arrays if a is not None)
+        return sum(a.nbytes for a in arrays if a is not None)
+
+    def __sizeof__(self) -> int:
+        # dask's memory accounting falls back to sys.getsizeof (56 bytes) for dataclasses
+        return 64 + self.nbytes
 
     def model(self) -> tuple[np.ndarray, np.ndarray]:
         """The (coef, intercept) to predict with: the average when there is one (extrapolated
