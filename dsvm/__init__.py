@@ -6,6 +6,7 @@ from dsvm.features import RFF, Nystroem
 from dsvm.model import load
 from dsvm.regressor import SVMRegressor
 from dsvm.checkpoint import load_checkpoint
+from dsvm.data.predictions import read_predictions
 from dsvm.plotting import plot_history
 from dsvm._jobs import attach, jobs, submit
 
@@ -22,6 +23,7 @@ __all__ = [
     "load",
     "load_checkpoint",
     "plot_history",
+    "read_predictions",
     "submit",
     "attach",
     "jobs",

@@ -166,7 +166,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     clf = dsvm.load(args.model)
     clf.client = _client_arg(args)
+    what = "decision values" if args.decision else "labels"
     try:
+        if args.out.rstrip("/").endswith(".zarr"):
+            url = clf.write_predictions(args.dataset, args.out, decision=args.decision,
+                                        overwrite=args.overwrite)
+            n = dsvm.open_dataset(args.dataset).n_samples
+            print(f"wrote {n} {what} to {url} (zarr, written by the workers)")
+            return 0
         values = (clf.decision_function(args.dataset) if args.decision
                   else clf.predict(args.dataset))
     finally:
@@ -310,8 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="write predicted labels (or decision values)")
     p.add_argument("model")
     p.add_argument("dataset")
-    p.add_argument("--out", required=True, metavar="FILE", help=".npy, or text (.csv/.txt)")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help=".zarr (written by the workers, chunk by chunk: any size), or .npy or "
+                        "text (.csv/.txt), gathered here")
     p.add_argument("--decision", action="store_true", help="write decision values, not labels")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing .zarr output")
     p.add_argument("--scheduler", metavar="ADDRESS")
     _add_tls_args(p)
     p.set_defaults(func=cmd_predict)

@@ -711,6 +711,49 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 1 if scores.ndim == 2 else None))
         return self._labels_of(scores)
 
+    def write_predictions(self, X: Any, path: str | os.PathLike, *, decision: bool = False,
+                          overwrite: bool = False, storage_options: dict | None = None) -> str:
+        """Predict a dataset into a zarr prediction store at ``path``, written by the workers.
+
+        Each chunk of the dataset ``X`` (a path, URL or :class:`dsvm.Dataset`) is read,
+        predicted and written into ``path`` by one task: the predictions never pass through
+        this process, so a dataset of any size can be predicted (``predict`` returns them in
+        memory instead). ``decision=True`` writes decision values instead of labels. Read the
+        result with :func:`dsvm.read_predictions` or zarr (layout: :mod:`dsvm.data.predictions`).
+        Returns the store's URL; a failed prediction leaves nothing at ``path``.
+        """
+        from dsvm.data.predictions import PredictionStore
+
+        self._check_fitted()
+        if not _is_dataset_ref(X):
+            raise TypeError("write_predictions needs a dataset path, URL or dsvm.Dataset; for "
+                            f"arrays use predict() or decision_function() (got {type(X).__name__}).")
+        source = self._source(X, None)
+        self._check_features(source.n_features)
+        labels = None if decision else self._prediction_labels()
+        store = PredictionStore(
+            path, n_rows=source.n_samples, chunk_rows=source.dataset.chunk_n_rows(0),
+            kind="decision" if labels is None else "labels",
+            classes=np.asarray(getattr(self, "classes_", np.zeros(0))),
+            n_outputs=self.coef_.shape[0], source=source.describe(), overwrite=overwrite,
+            storage_options=storage_options)
+        mapped = map_source(source, getattr(self, "feature_map_", None))
+        try:
+            with self._predict_engine(mapped) as engine:
+                written = engine.write_predictions(self.coef_, self.intercept_, mapped, labels,
+                                                   store.writer())
+        except BaseException:
+            store.abort()
+            raise
+        return store.finish(written, source.n_samples)
+
+    def _prediction_labels(self) -> np.ndarray | None:
+        """What a predicted index is written as: the class values, or their indices when they
+        are text (see dsvm.data.predictions)."""
+        if self.classes_.dtype.kind not in "biuf":
+            return np.arange(len(self.classes_), dtype=np.int32)
+        return np.asarray(self.classes_)
+
     def _labels_of(self, scores: np.ndarray) -> np.ndarray:
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]

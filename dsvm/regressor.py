@@ -175,6 +175,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     _publish = SVMClassifier._publish
     _check_fitted = SVMClassifier._check_fitted
     decision_function = SVMClassifier.decision_function
+    write_predictions = SVMClassifier.write_predictions
     _score_with = SVMClassifier._score_with
     _eval_counts = SVMClassifier._eval_counts
     __getstate__ = SVMClassifier.__getstate__
@@ -224,6 +225,10 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> Any:
         """Predicted targets (n_samples,); dask input gives a lazy dask array."""
         return self.decision_function(X)
+
+    def _prediction_labels(self) -> None:
+        """A regressor's predictions are its decision values (write_predictions)."""
+        return None
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """R^2; ``X`` may be a dataset path (then ``y`` is None) or arrays."""

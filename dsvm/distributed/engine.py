@@ -77,6 +77,12 @@ class LocalEngine:
         for chunk in range(source.n_chunks):
             yield w._worker_decision(source, chunk, coef, intercept)
 
+    def write_predictions(self, coef: np.ndarray, intercept: np.ndarray, source: Source,
+                          labels: np.ndarray | None, writer: Any) -> int:
+        """Predict every chunk into a prediction store; returns the rows written."""
+        return sum(w._worker_write_predictions(source, chunk, coef, intercept, labels, writer)
+                   for chunk in range(source.n_chunks))
+
 
 class DaskEngine:
     """Submits stream tasks to a Dask cluster and combines their partials in a tree."""
@@ -264,6 +270,19 @@ class DaskEngine:
                 yield wait_for_result(self.client, futures.pop(0), "prediction")
         for f in futures:
             yield wait_for_result(self.client, f, "prediction")
+
+    def write_predictions(self, coef: np.ndarray, intercept: np.ndarray, source: Source,
+                          labels: np.ndarray | None, writer: Any) -> int:
+        """Every chunk predicted and written by a task on the workers (dsvm.data.predictions):
+        only row counts come back. Returns the rows written."""
+        source_f = self._ship(source)
+        futures = [
+            self.client.submit(w._worker_write_predictions, source_f, chunk, coef, intercept,
+                               labels, writer, key=self._key("write-predictions", chunk),
+                               pure=False)
+            for chunk in range(source.n_chunks)
+        ]
+        return sum(wait_for_result(self.client, f, "prediction") for f in futures)
 
 
 def _calibrate_arrays(

@@ -179,3 +179,17 @@ def _worker_evaluate_arrays(
 def _worker_decision(source: Any, chunk: int, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
     """Decision values of one chunk (n_rows, n_outputs)."""
     return decision_block(coef, intercept, source.read_chunk(chunk))
+
+
+def _worker_write_predictions(source: Any, chunk: int, coef: np.ndarray, intercept: np.ndarray,
+                              labels: np.ndarray | None, writer: Any) -> int:
+    """Predict one chunk and write it into a prediction store (dsvm.data.predictions); returns
+    the rows written. ``labels`` None writes decision values, else labels[predicted index]."""
+    scores = decision_block(coef, intercept, source.read_chunk(chunk))
+    if labels is None:
+        values = scores[:, 0] if scores.shape[1] == 1 else scores
+    else:
+        index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
+            else np.argmax(scores, axis=1)
+        values = labels[index]
+    return int(writer.write(chunk, values))
