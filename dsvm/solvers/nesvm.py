@@ -301,11 +301,18 @@ class NesvmSettings:
     lipschitz_start : the step starts at 1 / (lipschitz_start * L) (L the bound, in the chosen
         metric) and the factor doubles, up to 1, whenever a measured point fails the descent
         test of the gradient step; 1.0 is the paper's fixed step 1/L_mu.
-    restart : when a gradient step went uphill, restart Eq. 33-35 from the best point.
+    restart : when a gradient step went uphill, take it back and redo it from the point it
+        started at with the doubled factor (backtracking; the momentum of Eq. 34 is kept).
+    continuation : homotopy as one continued run of Eq. 33-35 (module docstring, "Homotopy"):
+        the sequence, the learned step and the descent test carry over from stage to stage, and
+        a stage other than the last also ends when its progress per pass falls below
+        ``stage_gap`` times its smoothing error. False: Algorithm 2 as the paper states it
+        (each stage restarts Eq. 33-35 from the previous result; only ``tol`` ends a stage).
+    stage_gap : see ``continuation``.
 
-    None of the three is in the paper; see the module docstring for why and what they measured.
-    ``precondition=False, lipschitz_start=1.0`` is the paper's method exactly (at the bound the
-    descent test always holds, so nothing doubles and nothing restarts).
+    None of these is in the paper; see the module docstring for why and what they measured.
+    ``precondition=False, lipschitz_start=1.0, continuation=False`` is the paper's method
+    exactly (at the bound the descent test always holds, so nothing doubles or backtracks).
     """
 
     mu: float = 0.03
@@ -315,6 +322,8 @@ class NesvmSettings:
     precondition: bool = True
     lipschitz_start: float = 2.0 ** -9
     restart: bool = True
+    continuation: bool = True
+    stage_gap: float = 0.3
 
     def schedule(self) -> list[float]:
         """mu_t = mu0 / (t + 1) while above mu, then mu (Algorithm 2, Eq. 44)."""
@@ -366,6 +375,8 @@ class _Stage:
     def __post_init__(self) -> None:
         self.gsum_w = np.zeros_like(self.centre_w)
         self.gsum_b = np.zeros_like(self.centre_b)
+        self.last_w = np.zeros_like(self.centre_w)
+        self.last_b = np.zeros_like(self.centre_b)
 
     def _inv(self, g_w: np.ndarray, g_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """D^-1 g."""
@@ -386,13 +397,56 @@ class _Stage:
         # y^k = theta^k - D^-1 grad / L                                         (Eq. 33)
         y_w, y_b = w - inv_w / factor, b - inv_b / factor
         # z^k = theta* - D^-1 sum_i (i+1)/2 grad_i / L                          (Eq. 34)
-        self.gsum_w += 0.5 * (k + 1) / factor * inv_w
-        self.gsum_b += 0.5 * (k + 1) / factor * inv_b
+        self.last_w = 0.5 * (k + 1) / factor * inv_w
+        self.last_b = 0.5 * (k + 1) / factor * inv_b
+        self.gsum_w += self.last_w
+        self.gsum_b += self.last_b
         z_w, z_b = self.centre_w - self.gsum_w, self.centre_b - self.gsum_b
         # theta^k+1 = 2/(k+3) z^k + (k+1)/(k+3) y^k                              (Eq. 35)
         a, c = 2.0 / (k + 3), (k + 1) / (k + 3)
         self.k += 1
         return y_w, y_b, a * z_w + c * y_w, a * z_b + c * y_b
+
+    def undo(self) -> None:
+        """Take back the last :meth:`step` (its term of Eq. 34's sum), to redo it with a larger L."""
+        self.k -= 1
+        self.gsum_w -= self.last_w
+        self.gsum_b -= self.last_b
+
+    def change_metric(self, d_w: np.ndarray, d_b: float, old_factor: float,
+                      factor: float) -> None:
+        """Continue with the metric and step factor of a smaller mu: the stored sum of Eq. 34 is
+        D^-1 sum_i a_i grad_i / factor; it is re-expressed with the new D and factor, so that
+        z^k stays the minimiser of L d2(z) + sum_i a_i <grad_i, z> with the current L."""
+        old_w = self.d_w if self.d_w.size else self.d_b
+        new_w = d_w if d_w.size else d_b
+        scale_w = old_w * old_factor / (new_w * factor)
+        scale_b = self.d_b * old_factor / (d_b * factor)
+        for name, scale in (("gsum_w", scale_w), ("last_w", scale_w), ("gsum_b", scale_b),
+                            ("last_b", scale_b)):
+            setattr(self, name, getattr(self, name) * scale)
+        self.d_w, self.d_b = d_w, d_b
+
+
+@dataclass
+class _Previous:
+    """theta^k-1 and what was measured there: the descent test of y^k-1 and the stopping test
+    compare against it, and a failed step is redone from it."""
+
+    w: np.ndarray
+    b: np.ndarray
+    grad_w: np.ndarray
+    grad_b: np.ndarray
+    smoothed: np.ndarray  # F_mu per output
+    true: np.ndarray  # F per output
+    gnorm: np.ndarray  # ||grad||^2_{D^-1} per output
+    factor: float
+
+    def at_smaller_mu(self, ratio: float) -> None:
+        """Replace F_mu by an upper bound of F_mu' (mu' = ratio mu < mu): h_mu and the Huber
+        function are maxima of functions affine in mu, so F_mu is convex in mu, and F_0 = F:
+        F_mu' <= F_mu + (1 - ratio) (F - F_mu)."""
+        self.smoothed = self.smoothed + (1.0 - ratio) * (self.true - self.smoothed)
 
 
 def nesvm_minimize(
@@ -420,15 +474,27 @@ def nesvm_minimize(
     first: GradientShare | None = None
     passes = 0
     stages = settings.schedule()
+    stage: _Stage | None = None
+    prev: _Previous | None = None  # theta^k-1, for the tests on y^k-1 and theta^k
+    prev_y: tuple[np.ndarray, np.ndarray] | None = None  # y^k-1, measured in the next pass
+    factor = 1.0
     for stage_no, mu in enumerate(stages):
-        stage: _Stage | None = None
-        factor = min(1.0, float(settings.lipschitz_start))  # L_mu is re-estimated per stage
-        # (f_mu, ||g||^2_{D^-1}, factor) at theta^k-1, for the descent test of y^k-1
-        prev: tuple[np.ndarray, np.ndarray, float] | None = None
-        prev_y: tuple[np.ndarray, np.ndarray] | None = None
-        prev_smoothed: float | None = None
+        last = stage_no == len(stages) - 1
+        start = _start_factor(settings, mu)
+        if settings.continuation and stage is not None and first is not None:
+            # Continue Eq. 33-35 at the smaller mu (module docstring, "Homotopy"): the learned
+            # curvature carries over (the factor is relative to L_mu, which grows as 1/mu).
+            ratio = mu / stages[stage_no - 1]
+            new_factor = min(1.0, max(start, factor * ratio))
+            d_w, d_b = scaling(problem, first.stats, first.colstats, mu, settings.precondition)
+            stage.change_metric(d_w, d_b, factor, new_factor)
+            factor = new_factor
+            if prev is not None:
+                prev.at_smaller_mu(ratio)
+        else:
+            # Algorithm 2, step 1: Eq. 33-35 afresh from the warm start; L_mu re-estimated.
+            stage, prev, prev_y, factor = None, None, None, start
         stage_done = False
-        restart = False
         while passes < settings.max_passes:
             tic = clock()
             points = _points(theta_w, theta_b, prev_y, collect=first is None)
@@ -445,18 +511,20 @@ def nesvm_minimize(
                                    settings.precondition)
                 stage = _Stage(theta_w.copy(), theta_b.copy(), d_w, d_b, problem.fit_intercept)
             best.offer(theta_w, theta_b, res.true[0])
-            if prev_y is not None and prev is not None:
+            if prev_y is not None:
                 best.offer(prev_y[0], prev_y[1], res.true[1])
+            uphill = False
+            if prev_y is not None and prev is not None:
                 # Descent test of the gradient step y^k-1 = theta^k-1 - D^-1 g / (factor L):
                 # F(y) <= F(theta) - ||g||^2_{D^-1} / (2 factor L) holds for factor = 1 (L is a
                 # Lipschitz bound); when it fails the factor was too small: double it.
-                f_prev, gnorm_prev, factor_prev = prev
-                slack = 1e-12 * np.abs(f_prev)
-                if np.any(res.smoothed[1] > f_prev - gnorm_prev / (2 * factor_prev) + slack):
+                slack = 1e-12 * np.abs(prev.smoothed)
+                if np.any(res.smoothed[1] > prev.smoothed - prev.gnorm / (2 * prev.factor)
+                          + slack):
                     factor = min(1.0, 2.0 * factor)
-                    # A step that went uphill also polluted the weighted gradient sum of Eq. 34:
-                    # restart Eq. 33-35 from the best point (settings.restart).
-                    restart = settings.restart and bool(np.any(res.smoothed[1] > f_prev + slack))
+                    # A step that went uphill is taken back (settings.restart).
+                    uphill = settings.restart and bool(np.any(res.smoothed[1]
+                                                              > prev.smoothed + slack))
             f_mu = float(res.smoothed[0].sum())
             record: dict[str, Any] = {
                 "epoch": passes,
@@ -470,18 +538,33 @@ def nesvm_minimize(
                 "train_loss": float(res.loss.sum()),
                 "lipschitz_factor": factor,
                 "n_rows": int(res.stats[STAT_ROWS]),
+                "restart": uphill,
             }
-            record["restart"] = restart
-            if restart:
-                theta_w, theta_b = best.coef.copy(), best.intercept.copy()
-                stage, prev, prev_y, prev_smoothed, restart = None, None, None, None, False
+            if uphill:
+                # Backtracking: the step from theta^k-1 polluted Eq. 34's weighted sum with a
+                # large weight and led uphill; take it back and redo it with the doubled factor
+                # from theta^k-1, whose gradient is known (no pass). theta^k is dropped.
+                stage.undo()
+                prev.gnorm = stage.dual_norm_sq(prev.grad_w, prev.grad_b)
+                prev.factor = factor
+                y_w, y_b, theta_w, theta_b = stage.step(prev.w, prev.b, prev.grad_w,
+                                                        prev.grad_b, factor)
+                prev_y = (y_w, y_b)
             else:
-                # Algorithm 1's test on consecutive iterates.
-                if (settings.tol is not None and prev_smoothed is not None
-                        and abs(f_mu - prev_smoothed) < settings.tol):
-                    stage_done = True
-                prev_smoothed = f_mu
-                prev = (res.smoothed[0].copy(), stage.dual_norm_sq(res.grad, res.grad_b), factor)
+                if prev is not None:
+                    change = abs(f_mu - float(prev.smoothed.sum()))
+                    # Algorithm 1's test on consecutive iterates.
+                    if settings.tol is not None and change < settings.tol:
+                        stage_done = True
+                    # Continuation: a stage is solved well enough once a pass gains less than a
+                    # share of the stage's own smoothing error F - F_mu.
+                    smoothing_error = float((res.true[0] - res.smoothed[0]).sum())
+                    if (settings.continuation and not last
+                            and change < settings.stage_gap * smoothing_error):
+                        stage_done = True
+                prev = _Previous(theta_w.copy(), theta_b.copy(), res.grad.copy(),
+                                 res.grad_b.copy(), res.smoothed[0].copy(), res.true[0].copy(),
+                                 stage.dual_norm_sq(res.grad, res.grad_b), factor)
                 y_w, y_b, theta_w, theta_b = stage.step(theta_w, theta_b, res.grad, res.grad_b,
                                                         factor)
                 prev_y = (y_w, y_b)
@@ -492,15 +575,27 @@ def nesvm_minimize(
                 on_pass(record, best.coef, best.intercept)
             if stage_done:
                 break
-        if stage_no == len(stages) - 1:
+        if last:
             result.converged = stage_done
         if passes >= settings.max_passes and not stage_done:
             break
-        # Warm start of the next stage: the best measured point (see module docstring). The
-        # true objective does not depend on mu, so ``best`` stays comparable across stages.
-        theta_w, theta_b = best.coef.copy(), best.intercept.copy()
+        if not settings.continuation:
+            # Warm start of the next stage: the best measured point (see module docstring).
+            # The true objective does not depend on mu, so ``best`` stays comparable.
+            theta_w, theta_b = best.coef.copy(), best.intercept.copy()
     result.n_passes = passes
     return result
+
+
+def _start_factor(settings: NesvmSettings, mu: float) -> float:
+    """The step factor a stage starts from. Plain NESVM and Algorithm 2 as stated: lipschitz_start
+    (relative to the stage's L_mu). Continuation: lipschitz_start relative to L at the target
+    mu, i.e. the same first step length whatever mu0 is (L_mu grows as 1/mu, the curvature the
+    iterates meet does not; a9a: factor 0.5 at mu = 1 and 0.0156 at mu = 0.03)."""
+    start = float(settings.lipschitz_start)
+    if settings.continuation:
+        start *= mu / settings.mu
+    return min(1.0, start)
 
 
 def _points(theta_w: np.ndarray, theta_b: np.ndarray,
