@@ -101,8 +101,8 @@ def test_estimator_homotopy_with_default_tol_reaches_the_target_mu():
     tiny on the normalised objective) used to spend the whole budget in the first stage; the
     stage rule on the smoothing error moves it down to ``mu``, at plain NESVM's objective."""
     X, y = slice_of("a9a")
-    kw = dict(solver="nesvm", alpha=1.0 / X.shape[0], mu=MU, fit_intercept=False,
-              max_epochs=PASSES)
+    kw = {"solver": "nesvm", "alpha": 1.0 / X.shape[0], "mu": MU, "fit_intercept": False,
+          "max_epochs": PASSES}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = SVMClassifier(**kw).fit(X, y)
