@@ -94,8 +94,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         and ``mu`` is the target mu* of homotopy. Values must be in the range (0, inf).
     mu0 : float or None, default=None
         Homotopy NESVM (the paper's Algorithm 2): start at ``mu0`` and solve a sequence of
-        problems with mu_t = mu0 / (t + 1) down to ``mu``, each warm-started from the last
-        and each stopped by ``tol``. ``None``: plain NESVM at ``mu``.
+        problems with mu_t = mu0 / (t + 1) down to ``mu``, each warm-started from the last,
+        as one continued run of Nesterov's iterations; a stage ends on ``tol`` or once a pass
+        gains less than 0.3 x its smoothing error, the last on ``tol`` (see
+        :mod:`dsvm.solvers.nesvm`). ``None``: plain NESVM at ``mu``.
     warm_start : bool, default=False
         ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
         ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.

@@ -37,15 +37,16 @@ factor n that Eq. 48 has and is then not a Lipschitz constant of the sum; steps 
 can diverge. The regulariser adds ``alpha`` (L2) or ``alpha / mu`` (smoothed L1, Eq. 32).
 
 Homotopy (Algorithm 2): stages t = 0, 1, ... with ``mu_t = mu0 / (t + 1)`` (Eq. 44), the last
-stage at the target ``mu``; each stage restarts Eq. 33-35 from the previous stage's result
-(warm start, theta* = theta^0 = that result) with L_mu recomputed from the first pass's sums.
+stage at the target ``mu``. As the paper states it (``continuation=False``), each stage
+restarts Eq. 33-35 from the previous stage's result (warm start, theta* = theta^0 = that
+result) with L_mu recomputed from the first pass's sums, and ends on Algorithm 1's test.
 
 Stopping (Algorithm 1): a stage ends when |F_mu(theta^{k+1}) - F_mu(theta^k)| < tol (summed
 over outputs, in the normalisation above; the estimator passes its ``tol`` times alpha, which
 is the paper's epsilon on the paper's scale), or when the pass budget is spent.
 
-Two accelerations, on by default, not in the paper (``NesvmSettings(precondition=False,
-lipschitz_start=1.0)`` is the paper's method exactly):
+Three accelerations, on by default, not in the paper (``NesvmSettings(precondition=False,
+lipschitz_start=1.0, continuation=False)`` is the paper's method exactly):
 
 * **Diagonal metric.** Nesterov's method allows any strongly convex prox-function d2; the
   paper picks the Euclidean one. We use ``d2(z) = 1/2 sum_j D_j (z_j - w*_j)^2`` with D_j the
@@ -59,12 +60,60 @@ lipschitz_start=1.0)`` is the paper's method exactly):
   step at the bound. The test costs nothing: F_mu(y^{k-1}) is measured in pass k anyway.
   L never decreases within a stage, as Nesterov's estimate-sequence argument needs. A step
   that went uphill (F_mu(y) > F_mu(theta)) has also put a bad gradient, with a large weight,
-  into Eq. 34's sum; then Eq. 33-35 restart from the best point (``restart=True``). Without
-  the restart, homotopy from mu0 = 1 on a9a spent 50 passes recovering from its first steps.
+  into Eq. 34's sum; then that step is taken back and redone from theta^{k-1} with the
+  doubled factor (backtracking, ``restart=True``; theta^{k-1}'s gradient is known, so it costs
+  no pass, and the momentum of the earlier steps is kept). An earlier version restarted
+  Eq. 33-35 from the best point instead; that point can be a long overshoot whose true
+  objective happens to be lower (w8a at mu = 0.3: 137% above the optimum after 20 passes,
+  against 27% when going back to theta^{k-1}), and plain NESVM on a9a gains a pass.
+* **Continuation** (homotopy only, ``continuation=True``). With the adaptive step, Algorithm 2
+  as stated was far worse than plain NESVM (a9a 1.8% vs 0.089% above the optimum after 100
+  passes, w8a 14.5% vs 1.7%; mu0 = 1, 34 stages). Measured why: every stage re-learnt the step
+  from lipschitz_start (5-7 uphill restarts per stage on a9a), lost the momentum of Eq. 34,
+  and ran until |dF_mu| < tol (w8a: the whole budget in the mu = 1 stage). Homotopy is
+  instead one continued run of Eq. 33-35 whose mu follows Eq. 44:
 
-Measured on a9a (lambda = 1/n, mu = 0.03, no intercept; benchmarks/RESULTS.md): after 100
-passes the true objective is 0.08% above LIBLINEAR's optimum with both, 4.9% with the diagonal
-metric alone, 28% with the paper's fixed Euclidean step.
+  - *Momentum kept.* At a stage change, Eq. 34's weighted gradient sum is re-expressed in the
+    new metric (:meth:`_Stage.change_metric`) and k is not reset. This is valid: F_mu grows as
+    mu shrinks, so the linear lower models of F_mu_t collected so far stay lower models of
+    F_mu_t+1. (Without it, all else as below: a9a 0.44%, w8a 4.1% after 100 passes.)
+  - *Learned step carried.* L_mu grows as 1/mu but the curvature the iterates meet does not
+    (a9a: factor 0.5 at mu = 1, 0.0156 at mu = 0.03), so the factor carries over times
+    mu_t+1/mu_t, and the first stage starts at lipschitz_start * mu0/mu, the step plain NESVM
+    would start with at mu. (Starting every stage afresh at lipschitz_start * mu_t/mu: a9a
+    15%, w8a 9.6%; starting stage 0 at lipschitz_start: a9a 0.30%, w8a 1.8%.)
+  - *Tests across a stage change.* F_mu is convex in mu (h_mu and the Huber function are maxima
+    of functions affine in mu) and F_0 = F, so F_mu' <= F_mu + (1 - mu'/mu)(F - F_mu); the
+    descent and stopping tests of the first pass of a stage compare against this bound at
+    theta^{k-1}, whose F_mu' was not measured.
+  - *Stage rule.* Solving stage t much more precisely than its smoothing error is wasted
+    work: a stage other than the last ends when a pass gains less than ``stage_gap`` (0.3)
+    times F - F_mu at the current point (measured in the same pass), or on ``tol``. (With
+    tol 1e-4 alone: a9a 0.13%, w8a 0.69% after 100 passes, but the last stage stops early.)
+    Most stages then last one pass: mu decreases with the iteration count, as in variable
+    smoothing; Eq. 44's schedule is kept.
+
+Measured (lambda = 1/n, mu = 0.03, no intercept, 100 passes; benchmarks/RESULTS.md, where the
+figures of the last run are): plain NESVM is 0.088% above LIBLINEAR's optimum on a9a (4.9%
+with the diagonal metric alone, 28% with the paper's fixed Euclidean step) and 1.7% on w8a.
+Homotopy from mu0 = 1 with the defaults: a9a 0.089% (a tie with plain NESVM, first within
+0.1% at pass 90 vs 89: the large-mu stages do not help there, where the adaptive step already
+finds the curvature, and homotopy does not reach plain's final objective within the 100
+passes), w8a 1.6%, reaching plain NESVM's final objective at pass 86. A short homotopy,
+mu0 = 2 mu: a9a 0.088% (the same curve as plain to 3 digits, not reached either), w8a 1.5%,
+reached at pass 82. Before the continuation (restart per stage, stage tol 1e-4, with the
+backtracking above): a9a 1.3%, w8a 5.6%. With the paper's fixed steps homotopy wins by far
+(a9a: plain's final objective at pass 28 of 100), because its step 1/L_mu is the worst case
+at mu; the adaptive step takes most of that gain for plain NESVM too.
+
+Limitation, measured with other mu0 (same setting, 100 passes; before the continuation, stage
+tol 1e-4, in brackets): a9a mu0 = 0.3 and 0.09: 0.149% (0.50%, 0.51%); w8a mu0 = 0.3: 1.84%
+(9.5%), mu0 = 0.09: 1.01% (4.8%). So homotopy is never far off plain NESVM now, but not always
+at or below it. The cause is the step factor's power-of-2 grid: a doubling at a borderline
+descent test in an early stage (a9a, mu0 = 0.3: 0.156 -> 0.312 where ~0.15 was needed) is
+carried to the last stage, whose steps are then half as long as plain NESVM's. Letting the
+factor come down at a stage change (halving it, or setting it from the measured secant
+curvature) made the continued momentum unstable in our runs (a9a up to 4.6%).
 
 Returned model: of all points whose objective was measured (theta^k and y^{k-1}), the one with
 the lowest true objective (hinge / L1 unsmoothed) per output. The paper returns theta^{k+1},
@@ -301,11 +350,18 @@ class NesvmSettings:
     lipschitz_start : the step starts at 1 / (lipschitz_start * L) (L the bound, in the chosen
         metric) and the factor doubles, up to 1, whenever a measured point fails the descent
         test of the gradient step; 1.0 is the paper's fixed step 1/L_mu.
-    restart : when a gradient step went uphill, restart Eq. 33-35 from the best point.
+    restart : when a gradient step went uphill, take it back and redo it from the point it
+        started at with the doubled factor (backtracking; the momentum of Eq. 34 is kept).
+    continuation : homotopy as one continued run of Eq. 33-35 (module docstring, "Homotopy"):
+        the sequence, the learned step and the descent test carry over from stage to stage, and
+        a stage other than the last also ends when its progress per pass falls below
+        ``stage_gap`` times its smoothing error. False: Algorithm 2 as the paper states it
+        (each stage restarts Eq. 33-35 from the previous result; only ``tol`` ends a stage).
+    stage_gap : see ``continuation``.
 
-    None of the three is in the paper; see the module docstring for why and what they measured.
-    ``precondition=False, lipschitz_start=1.0`` is the paper's method exactly (at the bound the
-    descent test always holds, so nothing doubles and nothing restarts).
+    None of these is in the paper; see the module docstring for why and what they measured.
+    ``precondition=False, lipschitz_start=1.0, continuation=False`` is the paper's method
+    exactly (at the bound the descent test always holds, so nothing doubles or backtracks).
     """
 
     mu: float = 0.03
@@ -315,6 +371,8 @@ class NesvmSettings:
     precondition: bool = True
     lipschitz_start: float = 2.0 ** -9
     restart: bool = True
+    continuation: bool = True
+    stage_gap: float = 0.3
 
     def schedule(self) -> list[float]:
         """mu_t = mu0 / (t + 1) while above mu, then mu (Algorithm 2, Eq. 44)."""
@@ -366,6 +424,8 @@ class _Stage:
     def __post_init__(self) -> None:
         self.gsum_w = np.zeros_like(self.centre_w)
         self.gsum_b = np.zeros_like(self.centre_b)
+        self.last_w = np.zeros_like(self.centre_w)
+        self.last_b = np.zeros_like(self.centre_b)
 
     def _inv(self, g_w: np.ndarray, g_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """D^-1 g."""
@@ -386,13 +446,56 @@ class _Stage:
         # y^k = theta^k - D^-1 grad / L                                         (Eq. 33)
         y_w, y_b = w - inv_w / factor, b - inv_b / factor
         # z^k = theta* - D^-1 sum_i (i+1)/2 grad_i / L                          (Eq. 34)
-        self.gsum_w += 0.5 * (k + 1) / factor * inv_w
-        self.gsum_b += 0.5 * (k + 1) / factor * inv_b
+        self.last_w = 0.5 * (k + 1) / factor * inv_w
+        self.last_b = 0.5 * (k + 1) / factor * inv_b
+        self.gsum_w += self.last_w
+        self.gsum_b += self.last_b
         z_w, z_b = self.centre_w - self.gsum_w, self.centre_b - self.gsum_b
         # theta^k+1 = 2/(k+3) z^k + (k+1)/(k+3) y^k                              (Eq. 35)
         a, c = 2.0 / (k + 3), (k + 1) / (k + 3)
         self.k += 1
         return y_w, y_b, a * z_w + c * y_w, a * z_b + c * y_b
+
+    def undo(self) -> None:
+        """Take back the last :meth:`step` (its term of Eq. 34's sum), to redo it with a larger L."""
+        self.k -= 1
+        self.gsum_w -= self.last_w
+        self.gsum_b -= self.last_b
+
+    def change_metric(self, d_w: np.ndarray, d_b: float, old_factor: float,
+                      factor: float) -> None:
+        """Continue with the metric and step factor of a smaller mu: the stored sum of Eq. 34 is
+        D^-1 sum_i a_i grad_i / factor; it is re-expressed with the new D and factor, so that
+        z^k stays the minimiser of L d2(z) + sum_i a_i <grad_i, z> with the current L."""
+        old_w = self.d_w if self.d_w.size else self.d_b
+        new_w = d_w if d_w.size else d_b
+        scale_w = old_w * old_factor / (new_w * factor)
+        scale_b = self.d_b * old_factor / (d_b * factor)
+        for name, scale in (("gsum_w", scale_w), ("last_w", scale_w), ("gsum_b", scale_b),
+                            ("last_b", scale_b)):
+            setattr(self, name, getattr(self, name) * scale)
+        self.d_w, self.d_b = d_w, d_b
+
+
+@dataclass
+class _Previous:
+    """theta^k-1 and what was measured there: the descent test of y^k-1 and the stopping test
+    compare against it, and a failed step is redone from it."""
+
+    w: np.ndarray
+    b: np.ndarray
+    grad_w: np.ndarray
+    grad_b: np.ndarray
+    smoothed: np.ndarray  # F_mu per output
+    true: np.ndarray  # F per output
+    gnorm: np.ndarray  # ||grad||^2_{D^-1} per output
+    factor: float
+
+    def at_smaller_mu(self, ratio: float) -> None:
+        """Replace F_mu by an upper bound of F_mu' (mu' = ratio mu < mu): h_mu and the Huber
+        function are maxima of functions affine in mu, so F_mu is convex in mu, and F_0 = F:
+        F_mu' <= F_mu + (1 - ratio) (F - F_mu)."""
+        self.smoothed = self.smoothed + (1.0 - ratio) * (self.true - self.smoothed)
 
 
 def nesvm_minimize(
@@ -420,15 +523,27 @@ def nesvm_minimize(
     first: GradientShare | None = None
     passes = 0
     stages = settings.schedule()
+    stage: _Stage | None = None
+    prev: _Previous | None = None  # theta^k-1, for the tests on y^k-1 and theta^k
+    prev_y: tuple[np.ndarray, np.ndarray] | None = None  # y^k-1, measured in the next pass
+    factor = 1.0
     for stage_no, mu in enumerate(stages):
-        stage: _Stage | None = None
-        factor = min(1.0, float(settings.lipschitz_start))  # L_mu is re-estimated per stage
-        # (f_mu, ||g||^2_{D^-1}, factor) at theta^k-1, for the descent test of y^k-1
-        prev: tuple[np.ndarray, np.ndarray, float] | None = None
-        prev_y: tuple[np.ndarray, np.ndarray] | None = None
-        prev_smoothed: float | None = None
+        last = stage_no == len(stages) - 1
+        start = _start_factor(settings, mu)
+        if settings.continuation and stage is not None and first is not None:
+            # Continue Eq. 33-35 at the smaller mu (module docstring, "Homotopy"): the learned
+            # curvature carries over (the factor is relative to L_mu, which grows as 1/mu).
+            ratio = mu / stages[stage_no - 1]
+            new_factor = min(1.0, max(start, factor * ratio))
+            d_w, d_b = scaling(problem, first.stats, first.colstats, mu, settings.precondition)
+            stage.change_metric(d_w, d_b, factor, new_factor)
+            factor = new_factor
+            if prev is not None:
+                prev.at_smaller_mu(ratio)
+        else:
+            # Algorithm 2, step 1: Eq. 33-35 afresh from the warm start; L_mu re-estimated.
+            stage, prev, prev_y, factor = None, None, None, start
         stage_done = False
-        restart = False
         while passes < settings.max_passes:
             tic = clock()
             points = _points(theta_w, theta_b, prev_y, collect=first is None)
@@ -445,18 +560,20 @@ def nesvm_minimize(
                                    settings.precondition)
                 stage = _Stage(theta_w.copy(), theta_b.copy(), d_w, d_b, problem.fit_intercept)
             best.offer(theta_w, theta_b, res.true[0])
-            if prev_y is not None and prev is not None:
+            if prev_y is not None:
                 best.offer(prev_y[0], prev_y[1], res.true[1])
+            uphill = False
+            if prev_y is not None and prev is not None:
                 # Descent test of the gradient step y^k-1 = theta^k-1 - D^-1 g / (factor L):
                 # F(y) <= F(theta) - ||g||^2_{D^-1} / (2 factor L) holds for factor = 1 (L is a
                 # Lipschitz bound); when it fails the factor was too small: double it.
-                f_prev, gnorm_prev, factor_prev = prev
-                slack = 1e-12 * np.abs(f_prev)
-                if np.any(res.smoothed[1] > f_prev - gnorm_prev / (2 * factor_prev) + slack):
+                slack = 1e-12 * np.abs(prev.smoothed)
+                if np.any(res.smoothed[1] > prev.smoothed - prev.gnorm / (2 * prev.factor)
+                          + slack):
                     factor = min(1.0, 2.0 * factor)
-                    # A step that went uphill also polluted the weighted gradient sum of Eq. 34:
-                    # restart Eq. 33-35 from the best point (settings.restart).
-                    restart = settings.restart and bool(np.any(res.smoothed[1] > f_prev + slack))
+                    # A step that went uphill is taken back (settings.restart).
+                    uphill = settings.restart and bool(np.any(res.smoothed[1]
+                                                              > prev.smoothed + slack))
             f_mu = float(res.smoothed[0].sum())
             record: dict[str, Any] = {
                 "epoch": passes,
@@ -470,18 +587,33 @@ def nesvm_minimize(
                 "train_loss": float(res.loss.sum()),
                 "lipschitz_factor": factor,
                 "n_rows": int(res.stats[STAT_ROWS]),
+                "restart": uphill,
             }
-            record["restart"] = restart
-            if restart:
-                theta_w, theta_b = best.coef.copy(), best.intercept.copy()
-                stage, prev, prev_y, prev_smoothed, restart = None, None, None, None, False
+            if uphill:
+                # Backtracking: the step from theta^k-1 polluted Eq. 34's weighted sum with a
+                # large weight and led uphill; take it back and redo it with the doubled factor
+                # from theta^k-1, whose gradient is known (no pass). theta^k is dropped.
+                stage.undo()
+                prev.gnorm = stage.dual_norm_sq(prev.grad_w, prev.grad_b)
+                prev.factor = factor
+                y_w, y_b, theta_w, theta_b = stage.step(prev.w, prev.b, prev.grad_w,
+                                                        prev.grad_b, factor)
+                prev_y = (y_w, y_b)
             else:
-                # Algorithm 1's test on consecutive iterates.
-                if (settings.tol is not None and prev_smoothed is not None
-                        and abs(f_mu - prev_smoothed) < settings.tol):
-                    stage_done = True
-                prev_smoothed = f_mu
-                prev = (res.smoothed[0].copy(), stage.dual_norm_sq(res.grad, res.grad_b), factor)
+                if prev is not None:
+                    change = abs(f_mu - float(prev.smoothed.sum()))
+                    # Algorithm 1's test on consecutive iterates.
+                    if settings.tol is not None and change < settings.tol:
+                        stage_done = True
+                    # Continuation: a stage is solved well enough once a pass gains less than a
+                    # share of the stage's own smoothing error F - F_mu.
+                    smoothing_error = float((res.true[0] - res.smoothed[0]).sum())
+                    if (settings.continuation and not last
+                            and change < settings.stage_gap * smoothing_error):
+                        stage_done = True
+                prev = _Previous(theta_w.copy(), theta_b.copy(), res.grad.copy(),
+                                 res.grad_b.copy(), res.smoothed[0].copy(), res.true[0].copy(),
+                                 stage.dual_norm_sq(res.grad, res.grad_b), factor)
                 y_w, y_b, theta_w, theta_b = stage.step(theta_w, theta_b, res.grad, res.grad_b,
                                                         factor)
                 prev_y = (y_w, y_b)
@@ -492,15 +624,27 @@ def nesvm_minimize(
                 on_pass(record, best.coef, best.intercept)
             if stage_done:
                 break
-        if stage_no == len(stages) - 1:
+        if last:
             result.converged = stage_done
         if passes >= settings.max_passes and not stage_done:
             break
-        # Warm start of the next stage: the best measured point (see module docstring). The
-        # true objective does not depend on mu, so ``best`` stays comparable across stages.
-        theta_w, theta_b = best.coef.copy(), best.intercept.copy()
+        if not settings.continuation:
+            # Warm start of the next stage: the best measured point (see module docstring).
+            # The true objective does not depend on mu, so ``best`` stays comparable.
+            theta_w, theta_b = best.coef.copy(), best.intercept.copy()
     result.n_passes = passes
     return result
+
+
+def _start_factor(settings: NesvmSettings, mu: float) -> float:
+    """The step factor a stage starts from. Plain NESVM and Algorithm 2 as stated: lipschitz_start
+    (relative to the stage's L_mu). Continuation: lipschitz_start relative to L at the target
+    mu, i.e. the same first step length whatever mu0 is (L_mu grows as 1/mu, the curvature the
+    iterates meet does not; a9a: factor 0.5 at mu = 1 and 0.0156 at mu = 0.03)."""
+    start = float(settings.lipschitz_start)
+    if settings.continuation:
+        start *= mu / settings.mu
+    return min(1.0, start)
 
 
 def _points(theta_w: np.ndarray, theta_b: np.ndarray,

@@ -23,7 +23,8 @@ from dsvm.solvers.nesvm import (
 )
 from tests.conftest import liblinear_objective, load_libsvm
 
-PAPER = {"precondition": False, "lipschitz_start": 1.0}  # Algorithm 1 exactly: step 1/L_mu
+PAPER = {"precondition": False, "lipschitz_start": 1.0,  # Algorithms 1-2 exactly: step 1/L_mu,
+         "continuation": False}  # each homotopy stage restarts Eq. 33-35
 
 
 def oracle_for(X, y, problem):
