@@ -170,7 +170,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     t_ : float
         Solver steps so far (the schedule's counter).
     history_ : list of dict
-        Per epoch: epoch, objective, train_loss, val_accuracy, seconds, rows_per_s, n_rows, t.
+        Per epoch: epoch, objective, train_loss, val_accuracy, seconds, rows_per_s, n_rows, t,
+        extrapolated (averaged Pegasos: whether the model after that epoch is its average's
+        Richardson extrapolation, see :mod:`dsvm.solvers.extrapolation`; None for the others).
         ``train_loss`` is progressive (each row's loss at the iterate before its step, free to
         compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
         that runs above the objective of the returned (averaged) model, which

@@ -141,6 +141,9 @@ def run_epochs(
                 "rows_per_s": stats.n_rows / seconds if seconds > 0 else float("inf"),
                 "n_rows": stats.n_rows,
                 "t": state.t,
+                # averaged Pegasos: whether the model is its average's extrapolation
+                "extrapolated": (None if state.extrapolation is None
+                                 else bool(state.extrapolation.use)),
             }
             history.append(record)
             progress.update(record)

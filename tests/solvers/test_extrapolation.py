@@ -144,7 +144,8 @@ def test_pegasos_on_a9a_within_2_percent_after_20_epochs(a9a):
     model.set_params(max_epochs=20).fit(X, y)
     extrapolated = _objective(model.coef_, X, y, alpha)
     plain = _objective(model.state_.avg_coef, X, y, alpha)
-    assert model.state_.extrapolation.use
+    assert model.state_.extrapolation.use and model.history_[-1]["extrapolated"] is True
+    assert [h["extrapolated"] for h in model.history_[:2]] == [False, False]  # no reference yet
     assert optimum <= extrapolated <= 1.02 * optimum, (extrapolated, optimum)
     assert plain > 1.02 * optimum  # the average alone does not get there
 
