@@ -109,7 +109,7 @@ def paper_lipschitz(X, alpha: float, mu: float) -> float:
     return float(alpha + np.mean(np.where(a > 0, sq / np.maximum(a, 1e-300), 0.0)) / mu)
 
 
-PAPER = {"precondition": False, "lipschitz_start": 1.0, "continuation": False}
+PAPER = {"precondition": False, "lipschitz_start": 1.0, "continuation": False, "step": "doubling"}
 SHORT_MU0 = 2  # a short homotopy: mu0 = 2 mu, two stages
 RATE_KS = (1, 2, 5, 10, 20, 50, 100, 200, 400)
 
