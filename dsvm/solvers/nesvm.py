@@ -392,7 +392,9 @@ class NesvmSettings:
     precondition : use the diagonal metric of :func:`scaling` instead of the Euclidean one.
     lipschitz_start : the step starts at 1 / (lipschitz_start * L) (L the bound, in the chosen
         metric) and the factor doubles, up to 1, whenever a measured point fails the descent
-        test of the gradient step; 1.0 is the paper's fixed step 1/L_mu.
+        test of the gradient step (with ``step="secant"`` it is then also set from the measured
+        curvature after every pass); 1.0 with ``step="doubling"`` is the paper's fixed step
+        1/L_mu.
     restart : when a gradient step went uphill, take it back and redo it from the point it
         started at with the doubled factor (backtracking; the momentum of Eq. 34 is kept).
     continuation : homotopy as one continued run of Eq. 33-35 (module docstring, "Homotopy"):
@@ -403,8 +405,8 @@ class NesvmSettings:
     stage_gap : see ``continuation``.
     step : "secant" (default): after every pass the factor is set from the curvature measured
         along the last step (module docstring, "Adaptive step"), so it can go down as well as
-        up; the descent test and the backtracking stay as safeguards. "doubling": the factor
-        only doubles on a failed descent test (the previous rule).
+        up; the backtracking and a stall guard are the safeguards. "doubling": the factor only
+        doubles on a failed descent test (the previous rule).
 
     None of these is in the paper; see the module docstring for why and what they measured.
     ``precondition=False, lipschitz_start=1.0, continuation=False, step="doubling"`` is the
