@@ -46,7 +46,7 @@ over outputs, in the normalisation above; the estimator passes its ``tol`` times
 is the paper's epsilon on the paper's scale), or when the pass budget is spent.
 
 Three accelerations, on by default, not in the paper (``NesvmSettings(precondition=False,
-lipschitz_start=1.0, continuation=False)`` is the paper's method exactly):
+lipschitz_start=1.0, continuation=False, step="doubling")`` is the paper's method exactly):
 
 * **Diagonal metric.** Nesterov's method allows any strongly convex prox-function d2; the
   paper picks the Euclidean one. We use ``d2(z) = 1/2 sum_j D_j (z_j - w*_j)^2`` with D_j the
@@ -58,7 +58,8 @@ lipschitz_start=1.0, continuation=False)`` is the paper's method exactly):
   factor doubles (up to 1, the bound) whenever a measured point fails the gradient step's
   descent test ``F_mu(y) <= F_mu(theta) - ||grad||^2_{D^-1} / (2 L)``, which holds for every
   step at the bound. The test costs nothing: F_mu(y^{k-1}) is measured in pass k anyway.
-  L never decreases within a stage, as Nesterov's estimate-sequence argument needs. A step
+  With ``step="doubling"`` L never decreases within a stage, as Nesterov's estimate-sequence
+  argument needs (the secant step below relaxes this). A step
   that went uphill (F_mu(y) > F_mu(theta)) has also put a bad gradient, with a large weight,
   into Eq. 34's sum; then that step is taken back and redone from theta^{k-1} with the
   doubled factor (backtracking, ``restart=True``; theta^{k-1}'s gradient is known, so it costs
@@ -66,6 +67,29 @@ lipschitz_start=1.0, continuation=False)`` is the paper's method exactly):
   Eq. 33-35 from the best point instead; that point can be a long overshoot whose true
   objective happens to be lower (w8a at mu = 0.3: 137% above the optimum after 20 passes,
   against 27% when going back to theta^{k-1}), and plain NESVM on a9a gains a pass.
+
+  *Secant step* (``step="secant"``, the default). A factor that only doubles is set by the
+  worst descent test met so far. On w8a (mu = 0.01) it doubled from 0.0039 to 0.125 over
+  passes 42-87 while the curvature along the iterates, ||grad^k - grad^k-1||_{D^-1} /
+  ||theta^k - theta^k-1||_D, stayed near 0.002: steps 60x shorter than needed. So after every
+  pass (that did not go uphill) the factor is set to that secant estimate, which can go down
+  as well as up (at most 1, the bound). The gradient-step descent test is then no longer a
+  guarantee, only the trigger of the backtracking above, which stays the safeguard: keeping
+  the doubled factor whenever the test failed (it fails often with secant steps) lost most
+  of the gain (w8a 0.23% -> 0.41%). L changing within a stage departs from Nesterov's
+  estimate-sequence argument, which needs L non-decreasing; so the Eq. 43 rate is not claimed
+  for this rule (the paper's steps still satisfy it, tested). The hinge's gradient is bounded,
+  so a long step meets a small secant, which lengthens the next step: with the estimate scaled
+  by 0.7 this ran away on all five data sets tried (a9a, w8a, phishing, ijcnn1, skin_nonskin;
+  stuck 1.6-19% above the optimum); a guard (:class:`_Stall`) doubles a floor under the factor
+  after 10 passes without a new lowest F_mu(y), which stopped every such run away (they then
+  ended 0.04-0.8% above) and left the unscaled estimate's results unchanged except ijcnn1 at
+  mu = 0.01 (0.007% -> 0.051%) and skin_nonskin (0.002% -> 0.001%, 0.031% -> 0.007%). Tried
+  and dropped (mu = 0.03, 100 passes, a9a / w8a, against 0.055% / 0.23%): the Rayleigh
+  quotient <s, dg>/||s||_D^2 (0.056% / 0.25%), O'Donoghue & Candes' function restart (0.11%
+  / 2.0%; their gradient restart fired at most once a run and changed little), Eq. 34-35's
+  weights from the recurrence alpha^2 L = B + alpha, which allows any L sequence (0.073% /
+  0.23%).
 * **Continuation** (homotopy only, ``continuation=True``). With the adaptive step, Algorithm 2
   as stated was far worse than plain NESVM (a9a 1.8% vs 0.089% above the optimum after 100
   passes, w8a 14.5% vs 1.7%; mu0 = 1, 34 stages). Measured why: every stage re-learnt the step
@@ -94,9 +118,25 @@ lipschitz_start=1.0, continuation=False)`` is the paper's method exactly):
     smoothing; Eq. 44's schedule is kept.
 
 Measured (lambda = 1/n, mu = 0.03, no intercept, 100 passes; benchmarks/RESULTS.md, where the
-figures of the last run are): plain NESVM is 0.088% above LIBLINEAR's optimum on a9a (4.9%
-with the diagonal metric alone, 28% with the paper's fixed Euclidean step) and 1.7% on w8a.
-Homotopy from mu0 = 1 with the defaults: a9a 0.089% (a tie with plain NESVM, first within
+figures of the last run are): plain NESVM is 0.055% above LIBLINEAR's optimum on a9a, within
+0.1% from pass 64 (0.088% and pass 89 with the doubling step, 4.9% with the diagonal metric
+alone, 28% with the paper's fixed Euclidean step) and 0.23% on w8a (1.7% with doubling). w8a
+cannot get within 0.1% at mu = 0.03: the minimiser of F_0.03 is itself 0.16% above the
+optimum (0.053% for mu = 0.01, 0.02% for 0.005). At mu = 0.005 plain NESVM ends at 0.12%
+after 100 passes; from 30 Pegasos epochs (0.43% above) 70 NESVM passes end at 0.058% (within
+0.1% after 68-71 passes in all; Pegasos for 20-50 epochs: 61-78). With the doubling step the
+same warm start ended at 0.25%.
+
+Homotopy with the secant step: a tie on a9a (mu0 = 1: 0.053% vs plain 0.055%, reaching
+plain's final objective at pass 100; mu0 = 0.3, 0.09, 0.06: 0.054-0.057%, so the dependence on
+mu0 described below is gone there) and worse than plain NESVM on w8a (mu0 = 1: 0.31% vs
+0.23%; mu0 = 0.3, 0.09, 0.06: 0.27-0.28%), though far better than homotopy with the doubling
+step (1.6%). The secant step finds the curvature that the large-mu stages were a way around.
+At mu = 0.01 from mu0 = 1, Eq. 44 needs 100 stages, so the last stage is not reached within
+100 passes (w8a 3.2%).
+
+The rest of this docstring was measured with the doubling step, the default before the
+secant step. Homotopy from mu0 = 1: a9a 0.089% (a tie with plain NESVM, first within
 0.1% at pass 90 vs 89: the large-mu stages do not help there, where the adaptive step already
 finds the curvature, and homotopy does not reach plain's final objective within the 100
 passes), w8a 1.6%, reaching plain NESVM's final objective at pass 86. A short homotopy,
@@ -106,14 +146,15 @@ backtracking above): a9a 1.3%, w8a 5.6%. With the paper's fixed steps homotopy w
 (a9a: plain's final objective at pass 28 of 100), because its step 1/L_mu is the worst case
 at mu; the adaptive step takes most of that gain for plain NESVM too.
 
-Limitation, measured with other mu0 (same setting, 100 passes; before the continuation, stage
+Limitation (doubling step), measured with other mu0 (same setting, 100 passes; before the continuation, stage
 tol 1e-4, in brackets): a9a mu0 = 0.3 and 0.09: 0.149% (0.50%, 0.51%); w8a mu0 = 0.3: 1.84%
 (9.5%), mu0 = 0.09: 1.01% (4.8%). So homotopy is never far off plain NESVM now, but not always
 at or below it. The cause is the step factor's power-of-2 grid: a doubling at a borderline
 descent test in an early stage (a9a, mu0 = 0.3: 0.156 -> 0.312 where ~0.15 was needed) is
 carried to the last stage, whose steps are then half as long as plain NESVM's. Letting the
 factor come down at a stage change (halving it, or setting it from the measured secant
-curvature) made the continued momentum unstable in our runs (a9a up to 4.6%).
+curvature) made the continued momentum unstable in our runs (a9a up to 4.6%). The secant
+step, set from the curvature after every pass of every stage, does not show this (above).
 
 Returned model: of all points whose objective was measured (theta^k and y^{k-1}), the one with
 the lowest true objective (hinge / L1 unsmoothed) per output. The paper returns theta^{k+1},
@@ -144,6 +185,8 @@ from dsvm.kernels.nesvm import (
 
 NESVM_LOSSES = tuple(NESVM_LOSS_CODES)
 NESVM_PENALTIES = ("l2", "l1")
+STEP_RULES = ("secant", "doubling")
+STALL_PASSES = 10  # passes without a new lowest F_mu(y) before the secant step's floor doubles
 
 
 @dataclass(frozen=True)
@@ -349,7 +392,9 @@ class NesvmSettings:
     precondition : use the diagonal metric of :func:`scaling` instead of the Euclidean one.
     lipschitz_start : the step starts at 1 / (lipschitz_start * L) (L the bound, in the chosen
         metric) and the factor doubles, up to 1, whenever a measured point fails the descent
-        test of the gradient step; 1.0 is the paper's fixed step 1/L_mu.
+        test of the gradient step (with ``step="secant"`` it is then also set from the measured
+        curvature after every pass); 1.0 with ``step="doubling"`` is the paper's fixed step
+        1/L_mu.
     restart : when a gradient step went uphill, take it back and redo it from the point it
         started at with the doubled factor (backtracking; the momentum of Eq. 34 is kept).
     continuation : homotopy as one continued run of Eq. 33-35 (module docstring, "Homotopy"):
@@ -358,10 +403,15 @@ class NesvmSettings:
         ``stage_gap`` times its smoothing error. False: Algorithm 2 as the paper states it
         (each stage restarts Eq. 33-35 from the previous result; only ``tol`` ends a stage).
     stage_gap : see ``continuation``.
+    step : "secant" (default): after every pass the factor is set from the curvature measured
+        along the last step (module docstring, "Adaptive step"), so it can go down as well as
+        up; the backtracking and a stall guard are the safeguards. "doubling": the factor only
+        doubles on a failed descent test (the previous rule).
 
     None of these is in the paper; see the module docstring for why and what they measured.
-    ``precondition=False, lipschitz_start=1.0, continuation=False`` is the paper's method
-    exactly (at the bound the descent test always holds, so nothing doubles or backtracks).
+    ``precondition=False, lipschitz_start=1.0, continuation=False, step="doubling"`` is the
+    paper's method exactly (at the bound the descent test always holds, so nothing doubles or
+    backtracks).
     """
 
     mu: float = 0.03
@@ -373,6 +423,11 @@ class NesvmSettings:
     restart: bool = True
     continuation: bool = True
     stage_gap: float = 0.3
+    step: str = "secant"
+
+    def __post_init__(self) -> None:
+        if self.step not in STEP_RULES:
+            raise ValueError(f"step must be one of {list(STEP_RULES)}; got step={self.step!r}.")
 
     def schedule(self) -> list[float]:
         """mu_t = mu0 / (t + 1) while above mu, then mu (Algorithm 2, Eq. 44)."""
@@ -544,6 +599,7 @@ def nesvm_minimize(
             # Algorithm 2, step 1: Eq. 33-35 afresh from the warm start; L_mu re-estimated.
             stage, prev, prev_y, factor = None, None, None, start
         stage_done = False
+        stall = _Stall()
         while passes < settings.max_passes:
             tic = clock()
             points = _points(theta_w, theta_b, prev_y, collect=first is None)
@@ -563,6 +619,8 @@ def nesvm_minimize(
             if prev_y is not None:
                 best.offer(prev_y[0], prev_y[1], res.true[1])
             uphill = False
+            if prev_y is not None:
+                stall.observe(res.smoothed[1], factor)
             if prev_y is not None and prev is not None:
                 # Descent test of the gradient step y^k-1 = theta^k-1 - D^-1 g / (factor L):
                 # F(y) <= F(theta) - ||g||^2_{D^-1} / (2 factor L) holds for factor = 1 (L is a
@@ -611,6 +669,12 @@ def nesvm_minimize(
                     if (settings.continuation and not last
                             and change < settings.stage_gap * smoothing_error):
                         stage_done = True
+                if settings.step == "secant" and prev is not None:
+                    # The curvature met along theta^k-1 -> theta^k sets the step (module
+                    # docstring, "Adaptive step"); it may lower the factor.
+                    factor = max(stall.floor, secant_factor(stage, prev, theta_w, theta_b, res,
+                                                            floor=start * 1e-3))
+                    record["lipschitz_factor"] = factor
                 prev = _Previous(theta_w.copy(), theta_b.copy(), res.grad.copy(),
                                  res.grad_b.copy(), res.smoothed[0].copy(), res.true[0].copy(),
                                  stage.dual_norm_sq(res.grad, res.grad_b), factor)
@@ -634,6 +698,46 @@ def nesvm_minimize(
             theta_w, theta_b = best.coef.copy(), best.intercept.copy()
     result.n_passes = passes
     return result
+
+
+def secant_factor(stage: _Stage, prev: _Previous, w: np.ndarray, b: np.ndarray,
+                  res: PassResult, floor: float) -> float:
+    """The step factor from the curvature along the last step s = theta^k - theta^k-1: the
+    local Lipschitz estimate ||grad^k - grad^k-1||_{D^-1} / ||s||_D in the metric D, where the
+    bound is 1 (so the factor is at most 1; ``floor`` keeps it positive when the gradient did
+    not change)."""
+    s_w, s_b = w - prev.w, b - prev.b
+    d = stage.d_w if stage.d_w.size else stage.d_b
+    s_norm = float(np.sum(d * s_w * s_w))
+    if stage.fit_intercept:
+        s_norm += stage.d_b * float(np.sum(s_b * s_b))
+    if s_norm <= 0.0:
+        return prev.factor
+    g_norm = float(stage.dual_norm_sq(res.grad - prev.grad_w, res.grad_b - prev.grad_b).sum())
+    return float(min(1.0, max(floor, math.sqrt(g_norm / s_norm))))
+
+
+@dataclass
+class _Stall:
+    """Safeguard of the secant step. The hinge's gradient is bounded, so a long step meets a
+    small secant curvature, which lengthens the next step; with the estimate scaled by 0.7 this
+    ran away on a9a, w8a, phishing, ijcnn1 and skin_nonskin (the objective stuck at 1.6-19% above
+    the optimum). When STALL_PASSES passes in a row bring no new lowest F_mu(y^k), the factor's
+    floor doubles (from the factor then in use)."""
+
+    floor: float = 0.0
+    lowest: np.ndarray | None = None
+    misses: int = 0
+
+    def observe(self, smoothed_y: np.ndarray, factor: float) -> None:
+        if self.lowest is not None and np.any(smoothed_y > self.lowest):
+            self.misses += 1
+            if self.misses >= STALL_PASSES:
+                self.floor = min(1.0, 2.0 * max(factor, self.floor))
+                self.misses = 0
+            return
+        self.lowest = np.array(smoothed_y, dtype=np.float64)
+        self.misses = 0
 
 
 def _start_factor(settings: NesvmSettings, mu: float) -> float:

@@ -24,7 +24,8 @@ from dsvm.solvers.nesvm import (
 from tests.conftest import liblinear_objective, load_libsvm
 
 PAPER = {"precondition": False, "lipschitz_start": 1.0,  # Algorithms 1-2 exactly: step 1/L_mu,
-         "continuation": False}  # each homotopy stage restarts Eq. 33-35
+         "continuation": False,  # each homotopy stage restarts Eq. 33-35,
+         "step": "doubling"}  # and the step stays at the bound
 
 
 def oracle_for(X, y, problem):
@@ -100,7 +101,7 @@ def test_ls_svm_equals_closed_form(small, fit_intercept, precondition):
     best = 0.5 * alpha * w @ w + np.mean((1 - y * (A @ theta)) ** 2)
     problem = NesvmProblem("squared", "l2", alpha, fit_intercept)
     result = run(X, y, problem, mu=1.0, tol=None, max_passes=600, precondition=precondition,
-                 lipschitz_start=1.0)
+                 lipschitz_start=1.0, step="doubling")
     assert result.history[-1]["objective"] == pytest.approx(best, rel=1e-6)
     assert result.history[-1]["objective"] >= best * (1 - 1e-12)
 
@@ -265,7 +266,8 @@ def test_adaptive_step_recovers_from_a_far_too_long_first_step(small):
     f = smoothed_objective(X, y, problem, mu)
     f_star = minimize(f, np.zeros(X.shape[1] + 1), jac=True, method="L-BFGS-B",
                       options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-15}).fun
-    result = run(X, y, problem, mu=mu, tol=None, max_passes=300, lipschitz_start=2.0 ** -20)
+    result = run(X, y, problem, mu=mu, tol=None, max_passes=300, lipschitz_start=2.0 ** -20,
+                 step="doubling")
     factors = [h["lipschitz_factor"] for h in result.history]
     assert all(b >= a for a, b in itertools.pairwise(factors)) and factors[-1] <= 1.0
     assert any(h["restart"] for h in result.history)
