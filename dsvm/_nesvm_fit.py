@@ -70,6 +70,7 @@ def fit_nesvm(est: Any, engine: Any, source: Source, *, init: Any = None,
     tol = None if est.tol is None else float(est.tol) * float(est.alpha)
     settings = NesvmSettings(mu=float(est.mu), mu0=None if est.mu0 is None else float(est.mu0),
                              tol=tol, max_passes=int(est.max_epochs))
+    _warn_if_homotopy_cannot_finish(settings, type(est).__name__)
     oracle = GradientOracle(engine, source, problem, est._classes64, n_tasks=est.n_streams)
     progress = EpochProgress(settings.max_passes, int(est.verbose))
     val_source = None if validation is None else est._validation_source(validation)
@@ -98,4 +99,19 @@ def fit_nesvm(est: Any, engine: Any, source: Source, *, init: Any = None,
             f"{type(est).__name__}(solver='nesvm') used max_epochs={est.max_epochs} data passes "
             f"before |F_mu(w^k+1) - F_mu(w^k)| fell below tol={est.tol}; consider more passes.",
             ConvergenceWarning, stacklevel=3,
+        )
+
+
+def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:
+    """Eq. 44's mu_t = mu0 / (t + 1) takes about mu0 / mu stages and each stage takes at least
+    one pass: with fewer passes than stages the fit ends before it reaches the target mu."""
+    stages = len(settings.schedule())
+    if stages > settings.max_passes:
+        warnings.warn(
+            f"{who}(solver='nesvm', mu0={settings.mu0}, mu={settings.mu}): homotopy's schedule "
+            f"mu0/(t+1) has {stages} stages of at least one pass each, more than "
+            f"max_epochs={settings.max_passes}; the fit will stop before reaching mu. Use a "
+            "smaller mu0 or more passes (with the default steps plain NESVM, mu0=None, "
+            "measured as fast or faster; see dsvm/solvers/nesvm.py).",
+            ConvergenceWarning, stacklevel=4,
         )

@@ -113,3 +113,19 @@ def test_estimator_homotopy_with_default_tol_reaches_the_target_mu():
     assert homo.history_[-1]["mu"] == MU
     obj_plain = plain.evaluate(X, y)["objective"]
     assert homo.evaluate(X, y)["objective"] <= obj_plain * 1.001
+
+
+def test_warns_when_the_schedule_has_more_stages_than_passes():
+    """mu0 / (t + 1) from 1 down to 0.001 is 1,000 stages: 50 passes cannot reach mu."""
+    import dsvm
+    from dsvm.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.warns(ConvergenceWarning, match="1000 stages"):
+        dsvm.SVMClassifier(solver="nesvm", mu=0.001, mu0=1.0, max_epochs=50, tol=None).fit(X, y)
+    fitted = dsvm.SVMClassifier(solver="nesvm", mu=0.01, mu0=0.1, max_epochs=50, tol=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fitted.fit(X, y)  # 10 stages in 50 passes: no warning
