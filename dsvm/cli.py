@@ -169,10 +169,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
     what = "decision values" if args.decision else "labels"
     try:
         if args.out.rstrip("/").endswith(".zarr"):
-            url = clf.write_predictions(args.dataset, args.out, decision=args.decision,
+            dataset = dsvm.open_dataset(args.dataset)  # opened once: metadata only
+            url = clf.write_predictions(dataset, args.out, decision=args.decision,
                                         overwrite=args.overwrite)
-            n = dsvm.open_dataset(args.dataset).n_samples
-            print(f"wrote {n} {what} to {url} (zarr, written by the workers)")
+            print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
             return 0
         values = (clf.decision_function(args.dataset) if args.decision
                   else clf.predict(args.dataset))
