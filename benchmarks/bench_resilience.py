@@ -49,18 +49,22 @@ def _median_epoch(clf) -> float:
 
 
 def _checkpoint_write_seconds(clf, n_chunks: int, path: str) -> tuple[float, int]:
-    from dsvm.checkpoint import checkpoint_of, save_checkpoint
+    from dsvm.io.checkpoints import save_checkpoint
+    from dsvm.training.checkpoints import checkpoint_of
 
     times = []
     for _ in range(5):
         tic = time.perf_counter()
-        save_checkpoint(path, checkpoint_of(clf, clf.state_, clf.history_, False, n_chunks, ""))
+        save_checkpoint(path, checkpoint_of(
+            clf._spec(), clf.state_, history=clf.history_, converged=False,
+            classes=clf.classes_, seed=clf.seed_, n_streams=clf.n_streams_,
+            n_features=clf.n_features_in_, n_chunks=n_chunks, source=""))
         times.append(time.perf_counter() - tic)
     return min(times), os.path.getsize(path)
 
 
 def _wide_write_seconds(path: str) -> tuple[float, int]:
-    from dsvm.checkpoint import Checkpoint, save_checkpoint
+    from dsvm.io.checkpoints import Checkpoint, save_checkpoint
 
     rng = np.random.default_rng(0)
     coef = rng.normal(size=(10, 1_000_000)).astype(np.float32)

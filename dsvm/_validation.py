@@ -30,15 +30,16 @@ class Interval:
     def is_satisfied_by(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
-        if self.kind is numbers.Real and not math.isfinite(float(value)) and not (
-            self.right is None and value == math.inf
+        x: Any = value  # a number, whatever isinstance narrowed it to
+        if self.kind is numbers.Real and not math.isfinite(float(x)) and not (
+            self.right is None and x == math.inf
         ):
             return False
         lo_ok = self.left is None or (
-            value >= self.left if self.closed in ("left", "both") else value > self.left
+            x >= self.left if self.closed in ("left", "both") else x > self.left
         )
         hi_ok = self.right is None or (
-            value <= self.right if self.closed in ("right", "both") else value < self.right
+            x <= self.right if self.closed in ("right", "both") else x < self.right
         )
         return bool(lo_ok and hi_ok)
 

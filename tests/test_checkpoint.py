@@ -9,7 +9,7 @@ import pytest
 
 import dsvm
 from dsvm import SVMClassifier
-from dsvm.checkpoint import save_checkpoint
+from dsvm.io.checkpoints import save_checkpoint
 from dsvm.data.order import epoch_chunk_order
 from dsvm.exceptions import ModelFormatError
 

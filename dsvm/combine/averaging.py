@@ -26,8 +26,8 @@ data's dtype, so grouping in the tree changes the result only by float64 roundin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 

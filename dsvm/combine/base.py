@@ -8,7 +8,8 @@ that saw no rows yields ``None``, which ``combine`` ignores.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from dsvm.solvers.base import PassStats, SolverState
 
@@ -20,4 +21,6 @@ class Combiner(Protocol):
 
     def combine(self, partials: Sequence[Any | None]) -> Any | None: ...
 
-    def finalize(self, partial: Any | None, previous: SolverState) -> tuple[SolverState, PassStats]: ...
+    def finalize(
+        self, partial: Any | None, previous: SolverState
+    ) -> tuple[SolverState, PassStats]: ...

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from distributed import Client, LocalCluster
 
@@ -48,11 +49,13 @@ def cluster_client(
 ) -> Iterator[Client]:
     """Yield the Client to use; close whatever this function itself started."""
     if isinstance(client, Client):
+        _maybe_tune_malloc(client)
         yield client
         return
     if isinstance(client, str):
         c = connect(client, security=security)
         try:
+            _maybe_tune_malloc(c)
             yield c
         finally:
             c.close()
@@ -64,6 +67,7 @@ def cluster_client(
         )
     current = active_client()
     if current is not None:
+        _maybe_tune_malloc(current)
         yield current
         return
     n = n_workers or default_n_workers()
@@ -75,7 +79,18 @@ def cluster_client(
         dashboard_address=None,
         memory_limit=memory_limit,
     ) as cluster, Client(cluster) as c:
+        from dsvm.distributed.malloc import TuneMalloc
+
+        c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
         yield c
+
+
+def _maybe_tune_malloc(client: Client) -> None:
+    """Register the malloc plugin on a user's cluster only when asked (``dsvm.tune-malloc``)."""
+    from dsvm.distributed.malloc import TuneMalloc, wanted_on
+
+    if wanted_on(client):
+        client.register_plugin(TuneMalloc())
 
 
 def n_workers_of(client: Client) -> int:
@@ -107,3 +122,12 @@ def tls_security(ca_file: str | None, cert: str | None, key: str | None) -> Any:
         raise FileNotFoundError(f"--tls-key: no file at {key!r}.")
     return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
                     require_encryption=True)
+
+
+def quiet_logs(level: int) -> None:
+    """distributed logs every client and worker coming and going at INFO: keep a command's own
+    output readable unless asked for more. (distributed sets its loggers' levels when it is
+    imported, which it is by now.)"""
+    for name in ("distributed", "dask"):
+        logging.getLogger(name).setLevel(max(level, logging.WARNING) if level > logging.INFO
+                                          else level)

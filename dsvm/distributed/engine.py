@@ -1,91 +1,107 @@
-"""Engines run an epoch's streams: in this process, or as tasks on a Dask cluster.
+"""Engines run tasks over the chunks of a source: in this process, or on a Dask cluster.
 
-Both run the same worker functions (:mod:`dsvm.distributed.worker`), so a fit in memory and a
-fit on a cluster with the same seed, streams and chunks give the same model.
+One protocol serves every computation of a fit (stochastic epochs, NESVM's gradient sums,
+calibration, landmark sampling, evaluation, prediction):
+
+``reduce(task, source, groups, combine, name=...)``
+    runs ``task(source, group)`` once per group of chunk ids and combines the partial results
+    with ``combine(list_of_partials)`` (associative: on a cluster it is applied in a tree on the
+    workers, ``split_every`` at a time); returns the final partial.
+``map(task, source, chunks, name=...)``
+    runs ``task(source, [chunk])`` per chunk and yields the results in chunk order, with a
+    bounded number in flight.
+
+Both engines run the same task objects (:mod:`dsvm.distributed.tasks`), so a fit in memory and
+a fit on a cluster with the same seed, streams and chunks give the same model (up to the
+grouping of float64 sums in the combine). On a cluster every wait goes through the watchdog of
+:mod:`dsvm.distributed.watch`: a lost scheduler, or no workers for longer than
+``dsvm.no-workers-timeout``, is a clear error instead of a hang.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from dsvm.combine.averaging import ParameterAveraging
-from dsvm.distributed import worker as w
-from dsvm.distributed.sources import DaskSource, Source
+from dsvm.distributed.sources import DaskSource
 from dsvm.distributed.watch import wait_for_result
-from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SPLIT_EVERY = 4
 BROADCAST_ABOVE_BYTES = 1 << 20
 
+Task = Callable[[Any, Sequence[int]], Any]
+Combine = Callable[[list[Any]], Any]
+
+
+class Engine(Protocol):
+    """Where a fit's tasks run (see the module notes)."""
+
+    n_workers: int
+
+    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+               combine: Combine, *, name: str, what: str | None = None,
+               combine_name: str | None = None) -> Any: ...
+
+    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str,
+            what: str | None = None) -> Iterator[Any]: ...
+
+
+def spread(n_chunks: int, n_groups: int) -> list[list[int]]:
+    """Chunks 0..n_chunks-1 cut into at most ``n_groups`` contiguous groups (none empty)."""
+    groups = np.array_split(np.arange(n_chunks), max(1, min(n_groups, n_chunks)))
+    return [[int(c) for c in g] for g in groups if len(g)]
+
 
 class LocalEngine:
-    """Runs an epoch's streams in this process (NumPy/SciPy input, no cluster).
+    """Runs tasks in this process (NumPy/SciPy input, no cluster).
 
-    With several streams (``n_streams > 1``) they run in threads, up to one per core: the numba
+    With several groups (``n_streams > 1``) they run in threads, up to one per core: the numba
     passes release the GIL, so in-memory training uses the machine's cores the way a cluster
-    uses its workers. The model does not depend on the thread count: each stream is the same
-    deterministic function of (state, chunk ids, epoch, seed) as on a cluster, and the
-    partials are combined in stream order.
+    uses its workers. The result does not depend on the thread count: each task is the same
+    deterministic function of its inputs as on a cluster, and the partials are combined in
+    group order.
     """
 
     n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
 
-    def calibrate(
-        self, solver: LocalSolver, state: SolverState, source: Source, classes: np.ndarray, chunk: int
-    ) -> SolverState:
-        return w._worker_calibrate(state, source, chunk, solver, classes)
-
-    def run_epoch(
-        self,
-        solver: LocalSolver,
-        combiner: ParameterAveraging,
-        state: SolverState,
-        source: Source,
-        classes: np.ndarray,
-        streams: Sequence[Sequence[int]],
-        epoch: int,
-        seed: int,
-    ) -> tuple[SolverState, PassStats]:
-        def stream(ids: Sequence[int]) -> Any:
-            return w._worker_stream_pass(state, source, ids, solver, combiner, classes, epoch, seed)
-
-        n_threads = min(len(streams), os.cpu_count() or 1)
+    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+               combine: Combine, *, name: str = "task", what: str | None = None,
+               combine_name: str | None = None) -> Any:
+        n_threads = min(len(groups), os.cpu_count() or 1)
         if n_threads > 1:
-            with ThreadPoolExecutor(n_threads, thread_name_prefix="dsvm-stream") as pool:
-                partials = list(pool.map(stream, streams))
+            with ThreadPoolExecutor(n_threads, thread_name_prefix=f"dsvm-{name}") as pool:
+                partials = list(pool.map(lambda ids: task(source, ids), groups))
         else:
-            partials = [stream(ids) for ids in streams]
-        return combiner.finalize(combiner.combine(partials), state)
+            partials = [task(source, ids) for ids in groups]
+        return combine(partials)
 
-    def evaluate(
-        self, coef: np.ndarray, intercept: np.ndarray, source: Source, classes: np.ndarray, loss: str
-    ) -> w.EvalCounts:
-        return w._worker_evaluate(source, range(source.n_chunks), coef, intercept, classes, loss)
+    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
+            what: str | None = None) -> Iterator[Any]:
+        for chunk in chunks:
+            yield task(source, [chunk])
 
-    def decision_chunks(
-        self, coef: np.ndarray, intercept: np.ndarray, source: Source
-    ) -> Iterator[np.ndarray]:
-        for chunk in range(source.n_chunks):
-            yield w._worker_decision(source, chunk, coef, intercept)
 
-    def write_predictions(self, coef: np.ndarray, intercept: np.ndarray, source: Source,
-                          labels: np.ndarray | None, writer: Any) -> int:
-        """Predict every chunk into a prediction store; returns the rows written."""
-        return sum(w._worker_write_predictions(source, chunk, coef, intercept, labels, writer)
-                   for chunk in range(source.n_chunks))
+def _run(task: Task, source: Any, chunk_ids: list[int]) -> Any:
+    """What a cluster task executes (its key, ``dsvm-<name>-...``, names it on the dashboard)."""
+    return task(source, chunk_ids)
+
+
+def _combine(combine: Combine, *partials: Any) -> Any:
+    return combine(list(partials))
 
 
 class DaskEngine:
-    """Submits stream tasks to a Dask cluster and combines their partials in a tree."""
+    """Submits tasks to a Dask cluster and combines their partials in a tree on the workers."""
 
     def __init__(self, client: Any, *, split_every: int = DEFAULT_SPLIT_EVERY) -> None:
         from dsvm.distributed.client import n_workers_of
@@ -94,201 +110,109 @@ class DaskEngine:
         self.split_every = max(2, int(split_every))
         self.n_workers = n_workers_of(client)
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
+        self._calls = 0
         self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
 
-    def _ship(self, source: Source) -> Any:
+    # -- what travels --------------------------------------------------------------------------
+    def _ship(self, source: Any) -> Any:
         """``source`` as a task argument: a small one rides inside each task; a large one (a
-        Nystroem map's matrices travel with its source) is broadcast to the workers once per
-        fit and passed by reference, instead of with every task of every epoch."""
-        if isinstance(source, DaskSource):
-            return source
+        Nystroem map's matrices travel with its source, dask arrays built from memory carry
+        their data) is sent to the workers once per fit and passed by reference, instead of
+        with every task of every epoch."""
         # A mapped source is rebuilt around the same (data, map) pair for every validation
-        # pass: key on its parts, so that one broadcast serves them all.
+        # pass: key on its parts, so that one shipment serves them all.
         parts = (getattr(source, "inner", source), getattr(source, "fmap", None))
         key = (id(parts[0]), id(parts[1]))
         cached = self._shipped.get(key)
         if cached is not None and all(a is b for a, b in zip(cached[0], parts)):
             return cached[1]
-        try:
-            nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
-        except Exception:  # not plain-picklable: let dask's serialisation carry it as before
-            nbytes = 0
-        ref: Any = source
-        if nbytes > BROADCAST_ABOVE_BYTES:
-            [ref] = self.client.scatter([source], broadcast=True, hash=False)
+        ref = self._shipped_form(source)
         self._shipped[key] = (parts, ref)  # keeps the parts (and so their ids) alive
         return ref
 
-    # -- helpers -----------------------------------------------------------------------------
+    def _shipped_form(self, source: Any) -> Any:
+        try:
+            nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001 - not plain-picklable: dask's serialisation carries it
+            return source
+        if nbytes <= BROADCAST_ABOVE_BYTES:
+            return source
+        inner = getattr(source, "inner", source)
+        if isinstance(inner, DaskSource) and not inner.on_cluster:
+            # Arrays built from this process's memory: their graph holds the data. Persist them
+            # once, spread over the workers, instead of shipping everything to every worker.
+            persisted = DaskSource(*self.client.persist(
+                [a for a in (inner.X, inner.y, inner.sample_weight) if a is not None]))
+            return self._shipped_form(source if inner is source else
+                                      type(source)(persisted, source.fmap))
+        [ref] = self.client.scatter([source], broadcast=True, hash=False)
+        return ref
+
+    def _ship_task(self, task: Task) -> Any:
+        """A task holding a large state (many classes x many features) is broadcast once;
+        a small one rides inside each submit, which saves the scatter's round trips."""
+        if getattr(task, "nbytes", 0) > BROADCAST_ABOVE_BYTES:
+            [ref] = self.client.scatter([task], broadcast=True, hash=False)
+            return ref
+        return task
+
     def _key(self, *parts: Any) -> str:
         return "-".join(["dsvm", *map(str, parts), self._token])
 
-    def _tree_reduce(self, combiner: ParameterAveraging, futures: list[Any], epoch: int) -> Any:
-        """Combine futures ``split_every`` at a time on the workers, down to one future."""
-        level = 0
+    # -- the protocol --------------------------------------------------------------------------
+    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+               combine: Combine, *, name: str = "task", what: str | None = None,
+               combine_name: str | None = None) -> Any:
+        """See the module notes; ``what`` names the computation in errors ("epoch 3")."""
+        self._calls += 1
+        call = self._calls
+        task_f, source_f = self._ship_task(task), self._ship(source)
+        futures = [
+            self.client.submit(_run, task_f, source_f, list(ids), key=self._key(name, call, i),
+                               pure=False)
+            for i, ids in enumerate(groups)
+        ]
+        if not futures:
+            return combine([])
+        level, merge = 0, combine_name or f"{name}-combine"
         while len(futures) > 1:
             futures = [
-                self.client.submit(
-                    w._worker_combine,
-                    combiner,
-                    *futures[i : i + self.split_every],
-                    key=self._key("combine", epoch, level, i),
-                    pure=False,
-                )
+                self.client.submit(_combine, combine, *futures[i:i + self.split_every],
+                                   key=self._key(merge, call, level, i), pure=False)
                 for i in range(0, len(futures), self.split_every)
             ]
             level += 1
-        return futures[0]
+        return wait_for_result(self.client, futures[0], what or name.replace("-", " "))
 
-    # -- the engine protocol -------------------------------------------------------------------
-    def calibrate(
-        self, solver: LocalSolver, state: SolverState, source: Source, classes: np.ndarray, chunk: int
-    ) -> SolverState:
-        if isinstance(source, DaskSource):
-            from dask import delayed
-
-            X = source.X.to_delayed().ravel()[chunk]
-            y = source.y.to_delayed().ravel()[chunk]
-            task = delayed(_calibrate_arrays)(state, X, y, solver, classes, chunk)
-            return self.client.compute(task).result()
-        fut = self.client.submit(
-            w._worker_calibrate, state, self._ship(source), chunk, solver, classes,
-            key=self._key("calibrate"), pure=False,
-        )
-        return wait_for_result(self.client, fut, "calibration")
-
-    def run_epoch(
-        self,
-        solver: LocalSolver,
-        combiner: ParameterAveraging,
-        state: SolverState,
-        source: Source,
-        classes: np.ndarray,
-        streams: Sequence[Sequence[int]],
-        epoch: int,
-        seed: int,
-    ) -> tuple[SolverState, PassStats]:
-        # Only the state travels from the client. A large one (many classes x many features) is
-        # broadcast once to every worker; a small one rides inside each task, which saves the
-        # scatter's round trips on every epoch.
-        state_f: Any = state
-        if state.nbytes > BROADCAST_ABOVE_BYTES:
-            [state_f] = self.client.scatter([state], broadcast=True, hash=False)
-        if isinstance(source, DaskSource):
-            partials = self._dask_array_streams(
-                state_f, solver, combiner, source, classes, streams, epoch, seed
-            )
-        else:
-            source_f = self._ship(source)
-            partials = [
-                self.client.submit(
-                    w._worker_stream_pass, state_f, source_f, list(ids), solver, combiner, classes,
-                    epoch, seed, key=self._key("pass", epoch, s), pure=False,
-                )
-                for s, ids in enumerate(streams)
-            ]
-        result = wait_for_result(
-            self.client, self._tree_reduce(combiner, partials, epoch), f"epoch {epoch + 1}")
-        return combiner.finalize(result, state)
-
-    def _dask_array_streams(
-        self,
-        state_f: Any,
-        solver: LocalSolver,
-        combiner: ParameterAveraging,
-        source: DaskSource,
-        classes: np.ndarray,
-        streams: Sequence[Sequence[int]],
-        epoch: int,
-        seed: int,
-    ) -> list[Any]:
-        """A stream over dask-array chunks is a chain of tasks, one chunk each.
-
-        The chunks are computed on the workers as the chain reaches them; the client only
-        builds the graph.
-        """
-        from dask import delayed
-
-        Xs = source.X.to_delayed().ravel()
-        ys = source.y.to_delayed().ravel()
-        sws = None if source.sample_weight is None else source.sample_weight.to_delayed().ravel()
-        finals = []
-        for ids in streams:
-            carried: Any = state_f
-            for chunk in ids:
-                sw = None if sws is None else sws[chunk]
-                carried = delayed(w._worker_block_pass, pure=True)(
-                    carried, Xs[chunk], ys[chunk], sw, solver, classes, chunk, epoch, seed
-                )
-            if ids:
-                finals.append(delayed(w._worker_finish_stream, pure=True)(carried, combiner))
-        return list(self.client.compute(finals)) if finals else []
-
-    def evaluate(
-        self, coef: np.ndarray, intercept: np.ndarray, source: Source, classes: np.ndarray, loss: str
-    ) -> w.EvalCounts:
-        if isinstance(source, DaskSource):
-            from dask import delayed
-
-            Xs, ys = source.X.to_delayed().ravel(), source.y.to_delayed().ravel()
-            parts = [
-                delayed(w._worker_evaluate_arrays)(Xs[i], ys[i], coef, intercept, classes, loss, i)
-                for i in range(source.n_chunks)
-            ]
-            futures = self.client.compute(parts)
-        else:
-            groups = np.array_split(np.arange(source.n_chunks), max(1, 2 * self.n_workers))
-            source_f = self._ship(source)
-            futures = [
-                self.client.submit(
-                    w._worker_evaluate, source_f, [int(c) for c in g], coef, intercept, classes,
-                    loss, key=self._key("evaluate", i), pure=False,
-                )
-                for i, g in enumerate(groups)
-                if len(g)
-            ]
-        total = w.EvalCounts()
-        for future in futures:
-            total = total + wait_for_result(self.client, future, "evaluation")
-        return total
-
-    def decision_chunks(
-        self, coef: np.ndarray, intercept: np.ndarray, source: Source
-    ) -> Iterator[np.ndarray]:
-        """Decision values chunk by chunk, in order, with a bounded number in flight."""
+    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
+            what: str | None = None) -> Iterator[Any]:
+        self._calls += 1
+        call = self._calls
+        what = what or name.replace("-", " ")
         window = 2 * self.n_workers
-        futures: list[Any] = []
-        source_f = self._ship(source)
-        for chunk in range(source.n_chunks):
-            futures.append(
-                self.client.submit(
-                    w._worker_decision, source_f, chunk, coef, intercept,
-                    key=self._key("decision", chunk), pure=False,
-                )
-            )
-            if len(futures) >= window:
-                yield wait_for_result(self.client, futures.pop(0), "prediction")
-        for f in futures:
-            yield wait_for_result(self.client, f, "prediction")
-
-    def write_predictions(self, coef: np.ndarray, intercept: np.ndarray, source: Source,
-                          labels: np.ndarray | None, writer: Any) -> int:
-        """Every chunk predicted and written by a task on the workers (dsvm.data.predictions):
-        only row counts come back. Returns the rows written."""
-        source_f = self._ship(source)
-        futures = [
-            self.client.submit(w._worker_write_predictions, source_f, chunk, coef, intercept,
-                               labels, writer, key=self._key("write-predictions", chunk),
-                               pure=False)
-            for chunk in range(source.n_chunks)
-        ]
-        return sum(wait_for_result(self.client, f, "prediction") for f in futures)
+        task_f, source_f = self._ship_task(task), self._ship(source)
+        pending: list[Any] = []
+        for chunk in chunks:
+            pending.append(self.client.submit(_run, task_f, source_f, [int(chunk)],
+                                              key=self._key(name, call, chunk), pure=False))
+            if len(pending) >= window:
+                yield wait_for_result(self.client, pending.pop(0), what)
+        for future in pending:
+            yield wait_for_result(self.client, future, what)
 
 
-def _calibrate_arrays(
-    state: SolverState, X: Any, y: np.ndarray, solver: LocalSolver, classes: np.ndarray, chunk: int
-) -> SolverState:
-    from dsvm.distributed.sources import ArraySource
+@contextlib.contextmanager
+def cluster_engine(client: Any = None, *, n_workers: int | None = None) -> Iterator[DaskEngine]:
+    """A :class:`DaskEngine` on ``client`` (a Client, a scheduler address, or None: the active
+    Client, else an embedded LocalCluster closed on exit)."""
+    from dsvm.distributed.client import cluster_client
 
-    return w._worker_calibrate(state, ArraySource(X, y), 0, solver, classes)
+    with cluster_client(client, n_workers=n_workers) as c:
+        yield DaskEngine(c)
 
+
+def active_cluster() -> bool:
+    """Whether this process has an active Dask Client (predictions then run on its cluster)."""
+    from dsvm.distributed.client import active_client
+
+    return active_client() is not None

@@ -2,16 +2,17 @@
 
 A detached job (:mod:`dsvm.distributed.jobs`) runs ``estimator.fit`` inside a task and needs to
 publish progress after every epoch and to stop when cancelled. It sets :data:`EPOCH_HOOKS` for
-the duration of the fit; the estimator calls each hook after each epoch with
-``(estimator, state, history, converged)``. A context variable keeps concurrent fits in one
-process (threads of a worker) apart.
+the duration of the fit; the training loop calls each hook after each epoch with
+``(spec, state, history, converged)`` (the fit's :class:`dsvm.training.spec.FitSpec`). A
+context variable keeps concurrent fits in one process (threads of a worker) apart.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any
 
 EpochHook = Callable[[Any, Any, list, bool], None]
 

@@ -22,7 +22,8 @@ import logging
 import os
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from distributed import Client
 

@@ -8,8 +8,11 @@ Measured on 26 MB chunks: reading ran at 0.6-1.0M rows/s in a worker against 2.3
 a plain process; after the call below, 2.9-3.7M rows/s in both, for about 200 MB more resident
 memory (a few chunk buffers kept for reuse; it does not grow with the dataset).
 
-``mallopt`` changes the whole worker process, once, on glibc only. ``DSVM_TUNE_MALLOC=0`` in the
-workers' environment leaves malloc alone.
+``mallopt`` changes the whole worker process, once, on glibc only, so it is opt-in: a worker
+plugin, :class:`TuneMalloc`, that dsvm registers on the LocalCluster it starts itself, and that
+users register on their own clusters when they want it
+(``client.register_plugin(TuneMalloc())``, or the dask config ``dsvm.tune-malloc: true``).
+``DSVM_TUNE_MALLOC=0`` in the workers' environment turns it off everywhere.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import ctypes
 import ctypes.util
 import logging
 import os
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
 
 logger = logging.getLogger(__name__)
 
@@ -29,15 +35,16 @@ TRIM_THRESHOLD = 32 << 20  # free memory kept at the top of the heap before givi
 _done = False
 
 
-def tune_malloc_for_chunks() -> bool:
+def tune_malloc_for_chunks(*, in_worker: bool | None = None) -> bool:
     """Raise glibc's mmap and trim thresholds in this worker process (once). True if applied.
 
-    Outside a Dask worker (in-process training) the caller's process is left alone.
+    Outside a Dask worker (in-process training) the caller's process is left alone;
+    ``in_worker=True`` (the plugin) skips that check.
     """
     global _done
     if _done:
         return True
-    if not _in_worker():
+    if not (_in_worker() if in_worker is None else in_worker):
         return False
     _done = True
     if os.environ.get("DSVM_TUNE_MALLOC", "1") == "0":
@@ -64,3 +71,19 @@ def _in_worker() -> bool:
     except ValueError:
         return False
     return True
+
+
+class TuneMalloc(WorkerPlugin):
+    """Worker plugin: :func:`tune_malloc_for_chunks` once, when the worker starts."""
+
+    name = "dsvm-tune-malloc"
+
+    def setup(self, worker: Any) -> None:
+        tune_malloc_for_chunks(in_worker=True)
+
+
+def wanted_on(client: Any) -> bool:
+    """Whether to register :class:`TuneMalloc` on a user's cluster (``dsvm.tune-malloc``)."""
+    import dask.config
+
+    return bool(dask.config.get("dsvm.tune-malloc", False))

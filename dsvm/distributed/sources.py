@@ -1,7 +1,10 @@
 """Where the rows of a fit come from: a zarr dataset, dask arrays, or arrays in memory.
 
-A source knows its shape, dtype and classes, and (except dask arrays) reads chunk ``i`` by itself,
-so that a worker handed the source and a chunk id fetches the data directly from the store.
+Every source knows its shape, dtype and chunk count, and reads chunk ``i`` by itself
+(``read_chunk``), so that a task handed the source and some chunk ids fetches its data directly:
+from the store for a dataset, by computing that chunk's own part of the graph for dask arrays.
+:func:`map_source` wraps a source so that every chunk passes through a kernel feature map right
+after it is read, inside the task that reads it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import scipy.sparse as sp
 from dsvm.data.blocks import Block, block_from_arrays
 from dsvm.data.zarr_store import Dataset
 from dsvm.exceptions import DataLayoutError
+from dsvm.features.maps import FeatureMap
 
 DEFAULT_MEMORY_CHUNK_ROWS = 65536
 
@@ -109,9 +113,23 @@ class DatasetSource:
         return str(self.dataset.url)
 
 
+def _holds_futures(collection: Any) -> bool:
+    """Whether a dask collection's graph refers to data held by a cluster (persisted)."""
+    from distributed import Future
+
+    if collection is None:
+        return False
+    return any(isinstance(v, Future) for v in dict(collection.__dask_graph__()).values())
+
+
 @dataclass
 class DaskSource(_ArraysShape):
-    """Dask arrays (X, y): their chunks are computed on the workers, never on the client."""
+    """Dask arrays (X, y): a task computes the chunks it reads itself, never the client.
+
+    Chunk ``i`` is that chunk's part of the graph: computed in the reading task with dask's
+    synchronous scheduler (a chunk read from storage is read by that worker), or, when the
+    arrays were persisted on the cluster, fetched from the worker that holds it.
+    """
 
     X: Any
     y: Any
@@ -130,6 +148,7 @@ class DaskSource(_ArraysShape):
             raise DataLayoutError(
                 f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
             )
+        self.on_cluster = any(_holds_futures(a) for a in (self.X, self.y, self.sample_weight))
 
     @property
     def n_chunks(self) -> int:
@@ -141,8 +160,75 @@ class DaskSource(_ArraysShape):
         # A reduction on the cluster: only the distinct labels come back.
         return np.asarray(da.unique(self.y).compute(), dtype=np.float64)
 
+    def _parts(self, i: int) -> list[Any]:
+        parts = [self.X.blocks[i], self.y.blocks[i]]
+        if self.sample_weight is not None:
+            parts.append(self.sample_weight.blocks[i])
+        return parts
+
+    def read_chunk(self, i: int) -> Block:
+        if self.on_cluster:
+            from distributed import worker_client
+
+            with worker_client() as client:  # leaves the thread pool while it waits
+                values = client.gather(client.compute(self._parts(i)))
+        else:
+            import dask
+
+            values = dask.compute(*self._parts(i), scheduler="sync")
+        X, y = values[0], np.asarray(values[1])
+        sw = None if len(values) < 3 else np.asarray(values[2], dtype=np.float64)
+        return block_from_arrays(X, y, sw)
+
     def describe(self) -> str:
         return "dask array"
 
 
-Source = ArraySource | DatasetSource | DaskSource
+@dataclass
+class MappedSource:
+    """A source seen through a feature map: every chunk is mapped right after it is read."""
+
+    inner: Any
+    fmap: FeatureMap
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.inner.n_samples)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.fmap.n_output_features)
+
+    @property
+    def n_input_features(self) -> int:
+        return int(self.inner.n_features)
+
+    @property
+    def n_chunks(self) -> int:
+        return int(self.inner.n_chunks)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.inner.dtype)
+
+    def label_values(self) -> np.ndarray:
+        return np.asarray(self.inner.label_values())
+
+    def read_chunk(self, i: int) -> Block:
+        return self.fmap.transform_block(self.inner.read_chunk(i))
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} through the {self.fmap.describe()}"
+
+
+Source = ArraySource | DatasetSource | DaskSource | MappedSource
+
+
+def map_source(source: Any, fmap: FeatureMap | None) -> Any:
+    """``source`` with every chunk passed through ``fmap`` when it is read (``None``: as is)."""
+    return source if fmap is None else MappedSource(source, fmap)
+
+
+def input_features(source: Any) -> int:
+    """The features of the rows as given (before any feature map)."""
+    return int(getattr(source, "n_input_features", source.n_features))

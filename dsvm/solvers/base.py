@@ -10,14 +10,13 @@ field, and ``t`` (the step counter) as a number that can be averaged too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.exceptions import DataFormatError
 from dsvm.kernels.labels import encode_classes
-from dsvm.solvers.extrapolation import Extrapolation
 
 
 @dataclass
@@ -37,9 +36,9 @@ class SolverState:
         models whose loss the pass also measures on a sample of its rows (the two candidates
         of :mod:`dsvm.solvers.extrapolation`), or None. Passes never change them.
     probe_stride : the probe reads rows 0, probe_stride, 2 probe_stride, ... of each block.
-    extrapolation : the client's snapshots of the average and the probe's verdict
-        (:class:`dsvm.solvers.extrapolation.Extrapolation`) for solvers that extrapolate their
-        average; never shipped to workers.
+    selection : the solver's model-selection bookkeeping, kept on the client and in checkpoints,
+        never shipped to workers (see :class:`ModelSelection`; averaged Pegasos' snapshots and
+        verdict, :class:`dsvm.solvers.extrapolation.Extrapolation`), or None.
     """
 
     coef: np.ndarray
@@ -53,7 +52,7 @@ class SolverState:
     probe_coef: np.ndarray | None = None
     probe_intercept: np.ndarray | None = None
     probe_stride: int = 1
-    extrapolation: Extrapolation | None = None
+    selection: Any = None
 
     @property
     def n_outputs(self) -> int:
@@ -74,8 +73,13 @@ class SolverState:
             avg_coef=_c(self.avg_coef),
             avg_intercept=_c(self.avg_intercept),
             extra={k: v.copy() for k, v in self.extra.items()},
-            extrapolation=None if self.extrapolation is None else self.extrapolation.copy(),
+            selection=None if self.selection is None else self.selection.copy(),
         )  # the probe models are shared: passes only read them
+
+    @property
+    def extrapolation(self) -> Any:
+        """Averaged Pegasos' model selection (the ``selection`` of that solver)."""
+        return self.selection
 
     @property
     def nbytes(self) -> int:
@@ -89,14 +93,15 @@ class SolverState:
         return 64 + self.nbytes
 
     def model(self) -> tuple[np.ndarray, np.ndarray]:
-        """The (coef, intercept) to predict with: the average when there is one (extrapolated
-        when the probe chose that, see :mod:`dsvm.solvers.extrapolation`), else w_t."""
+        """The (coef, intercept) to predict with: what the model selection chose (averaged
+        Pegasos: the average or its extrapolation, see :mod:`dsvm.solvers.extrapolation`), else
+        the average when there is one, else w_t."""
         if self.avg_coef is not None and self.n_avg > 0:
             assert self.avg_intercept is not None
-            if self.extrapolation is not None and self.extrapolation.use:
-                ex = self.extrapolation.extrapolated(self.avg_coef, self.avg_intercept, self.t)
-                if ex is not None:
-                    return ex
+            if self.selection is not None:
+                chosen = self.selection.model(self)
+                if chosen is not None:
+                    return chosen
             return self.avg_coef, self.avg_intercept
         return self.coef, self.intercept
 
@@ -135,10 +140,37 @@ class PassStats:
         )
 
 
-class LocalSolver(Protocol):
-    """The contract between the driver and an algorithm.
+class ModelSelection(Protocol):
+    """A solver's own choice among candidate models, measured during each epoch's pass.
 
-    Implementations are small picklable dataclasses holding hyper-parameters only.
+    The training loop calls :meth:`ship` before an epoch (the state to send: with the probe
+    models whose loss the pass measures on a sample of its rows, see
+    :func:`dsvm.solvers.passes.probe_losses`) and :meth:`update` after it (record the verdict
+    in ``new.selection``, from ``before.selection``). The state it keeps lives in ``SolverState.selection``, travels into
+    checkpoints (``to_arrays``/``to_meta``, rebuilt by :meth:`decode`) and decides what
+    ``SolverState.model`` returns (:meth:`model`).
+    """
+
+    def ship(self, state: SolverState, n_samples: int) -> SolverState: ...
+
+    def update(self, before: SolverState, shipped: SolverState, new: SolverState,
+               stats: PassStats) -> None: ...
+
+    def decode(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any: ...
+
+
+def selection_of(solver: Any) -> ModelSelection | None:
+    """The solver's model selection, or None (most solvers have none)."""
+    return getattr(solver, "selection", None)
+
+
+class LocalSolver(Protocol):
+    """The contract between the training loop and an algorithm.
+
+    Implementations are small picklable dataclasses holding hyper-parameters only. Optional:
+    ``selection`` (a :class:`ModelSelection`), ``penalty_of(coef)`` (the regulariser's value,
+    for penalties other than L2) and ``predictor(state)`` (a model that is not linear in the
+    input features: BSGD's kernel expansion).
     """
 
     name: str

@@ -22,6 +22,7 @@ import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.kernels import bsgd as kb
+from dsvm.features.maps import KernelExpansion
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.bsgd_tables import merge_tables
 
@@ -72,6 +73,23 @@ class BSGDSolver:
 
     def calibrate(self, state: SolverState, block: Block, codes: np.ndarray) -> SolverState:
         return state
+
+    def predictor(self, state: SolverState) -> tuple[np.ndarray, np.ndarray, KernelExpansion]:
+        """The state as (coef, intercept, map): all outputs' support vectors stacked as the
+        map's landmarks, each output's coefficients in its own columns (zeros elsewhere)."""
+        ex = state.extra
+        n_sv = ex["n_sv"].astype(np.int64)
+        n_out, total = len(n_sv), int(n_sv.sum())
+        coef = np.zeros((n_out, total), dtype=np.float64)
+        svs = []
+        start = 0
+        for k in range(n_out):
+            coef[k, start: start + n_sv[k]] = ex["alpha"][k, : n_sv[k]]
+            svs.append(ex["sv"][k, : n_sv[k]])
+            start += int(n_sv[k])
+        d = ex["sv"].shape[2]
+        landmarks = np.concatenate(svs) if total else np.zeros((0, d))
+        return coef, np.zeros(n_out, dtype=np.float64), KernelExpansion(landmarks, self.gamma)
 
     def run_block(
         self, state: SolverState, block: Block, codes: np.ndarray, order: np.ndarray

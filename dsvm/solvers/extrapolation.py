@@ -38,10 +38,13 @@ Only the client holds snapshots; the workers see the two probe models and nothin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from dsvm.solvers.base import PassStats, SolverState
 
 # About PROBE_ROWS probe rows per epoch, one row in MAX_PROBE_STRIDE at least (see above).
 PROBE_ROWS = 4096
@@ -85,6 +88,12 @@ class Extrapolation:
         scale = 1.0 / (t - ref.t)
         return ((t * np.asarray(coef, np.float64) - ref.t * ref.coef) * scale,
                 (t * np.asarray(intercept, np.float64) - ref.t * ref.intercept) * scale)
+
+    def model(self, state: SolverState) -> tuple[np.ndarray, np.ndarray] | None:
+        """The extrapolation of ``state``'s average when the probe chose it, else None."""
+        if not self.use or state.avg_coef is None or state.avg_intercept is None:
+            return None
+        return self.extrapolated(state.avg_coef, state.avg_intercept, state.t)
 
     def choose(self, difference: tuple[float, float] | None) -> None:
         """Record the probe's verdict from (objective of w_ex - objective of abar, its standard
@@ -143,3 +152,47 @@ def probe_difference(probe_coef: np.ndarray, alpha: float, sums: np.ndarray, wei
     mean_diff = (sums[0, 1] - sums[0, 0]) / weight
     variance = max(0.0, sums[1, 1] / weight - mean_diff ** 2) / rows
     return float(reg[1] - reg[0] + mean_diff), float(np.sqrt(variance))
+
+
+@dataclass(frozen=True)
+class RichardsonSelection:
+    """Averaged Pegasos' model selection (:class:`dsvm.solvers.base.ModelSelection`): the
+    average or its Richardson extrapolation, whichever the last probe measured lower."""
+
+    alpha: float
+
+    def ship(self, state: SolverState, n_samples: int) -> SolverState:
+        """The state to send for an epoch: the average and its extrapolation as probe models
+        (when a reference snapshot exists); the client-side snapshots stay here."""
+        if state.avg_coef is None:
+            return state
+        ex = None
+        if state.selection is not None and state.avg_intercept is not None:
+            ex = state.selection.extrapolated(state.avg_coef, state.avg_intercept, state.t)
+        probe_coef = probe_intercept = None
+        if ex is not None:
+            assert state.avg_intercept is not None
+            probe_coef = np.concatenate([np.asarray(state.avg_coef, np.float64), ex[0]])
+            probe_intercept = np.concatenate([np.asarray(state.avg_intercept, np.float64),
+                                              ex[1]])
+        return replace(state, probe_coef=probe_coef, probe_intercept=probe_intercept,
+                       probe_stride=probe_stride(n_samples), selection=None)
+
+    def update(self, before: SolverState, shipped: SolverState, new: SolverState,
+               stats: PassStats) -> None:
+        """The snapshots and verdict after an epoch that started from ``before`` (shipped as
+        ``shipped``): the probe of the shipped candidates decides whether the new average is
+        extrapolated; the new average may become a snapshot."""
+        if new.avg_coef is None:
+            new.selection = None
+            return
+        out = Extrapolation() if before.selection is None else before.selection.copy()
+        if shipped.probe_coef is not None and stats.probe_sums is not None:
+            out.choose(probe_difference(shipped.probe_coef, self.alpha, stats.probe_sums,
+                                        stats.probe_weight, stats.probe_rows))
+        assert new.avg_intercept is not None
+        out.record(new.avg_coef, new.avg_intercept, new.t)
+        new.selection = out
+
+    def decode(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Extrapolation:
+        return Extrapolation.from_parts(meta, arrays)

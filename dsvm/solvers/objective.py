@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.solvers.base import PassStats, SolverState
+from dsvm.solvers.targets import output_targets, pointwise_losses
 
 
 def margin_losses(name: str, z: np.ndarray) -> np.ndarray:
@@ -72,8 +73,6 @@ def loss_block(
     coef: np.ndarray, intercept: np.ndarray, block: Block, codes: np.ndarray, loss: str
 ) -> tuple[float, float]:
     """(sum over rows and outputs of sample_weight * loss, sum of sample weights)."""
-    from dsvm.solvers.targets import output_targets, pointwise_losses
-
     P = decision_block(coef, intercept, block)
     Y = output_targets(codes, P.shape[1])  # +-1, or the real targets (regression)
     per_row = pointwise_losses(loss, P, Y).sum(axis=1)

@@ -97,7 +97,7 @@ removes that; averaged SGD, whose steps never exceed eta0, gets +0.8%. With lamb
 averaged Pegasos is within 0.1% of the optimum after 20 epochs on all four data sets.
 
 **Extrapolation (the driver's, not this solver's).** When a fit runs through the epoch loop
-(:func:`dsvm.distributed.driver.run_epochs`: ``fit``, ``partial_fit``, the CLI), the model
+(:func:`dsvm.training.loop.run_epochs`: ``fit``, ``partial_fit``, the CLI), the model
 returned may be the Richardson extrapolation (t abar_t - t_r abar_r) / (t - t_r) of the average
 with an earlier snapshot t_r <= t/2, which cancels an error of the average that decays like
 1/t, the one described above. Each epoch measures both candidates' training objective on
@@ -147,6 +147,7 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_AT_ZERO, loss_code
 from dsvm.kernels.passes import pegasos_pass
 from dsvm.solvers.base import PassStats, SolverState
+from dsvm.solvers.extrapolation import RichardsonSelection
 from dsvm.solvers.objective import (
     kernel_inputs,
     run_pass_kernel,
@@ -226,10 +227,10 @@ class PegasosSolver:
             )
 
     @property
-    def extrapolates(self) -> bool:
-        """Whether the driver may return the Richardson extrapolation of the average
-        (:mod:`dsvm.solvers.extrapolation`): with averaging, yes."""
-        return bool(self.average)
+    def selection(self) -> RichardsonSelection | None:
+        """With averaging, the training loop may return the Richardson extrapolation of the
+        average (:mod:`dsvm.solvers.extrapolation`); without, there is nothing to choose."""
+        return RichardsonSelection(float(self.alpha)) if self.average else None
 
     def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
         """Zero weights in ``dtype``, t = 0; float64 zero averages when averaging."""

@@ -89,12 +89,3 @@ def output_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
     if n_outputs == 1:
         return np.where(codes == 1, 1.0, -1.0)[:, None]
     return np.where(codes[:, None] == np.arange(n_outputs)[None, :], 1.0, -1.0)
-
-
-def regression_counts(coef: np.ndarray, intercept: np.ndarray, block: Any) -> tuple[float, float, float]:
-    """(sum (y - p)^2, sum y, sum y^2) over a block, float64: additive sums for R^2."""
-    from dsvm.solvers.objective import decision_block
-
-    p = decision_block(coef, intercept, block)[:, 0]
-    y = np.asarray(block.y, dtype=np.float64)
-    return float(np.sum((y - p) ** 2)), float(y.sum()), float(y @ y)

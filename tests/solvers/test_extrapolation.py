@@ -60,7 +60,7 @@ def test_choice_follows_the_probe_and_state_model_uses_it():
     ex.record(np.ones((1, 2)), np.zeros(1), 10.0)
     state = SolverState(coef=np.zeros((1, 2)), intercept=np.zeros(1), t=40.0,
                         avg_coef=np.full((1, 2), 2.0), avg_intercept=np.zeros(1), n_avg=1.0,
-                        extrapolation=ex)
+                        selection=ex)
     ex.choose((+0.01, 0.001))  # the plain average measured lower
     np.testing.assert_array_equal(state.model()[0], [[2.0, 2.0]])
     ex.choose((-0.01, 0.001))  # the extrapolation lower by 10 standard errors

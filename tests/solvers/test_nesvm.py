@@ -18,9 +18,9 @@ from dsvm.solvers.nesvm import (
     NesvmSettings,
     Points,
     block_share,
-    nesvm_minimize,
     read_pass,
 )
+from dsvm.solvers.nesvm_run import nesvm_minimize
 from tests.conftest import liblinear_objective, load_libsvm
 
 PAPER = {"precondition": False, "lipschitz_start": 1.0,  # Algorithms 1-2 exactly: step 1/L_mu,

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from dsvm import SVMClassifier
-from dsvm.solvers.nesvm import NesvmProblem, NesvmSettings, Points, nesvm_minimize, read_pass
+from dsvm.solvers.nesvm import NesvmProblem, NesvmSettings, Points, read_pass
+from dsvm.solvers.nesvm_run import nesvm_minimize
 from tests.conftest import load_libsvm
 from tests.solvers.test_nesvm import oracle_for
 

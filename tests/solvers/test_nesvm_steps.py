@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from dsvm import SVMClassifier
-from dsvm.solvers.nesvm import STALL_PASSES, NesvmProblem, NesvmSettings, _Stall, nesvm_minimize
+from dsvm.solvers.nesvm import STALL_PASSES, NesvmProblem, NesvmSettings
+from dsvm.solvers.nesvm_run import _Stall, nesvm_minimize
 from tests.conftest import liblinear_objective, load_libsvm
 from tests.solvers.test_nesvm import oracle_for
 

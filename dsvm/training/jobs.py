@@ -1,4 +1,5 @@
-"""Public entry points for detached jobs; the work is in :mod:`dsvm.distributed.jobs`.
+"""Public entry points for detached jobs (``dsvm.submit``, ``dsvm.attach``, ``dsvm.jobs``); the
+work is in :mod:`dsvm.distributed.jobs`.
 
 ``client`` may be a ``distributed.Client``, a scheduler address or ``None`` (the active Client).
 """

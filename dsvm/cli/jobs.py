@@ -10,33 +10,31 @@ import argparse
 import datetime as _dt
 import os
 import sys
-from typing import Any, Callable
+from typing import Any
 
-from dsvm.distributed.progress import format_epoch
+from dsvm.cli.common import add_tls_args, client_arg
 
 
 def _connect(args: argparse.Namespace) -> Any:
-    from dsvm.cli import _client_arg
-    from dsvm.distributed.client import connect
+    from dsvm.training.cluster import connect
 
     if not getattr(args, "scheduler", None):
         raise ValueError(f"dsvm {args.command} needs --scheduler ADDRESS (the cluster that "
                          f"runs the jobs).")
-    client = _client_arg(args)
+    client = client_arg(args)
     return connect(client) if isinstance(client, str) else client
 
 
 def submit_detached(args: argparse.Namespace, clf: Any, dataset: Any, validation: Any) -> int:
     """``dsvm train --detach``: submit and print the job id (the model is saved by the job)."""
-    from dsvm._jobs import submit
+    from dsvm.training.cluster import connect
+    from dsvm.training.jobs import submit
 
     if not args.scheduler:
         raise ValueError("--detach needs --scheduler ADDRESS: the job runs on that cluster.")
     client = clf.client
     own = isinstance(client, str)
     if own:
-        from dsvm.distributed.client import connect
-
         client = connect(client)
     try:
         kwargs = {"validation": validation} if validation is not None else {}
@@ -61,7 +59,7 @@ def _when(ts: Any) -> str:
 def cmd_jobs(args: argparse.Namespace) -> int:
     import json
 
-    from dsvm._jobs import jobs
+    from dsvm.training.jobs import jobs
 
     with _connect(args) as client:
         records = jobs(client)
@@ -79,7 +77,8 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
-    from dsvm._jobs import attach
+    from dsvm.training.jobs import attach
+    from dsvm.training.progress import format_epoch
 
     with _connect(args) as client:
         job = attach(args.job_id, client)
@@ -108,7 +107,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from dsvm._jobs import attach
+    from dsvm.training.jobs import attach
 
     with _connect(args) as client:
         job = attach(args.job_id, client)
@@ -117,7 +116,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_job_commands(sub: Any, add_tls_args: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_job_commands(sub: Any) -> None:
     def scheduler(p: argparse.ArgumentParser) -> None:
         p.add_argument("--scheduler", metavar="ADDRESS", required=True,
                        help="the Dask scheduler the jobs run on")

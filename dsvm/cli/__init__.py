@@ -1,0 +1,67 @@
+"""The ``dsvm`` command: demo, convert, info, train, eval, predict, and detached jobs.
+
+It parses arguments, builds datasets and estimators, and calls the public API; it holds no
+training logic. Known user errors exit with code 2 and one line on stderr, without a traceback.
+Each command module imports what it needs when it runs, so ``dsvm --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from dsvm.cli.common import USER_ERRORS
+from dsvm.cli.data import add_data_commands
+from dsvm.cli.jobs import add_job_commands
+from dsvm.cli.predict import add_predict_commands
+from dsvm.cli.train import add_train_command
+
+logger = logging.getLogger("dsvm")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dsvm import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="dsvm", description="Distributed, out-of-core SVM training on Dask.")
+    parser.add_argument("--version", action="version", version=f"dsvm {__version__}")
+    parser.add_argument("-v", "--log-level", default="WARNING",
+                        help="logging level (DEBUG, INFO, WARNING)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_data_commands(sub)
+    add_train_command(sub)
+    add_predict_commands(sub)
+    add_job_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.command not in ("info", "convert"):
+        from dsvm.training.cluster import quiet_cluster_logs
+
+        quiet_cluster_logs(level)
+
+    def show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
+        print(f"dsvm {args.command}: warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show_warning  # one readable line, not Python's source excerpt
+    try:
+        return int(args.func(args))
+    except USER_ERRORS as exc:
+        print(f"dsvm {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dsvm {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""``dsvm demo``, ``dsvm convert`` and ``dsvm info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def _bundled(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "datasets" / name
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dsvm import SVMClassifier, convert
+
+    with tempfile.TemporaryDirectory(prefix="dsvm-demo-") as tmp:
+        print(f"dsvm demo: converting the bundled a9a (UCI Adult) to zarr in {tmp}")
+        # 4,096-row chunks: a9a is small, and every worker's stream should get some chunks
+        train = convert(_bundled("a9a.xz"), os.path.join(tmp, "a9a.zarr"), n_features=123,
+                        chunk_rows=4096)
+        test = convert(_bundled("a9a.t.xz"), os.path.join(tmp, "a9a.t.zarr"), n_features=123,
+                       chunk_rows=4096)
+        print(f"  train: {train.n_samples} rows x {train.n_features} features, "
+              f"{train.n_chunks} chunks ({train.layout})")
+        print(f"  test:  {test.n_samples} rows")
+        n = train.n_samples
+        alpha = 1.0 / n  # C = 1 in LIBLINEAR's terms
+        clf = SVMClassifier(
+            solver="pegasos", alpha=alpha, fit_intercept=False, max_epochs=args.epochs, tol=None,
+            random_state=args.seed, verbose=2, n_workers=args.workers,
+        )
+        print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) on a LocalCluster")
+        clf.fit(train, validation=test)
+        result = clf.evaluate(test)
+        print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from dsvm import convert
+
+    layout = "dense" if args.dense else "sparse" if args.sparse else "auto"
+    label_column: Any = args.label_column
+    if label_column is not None and label_column.lstrip("-").isdigit():
+        label_column = int(label_column)
+    kwargs: dict[str, Any] = dict(
+        labels=args.labels, n_features=args.n_features, chunk_rows=args.chunk_rows,
+        layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
+        overwrite=args.overwrite,
+    )
+    if label_column is not None:
+        kwargs["label_column"] = label_column
+    ds = convert(args.src, args.dst, **kwargs)
+    print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
+          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from dsvm import open_dataset
+
+    info = open_dataset(args.dataset).info()
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key:>16}: {value}")
+    return 0
+
+
+def add_data_commands(sub: Any) -> None:
+    p = sub.add_parser("demo", help="convert the bundled a9a, train on a LocalCluster, test")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--workers", type=int, default=None, metavar="N")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("convert", help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--labels", metavar="Y.npy", help="labels for a .npy X")
+    p.add_argument("--n-features", type=int, default=None)
+    p.add_argument("--chunk-rows", type=int, default=None)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--dense", action="store_true")
+    g.add_argument("--sparse", action="store_true")
+    p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("info", help="describe a dataset")
+    p.add_argument("dataset")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)

@@ -1,0 +1,92 @@
+"""``dsvm eval`` and ``dsvm predict``: a saved model on a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from dsvm.cli.common import add_tls_args, client_arg, close_client
+
+
+def _print_regression(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"r2:        {result['r2']:.6f}  ({result['n_samples']} rows)")
+    print(f"mse:       {result['mse']:.6g}")
+    print(f"objective: {result['objective']:.6f}  ({result['loss_name']}, "
+          f"alpha={result['alpha']:g})")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import dsvm
+
+    clf = dsvm.load(args.model)
+    clf.client = client_arg(args)
+    try:
+        result = clf.evaluate(args.dataset)
+    finally:
+        close_client(clf.client)
+    result = {"model": args.model, "dataset": args.dataset, **result,
+              "loss_name": clf.loss, "alpha": clf.alpha}
+    if "r2" in result:  # a regressor
+        _print_regression(result, args.json)
+        return 0
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows)")
+        print(f"objective: {result['objective']:.6f}  ({clf.loss}, alpha={clf.alpha:g})")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    import dsvm
+
+    clf = dsvm.load(args.model)
+    clf.client = client_arg(args)
+    what = "decision values" if args.decision else "labels"
+    try:
+        if args.out.rstrip("/").endswith(".zarr"):
+            dataset = dsvm.open_dataset(args.dataset)  # opened once: metadata only
+            url = clf.write_predictions(dataset, args.out, decision=args.decision,
+                                        overwrite=args.overwrite)
+            print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
+            return 0
+        values = (clf.decision_function(args.dataset) if args.decision
+                  else clf.predict(args.dataset))
+    finally:
+        close_client(clf.client)
+    out = args.out
+    if out.endswith(".npy"):
+        np.save(out, values)
+    else:
+        np.savetxt(out, values, fmt="%.9g", delimiter=",")
+    print(f"wrote {len(values)} {what} to {out}")
+    return 0
+
+
+def add_predict_commands(sub: Any) -> None:
+    p = sub.add_parser("eval", help="accuracy (R^2 for regressors) and primal objective of a "
+                                    "model on a dataset")
+    p.add_argument("model")
+    p.add_argument("dataset")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--scheduler", metavar="ADDRESS")
+    add_tls_args(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("predict", help="write predicted labels (or decision values)")
+    p.add_argument("model")
+    p.add_argument("dataset")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help=".zarr (written by the workers, chunk by chunk: any size), or .npy or "
+                        "text (.csv/.txt), gathered here")
+    p.add_argument("--decision", action="store_true", help="write decision values, not labels")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing .zarr output")
+    p.add_argument("--scheduler", metavar="ADDRESS")
+    add_tls_args(p)
+    p.set_defaults(func=cmd_predict)

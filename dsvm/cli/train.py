@@ -1,0 +1,158 @@
+"""``dsvm train``: a classifier or a regressor on a dataset, on a cluster or in the foreground.
+
+The task comes from ``--task`` or from the dataset's labels (non-integer, or more than
+``MAX_CLASSES_FOR_AUTO`` distinct values: regression, with a message saying so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from dsvm.cli.common import add_cluster_args, add_tls_args, client_arg, close_client
+
+# With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
+# regressor. (A dataset records its classes only up to 1000 distinct values; beyond, none.)
+MAX_CLASSES_FOR_AUTO = 100
+
+
+def resolve_task(task: str, dataset: Any) -> str:
+    """The task to train: as asked, or inferred from the dataset's labels (with a message)."""
+    import numpy as np
+
+    if task != "auto":
+        return task
+    classes = dataset.classes
+    if classes is None:
+        reason = "more than 1000 distinct values"
+    else:
+        values = np.asarray(classes, dtype=np.float64)
+        if len(values) <= MAX_CLASSES_FOR_AUTO and np.all(values == np.round(values)):
+            return "classification"
+        reason = (f"{len(values)} distinct values" if len(values) > MAX_CLASSES_FOR_AUTO
+                  else "non-integer values")
+    print(f"dsvm train: the labels of {dataset.url} have {reason}: training a regressor "
+          "(pass --task classification to train a classifier instead)", file=sys.stderr)
+    return "regression"
+
+
+def _common_params(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(alpha=args.alpha, penalty=args.penalty, l1_ratio=args.l1_ratio,
+                fit_intercept=not args.no_intercept, max_epochs=args.epochs, tol=args.tol,
+                batch_size=args.batch_size, average=not args.no_average, rho=args.rho,
+                n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
+                verbose=0 if args.quiet else 2, checkpoint=args.checkpoint,
+                kernel=args.kernel, n_components=args.components, gamma=args.gamma)
+
+
+def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
+    from dsvm import SVMClassifier, SVMRegressor
+
+    if task == "regression":
+        return SVMRegressor(solver=args.solver or "sgd", loss=args.loss or "epsilon_insensitive",
+                            epsilon=args.epsilon, client=client, **_common_params(args))
+    return SVMClassifier(solver=args.solver or "pegasos", loss=args.loss or "hinge",
+                         mu=args.mu, mu0=args.mu0, budget=args.budget, merge=args.merge,
+                         client=client, **_common_params(args))
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from dsvm import open_dataset
+
+    dataset = open_dataset(args.dataset)
+    validation = open_dataset(args.validation) if args.validation else None
+    if args.resume and not args.checkpoint:
+        raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
+    task = resolve_task(args.task, dataset)
+    if args.detach and task == "regression":
+        raise ValueError("--detach trains classifiers only for now; run the regression in the "
+                         "foreground (it resumes from --checkpoint if interrupted)")
+    client = client_arg(args)
+    est = make_estimator(args, task, client)
+    try:
+        if args.detach:
+            from dsvm.cli.jobs import submit_detached
+
+            return submit_detached(args, est, dataset, validation)
+        est.fit(dataset, validation=validation, resume=args.resume)
+    finally:
+        close_client(client)
+    est.save(args.out)
+    last = est.history_[-1]
+    what = "validation R^2" if task == "regression" else "validation accuracy"
+    print(f"saved {args.out}: {'regressor, ' if task == 'regression' else ''}{est.n_iter_} "
+          f"epochs, objective estimate {last['objective']:.6f}"
+          + (f", {what} {last['val_accuracy']:.4f}"
+             if last.get("val_accuracy") is not None else ""))
+    return 0
+
+
+def _add_task_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
+                   help="auto: regression when the labels are not class-like (non-integer, or "
+                        f"more than {MAX_CLASSES_FOR_AUTO} distinct values), else classification")
+    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm",
+                                                       "bsgd"],
+                   help="default: pegasos (classification), sgd (regression)")
+    p.add_argument("--loss", default=None,
+                   choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
+                            "epsilon_insensitive"],
+                   help="default: hinge (classification), epsilon_insensitive (regression)")
+    p.add_argument("--epsilon", type=float, default=0.0,
+                   help="regression: half-width of the epsilon-insensitive tube")
+    p.add_argument("--penalty", default="l2", choices=["l2", "l1", "elasticnet"],
+                   help="l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)")
+    p.add_argument("--l1-ratio", type=float, default=0.15)
+    p.add_argument("--mu", type=float, default=0.03,
+                   help="smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)")
+    p.add_argument("--rho", type=float, default=0.5,
+                   help="ASSET: average the iterates from step rho*N on")
+    p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
+    p.add_argument("--mu0", type=float, default=None,
+                   help="nesvm: homotopy from mu0 down to mu (default: no homotopy)")
+
+
+def _add_schedule_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--tol", type=float, default=None,
+                   help="stop early when the objective stalls (default: run all epochs)")
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--streams", type=int, default=None,
+                   help="parallel streams per epoch (default: number of workers)")
+    p.add_argument("--no-intercept", action="store_true")
+    p.add_argument("--no-average", action="store_true",
+                   help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")
+    p.add_argument("--validation", metavar="DATASET")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _add_kernel_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel", default="linear", choices=["linear", "rff", "nystroem"],
+                   help="Gaussian-kernel feature map applied to each chunk on the workers")
+    p.add_argument("--components", type=int, default=1024, help="size of the --kernel map")
+    p.add_argument("--gamma", type=float, default=1.0,
+                   help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd)")
+    p.add_argument("--budget", type=int, default=500, help="--solver bsgd: support vectors kept")
+    p.add_argument("--merge", default="lookup-wd",
+                   choices=["gss", "gss-precise", "lookup-h", "lookup-wd"],
+                   help="--solver bsgd: merge coefficient by golden section search or lookup")
+
+
+def add_train_command(sub: Any) -> None:
+    p = sub.add_parser("train", help="train a model on a dataset")
+    p.add_argument("dataset")
+    p.add_argument("--out", required=True, metavar="MODEL")
+    _add_task_args(p)
+    _add_schedule_args(p)
+    _add_kernel_args(p)
+    p.add_argument("--checkpoint", metavar="PATH_OR_URL", default=None,
+                   help="write the training state here after every epoch (atomically)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from --checkpoint if it exists (else start from scratch)")
+    p.add_argument("--detach", action="store_true",
+                   help="run the fit as a job on the cluster (needs --scheduler); print its id")
+    add_cluster_args(p)
+    add_tls_args(p)
+    p.set_defaults(func=cmd_train)

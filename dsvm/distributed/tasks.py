@@ -1,0 +1,218 @@
+"""The work a task does on a worker (and, unchanged, in this process): one kind per class.
+
+Every task is a small picklable object called as ``task(source, chunk_ids)``: it reads its
+chunks itself (the next one prefetched by a background thread while the current one is being
+processed, so at most two are in memory), and returns a partial result that the engine combines
+with the other tasks' partials. A task holds what it needs besides the data (a model state, a
+solver, coefficients); a re-run task (lost worker) does exactly the same work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsvm.combine.base import Combiner
+from dsvm.data.blocks import Block
+from dsvm.features.sampling import RowSample, merge_samples, sample_block
+from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
+from dsvm.solvers.evaluation import EvalCounts, evaluate_block
+from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
+from dsvm.solvers.objective import decision_block
+from dsvm.solvers.passes import calibration_sample, pass_over_chunk
+from dsvm.solvers.targets import targets_for
+
+
+def iter_chunks(source: Any, chunk_ids: Sequence[int]) -> Iterator[tuple[int, Block]]:
+    """Yield ``(chunk_id, block)``, reading one chunk ahead in a background thread.
+
+    Sources that fetch their chunks through the cluster (persisted dask arrays) are read in the
+    task's own thread: only a task thread may talk to the scheduler.
+    """
+    chunk_ids = list(chunk_ids)
+    if not chunk_ids:
+        return
+    if getattr(source, "on_cluster", False):
+        for chunk in chunk_ids:
+            yield chunk, source.read_chunk(chunk)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsvm-prefetch") as pool:
+        pending = pool.submit(source.read_chunk, chunk_ids[0])
+        for j, chunk in enumerate(chunk_ids):
+            block = pending.result()
+            if j + 1 < len(chunk_ids):
+                pending = pool.submit(source.read_chunk, chunk_ids[j + 1])
+            yield chunk, block
+            del block  # drop our reference before the next chunk arrives
+
+
+def where(source: Any, chunk: int) -> str:
+    """How an error names a chunk."""
+    return f"{source.describe()}, chunk {chunk}"
+
+
+@dataclass(frozen=True)
+class StreamPass:
+    """One stream's share of a stochastic epoch: a local pass over its chunks, as a partial."""
+
+    state: SolverState
+    solver: LocalSolver
+    combiner: Combiner
+    classes: np.ndarray | None
+    epoch: int
+    seed: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.state.nbytes
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> Any:
+        state = self.state.copy()  # the shipped state may be shared by other tasks here
+        stats = PassStats()
+        for chunk, block in iter_chunks(source, chunk_ids):
+            stats += pass_over_chunk(self.solver, state, block, classes=self.classes, chunk=chunk,
+                                     epoch=self.epoch, seed=self.seed, where=where(source, chunk))
+        finish = getattr(self.solver, "finish_stream", None)
+        if finish is not None:
+            finish(state)
+        return self.combiner.chunk(state, stats)
+
+
+@dataclass(frozen=True)
+class Calibrate:
+    """Data-dependent constants of a solver (SGD's eta0) from the first rows of one chunk."""
+
+    state: SolverState
+    solver: LocalSolver
+    classes: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        return self.state.nbytes
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> SolverState:
+        chunk = chunk_ids[0]
+        block = calibration_sample(source.read_chunk(chunk))
+        codes = targets_for(block.y, self.classes, where=where(source, chunk))
+        return self.solver.calibrate(self.state.copy(), block, codes)
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    """Loss and accuracy sums (regression: the sums behind R^2) of a model over chunks."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    classes: np.ndarray | None
+    loss: Any
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.coef.nbytes)
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> EvalCounts:
+        total = EvalCounts()
+        for chunk, block in iter_chunks(source, chunk_ids):
+            total = total + evaluate_block(block, self.coef, self.intercept, self.classes,
+                                           self.loss, where(source, chunk))
+        return total
+
+
+@dataclass(frozen=True)
+class Decide:
+    """Decision values (n_rows, n_outputs) of one chunk."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.coef.nbytes)
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> np.ndarray:
+        [chunk] = chunk_ids
+        return decision_block(self.coef, self.intercept, source.read_chunk(chunk))
+
+
+def predicted_values(scores: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
+    """Decision values (``labels`` None), else ``labels`` of the winning output."""
+    if labels is None:
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+    index = (scores[:, 0] > 0).astype(np.intp) if scores.shape[1] == 1 \
+        else np.argmax(scores, axis=1)
+    return labels[index]
+
+
+@dataclass(frozen=True)
+class WritePredictions:
+    """Predict one chunk and write its rows into a prediction store (dsvm.data.predictions)."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    labels: np.ndarray | None
+    writer: Any
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.coef.nbytes)
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> int:
+        [chunk] = chunk_ids
+        scores = decision_block(self.coef, self.intercept, source.read_chunk(chunk))
+        return int(self.writer.write(chunk, predicted_values(scores, self.labels)))
+
+
+@dataclass(frozen=True)
+class GradientPass:
+    """NESVM: the summed gradient share (YX)^T u and objective sums of some chunks."""
+
+    points: Points
+    problem: NesvmProblem
+    mu: float
+    classes: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.points.__sizeof__())
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> GradientShare | None:
+        total: GradientShare | None = None
+        for chunk, block in iter_chunks(source, chunk_ids):
+            codes = encode_labels(block.y, self.classes, where=where(source, chunk))
+            share = block_share(block, codes, self.points, self.problem.loss, self.mu,
+                                self.problem.fit_intercept)
+            total = share if total is None else total + share
+        return total
+
+
+@dataclass(frozen=True)
+class SampleRows:
+    """The bottom-``n`` rows of some chunks (uniform landmark sampling for Nystroem)."""
+
+    n: int
+    seed: int
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> RowSample | None:
+        best: RowSample | None = None
+        for chunk, block in iter_chunks(source, chunk_ids):
+            best = merge_samples([best, sample_block(block, self.n, self.seed, chunk)], self.n)
+        return best
+
+
+@dataclass(frozen=True)
+class MergeSamples:
+    """Combine for :class:`SampleRows`: the bottom ``n`` of the union."""
+
+    n: int
+
+    def __call__(self, parts: list[RowSample | None]) -> RowSample | None:
+        return merge_samples(parts, self.n)
+
+
+def first(parts: list[Any]) -> Any:
+    """Combine of a single task's result."""
+    return parts[0]

@@ -1,0 +1,249 @@
+"""What every dsvm estimator shares: parameters to a fit spec, fitting through the training
+layer, publishing the fitted attributes, decision values, evaluation, saving, display.
+
+The subclasses (:class:`~dsvm.estimators.classifier.SVMClassifier`,
+:class:`~dsvm.estimators.regressor.SVMRegressor`) add their parameters, their constraints and
+what differs between classification and regression (labels, ``predict``, ``score``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+
+from dsvm._validation import validate_params
+from dsvm.distributed.sources import map_source
+from dsvm.estimators import persistence
+from dsvm.estimators.prediction import decision_arrays, decision_dask
+from dsvm.solvers.evaluation import EvalCounts
+from dsvm.solvers.penalties import penalty_value
+from dsvm.training import FitSpec, FittedModel, evaluation
+from dsvm.training import trainer as _training
+from dsvm.training.engines import prediction_engine
+from dsvm.training.inputs import is_dask_collection, is_dataset_ref, source_of
+from dsvm.training.kernel_maps import check_kernel_solver
+
+_FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
+           "feature_map_", "n_features_in_", "_fit_record")
+
+
+class SVMBase(BaseEstimator):
+    """Shared machinery of the dsvm estimators (not used directly)."""
+
+    _task: ClassVar[str]
+    _parameter_constraints: ClassVar[dict[str, Any]]
+
+    # -- parameters ------------------------------------------------------------------------------
+    def _validate(self) -> None:
+        params = self.get_params(deep=False)
+        validate_params(type(self).__name__, params, self._parameter_constraints)
+        check_kernel_solver(self.kernel, self.solver)
+
+    def _spec(self) -> FitSpec:
+        return FitSpec.from_params(type(self).__name__, self._task, self.get_params(deep=False))
+
+    def __sklearn_clone__(self) -> SVMBase:
+        # A live Client cannot be deep-copied (nor should it be): the clone shares it, as
+        # lightgbm.dask does; every other parameter is cloned as scikit-learn would.
+        params = self.get_params(deep=False)
+        client = params.pop("client", None)
+        new = type(self)(**{k: clone(v, safe=False) for k, v in params.items()})
+        new.client = client
+        return new
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        for attr in _FITTED:
+            self.__dict__.pop(attr, None)
+
+    def _publish(self, record: FittedModel) -> None:
+        """The fitted attributes of ``record`` (kept whole for a later ``partial_fit``)."""
+        self._fit_record = record
+        self.coef_ = record.coef
+        self.intercept_ = record.intercept
+        if record.classes is not None:
+            self.classes_ = record.classes
+        self.n_features_in_ = record.n_features_in
+        self.n_iter_ = record.n_iter
+        self.t_ = record.t
+        self.history_ = record.history
+        self.state_ = record.state
+        self.feature_map_ = record.feature_map
+        self.seed_ = record.seed
+        self.n_streams_ = record.n_streams
+        self.n_samples_fit_ = record.n_samples
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, validation: Any, init: Any,
+             resume: bool) -> SVMBase:
+        self._validate()
+        warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
+        if warm is None or self.solver != "nesvm":
+            self._reset()
+        record = _training.fit(self._spec(), X, y, sample_weight=sample_weight,
+                               validation=validation, init=init, resume=resume, warm=warm)
+        self._publish(record)
+        return self
+
+    def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any,
+                     validation: Any) -> SVMBase:
+        self._validate()
+        record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
+                                       classes=classes, sample_weight=sample_weight,
+                                       validation=validation)
+        self._publish(record)
+        return self
+
+    # -- prediction ------------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' first.")
+
+    def _check_features(self, n_features: int) -> None:
+        if n_features != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_features} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_} features.")
+
+    def _class_values(self) -> np.ndarray | None:
+        """The float64 class values the kernels see (None: a regressor)."""
+        classes = getattr(self, "classes_", None)
+        if classes is None:
+            return None
+        if classes.dtype.kind not in "biuf":  # labels of any type: their indices
+            return np.arange(len(classes), dtype=np.float64)
+        return np.asarray(classes, dtype=np.float64)
+
+    def _dataset_source(self, X: Any, y: Any = None) -> Any:
+        text = getattr(self, "classes_", None)
+        text = text if text is not None and text.dtype.kind not in "biuf" else None
+        source, _ = source_of(X, y, classify=self._task == "classification",
+                              chunk_rows=self.chunk_rows, text_classes=text)
+        self._check_features(source.n_features)
+        return source
+
+    def decision_function(self, X: Any) -> Any:
+        """Signed distances (n_samples,) for one output, (n_samples, n_classes) for several.
+
+        Dask input gives a lazy dask array; a dataset path gives a NumPy array.
+        """
+        self._check_fitted()
+        fmap = getattr(self, "feature_map_", None)
+        if is_dask_collection(X):
+            self._check_features(X.shape[1])
+            return decision_dask(X, self.coef_, self.intercept_, fmap)
+        if is_dataset_ref(X):
+            source = map_source(self._dataset_source(X), fmap)
+            with prediction_engine(source, self.client, self.n_workers) as engine:
+                scores = evaluation.decision_values(engine, self.coef_, self.intercept_, source)
+        else:
+            self._check_features(X.shape[1])
+            scores = decision_arrays(X, self.coef_, self.intercept_, fmap)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def _stored_labels(self) -> np.ndarray | None:
+        """What ``write_predictions`` writes per predicted index (None: decision values)."""
+        return None
+
+    def write_predictions(self, X: Any, path: str | os.PathLike, *, decision: bool = False,
+                          overwrite: bool = False, storage_options: dict | None = None) -> str:
+        """Predict a dataset into a zarr prediction store at ``path``, written by the workers.
+
+        Each chunk of the dataset ``X`` (a path, URL or :class:`dsvm.Dataset`) is read,
+        predicted and written into ``path`` by one task: the predictions never pass through
+        this process, so a dataset of any size can be predicted (``predict`` returns them in
+        memory instead). ``decision=True`` writes decision values instead of labels. Read the
+        result with :func:`dsvm.read_predictions` or zarr (layout: :mod:`dsvm.data.predictions`).
+        Returns the store's URL; a failed prediction leaves nothing at ``path``.
+        """
+        from dsvm.data.predictions import PredictionStore
+
+        self._check_fitted()
+        if not is_dataset_ref(X):
+            raise TypeError("write_predictions needs a dataset path, URL or dsvm.Dataset; for "
+                            f"arrays use predict() or decision_function() (got {type(X).__name__}).")
+        source = self._dataset_source(X)
+        labels = None if decision else self._stored_labels()
+        store = PredictionStore(
+            path, n_rows=source.n_samples, chunk_rows=source.dataset.chunk_n_rows(0),
+            kind="decision" if labels is None else "labels",
+            classes=np.asarray(getattr(self, "classes_", np.zeros(0))),
+            n_outputs=self.coef_.shape[0], source=source.describe(), overwrite=overwrite,
+            storage_options=storage_options)
+        mapped = map_source(source, getattr(self, "feature_map_", None))
+        try:
+            with prediction_engine(mapped, self.client, self.n_workers) as engine:
+                written = evaluation.write_predictions(engine, self.coef_, self.intercept_, mapped,
+                                                       labels, store.writer())
+        except BaseException:
+            store.abort()
+            raise
+        return store.finish(written, source.n_samples)
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def _penalty(self) -> float:
+        """The regulariser's value at ``coef_`` (L2, L1 or elastic net)."""
+        return penalty_value(self, self.coef_)
+
+    def _eval_counts(self, X: Any, y: Any) -> EvalCounts:
+        """Evaluation sums over data (through the fitted map), summed by tasks on the workers
+        for a dataset."""
+        self._check_fitted()
+        source = map_source(self._dataset_source(X, y), getattr(self, "feature_map_", None))
+        with prediction_engine(source, self.client, self.n_workers) as engine:
+            return evaluation.evaluate(engine, self.coef_, self.intercept_, source,
+                                       self._class_values(), self._spec().loss)
+
+    def _score_with(self, metric: Callable[..., float], key: str, X: Any, y: Any,
+                    sample_weight: Any) -> float:
+        """``metric(y, predict(X))``; on a dataset, ``evaluate(X)[key]`` (summed on workers)."""
+        self._check_fitted()
+        if is_dataset_ref(X):
+            return float(self.evaluate(X)[key])  # type: ignore[attr-defined]
+        pred = self.predict(X)  # type: ignore[attr-defined]
+        if is_dask_collection(pred):
+            pred = pred.compute()
+            y = y.compute() if is_dask_collection(y) else y
+        return float(metric(np.asarray(y), pred, sample_weight=sample_weight))
+
+    # -- persistence and display -----------------------------------------------------------------
+    def save(self, path: str | os.PathLike, storage_options: dict | None = None) -> None:
+        """Save the fitted model (no pickle) to a path or fsspec URL; load it back with
+        :func:`dsvm.load`."""
+        self._check_fitted()
+        persistence.save(self, path, storage_options)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if state.get("client") is not None and not isinstance(state["client"], str):
+            state["client"] = None  # a live Client does not travel
+        return state
+
+    def _repr_html_(self) -> str:
+        from dsvm.estimators._html import estimator_html
+
+        return estimator_html(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        # scikit-learn's bundle (its parameter diagram) would take precedence in Jupyter
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
+    def plot_history(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the per-epoch history (objective, and validation accuracy when recorded).
+
+        Needs matplotlib (``pip install dsvm[plot]``); returns the matplotlib Axes.
+        """
+        from dsvm.estimators.plotting import plot_history
+
+        return plot_history(self, ax=ax, **kwargs)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,271 @@
+"""``SVMClassifier``: linear (and kernel) SVM classification by distributed passes over chunks.
+
+Input decides where training runs (dask-ml's rule): NumPy/SciPy arrays train in this process;
+a dataset path/URL, a :class:`dsvm.Dataset` or dask arrays train on a Dask cluster (the given
+``client``, else the active Client, else an embedded LocalCluster closed afterwards).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+
+from dsvm.estimators import params
+from dsvm.estimators.base import SVMBase
+from dsvm.estimators.prediction import labels_of, stored_labels
+from dsvm.training.inputs import is_dask_collection
+
+
+class SVMClassifier(ClassifierMixin, SVMBase):
+    """Linear SVM classifier trained by distributed stochastic passes over chunked data.
+
+    Minimises ``alpha/2 * ||w||^2 + mean_i loss(y_i, w.x_i + b)`` (one such problem per class in
+    one-vs-rest multiclass, all K trained in the same pass over the data).
+
+    Parameters
+    ----------
+    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd"}, default="pegasos"
+        ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
+        the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
+        Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
+        eta-weighted averaging from rho N); ``"asset*"``: ASSET* (no intercept, step
+        1/(alpha j), last iterate). See :mod:`dsvm.solvers.asset`. ``"nesvm"``: NESVM,
+        Nesterov's optimal gradient method on the smoothed objective, one exact full-gradient
+        data pass per iteration (see :mod:`dsvm.solvers.nesvm`); C-SVM (``loss="hinge"``),
+        LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``). ``"bsgd"``: budgeted SGD for
+        the Gaussian kernel (papers/001; hinge loss, no intercept, see ``gamma``, ``budget``,
+        ``merge``); parallel streams are combined by averaging their kernel expansions and
+        merging the union back to ``budget``.
+    loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
+        ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
+        ``"squared"``: (y - p)^2 = (1 - y p)^2, the LS-SVM loss.
+    alpha : float, default=1e-4
+        Regularisation strength, the papers' lambda. Values must be in the range (0, inf).
+        For users of ``LinearSVC(C=...)`` on n samples: ``alpha = 1 / (n * C)``; the NESVM
+        paper's C is the same C = 1/(alpha n).
+    penalty : {"l2", "l1", "elasticnet"}, default="l2"
+        ``"l1"``/``"elasticnet"`` with the stochastic solvers (``"sgd"``): FOLOS proximal steps
+        for alpha * (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2), with exact zeros in
+        ``coef_`` (see :mod:`dsvm.kernels.prox`); ``"l1"`` is l1_ratio = 1. With
+        ``solver="nesvm"``, ``"l1"`` is the LP-SVM (alpha ||w||_1, smoothed).
+    l1_ratio : float, default=0.15
+        The L1 share of the elastic net. Values must be in the range [0, 1].
+    mu : float, default=0.03
+        Smoothing of the smoothed hinge. With ``loss="smoothed_hinge"`` (stochastic solvers)
+        the hinge becomes quadratic on margins in (1 - mu, 1). With ``solver="nesvm"`` the
+        paper's form: quadratic on (1 - mu ||x||_inf, 1) (and the L1 norm smoothed alike); the
+        objective minimised is within mu/2 * mean ||x_i||_inf of the true one (its Theorem 1),
+        and ``mu`` is the target mu* of homotopy. Values must be in the range (0, inf).
+    mu0 : float or None, default=None
+        Homotopy NESVM (the paper's Algorithm 2): start at ``mu0`` and solve a sequence of
+        problems with mu_t = mu0 / (t + 1) down to ``mu``, each warm-started from the last,
+        as one continued run of Nesterov's iterations; a stage ends on ``tol`` or once a pass
+        gains less than 0.3 x its smoothing error, the last on ``tol`` (see
+        :mod:`dsvm.solvers.nesvm`). ``None``: plain NESVM at ``mu``.
+    warm_start : bool, default=False
+        ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
+        ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.
+    fit_intercept : bool, default=True
+        Learn an unregularised bias.
+    max_epochs : int, default=10
+        Passes over the data in ``fit``. Values must be in the range [1, inf).
+    tol : float or None, default=1e-3
+        Stop when the epoch's objective estimate has not improved on the best by more than
+        ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
+        ``solver="nesvm"``: the epsilon of Algorithm 1 on the paper's scale: a stage (the
+        whole fit without homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol with F_mu the
+        paper's smoothed objective 1/2 ||w||^2 + C sum_i loss, which is the objective above
+        divided by alpha (the paper's experiments use 1e-3).
+    n_iter_no_change : int, default=3
+    batch_size : int, default=1
+        Rows per stochastic step (Pegasos' k).
+    average : bool, default=True
+        Predict with the average of the iterates rather than the last one. For ``"pegasos"``
+        this is the t-weighted average (Algorithm 2 of the papers returns the last iterate,
+        which ``average=False`` gives exactly); for ``"sgd"`` the Polyak-Ruppert average.
+    rho : float, default=0.5
+        ASSET averages the iterates from step rho N on (N: the steps of ``max_epochs`` epochs).
+        Values must be in the range [0, 1).
+    kernel : {"linear", "rff", "nystroem"}, RFF or Nystroem, default="linear"
+        Train the linear solver on a Gaussian-kernel feature map applied to each chunk on the
+        worker that reads it (papers/000 §2.3): random Fourier features or a Nystroem map with
+        ``n_components`` landmarks sampled in one pass over the data. The fitted map is kept in
+        ``feature_map_``, saved with the model and applied at prediction (§2.4).
+    n_components : int, default=1024
+        Size of the ``kernel`` map. Values must be in the range [1, inf).
+    gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||s - t||^2), for ``kernel`` and for
+        ``solver="bsgd"``. Values must be in the range (0, inf).
+    budget : int, default=500
+        ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range [1, inf).
+    merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
+        ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
+        to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
+    n_streams : int or None, default=None
+        Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
+        in-memory input). Fixed for the fit, so losing a worker does not change the model.
+        For in-memory input several streams run in threads of this process (one per core at
+        most), which gives the same model as running them one after another.
+    chunk_rows : int, default=65536
+        Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
+    n_workers : int or None, default=None
+        Worker processes of the embedded LocalCluster (``None``: one per core).
+    random_state : int, numpy Generator or None, default=None
+        Seeds the chunk orders and row orders; the same seed gives the same model.
+    verbose : int, default=0
+        0: silent; 1: a progress bar; 2: also one line per epoch.
+    client : distributed.Client, str or None, default=None
+        The Dask client or a scheduler address. ``None``: the active Client, else an embedded
+        LocalCluster.
+    checkpoint : str, path or None, default=None
+        A file path or fsspec URL where the full training state is written, atomically, after
+        every epoch (see :mod:`dsvm.io.checkpoints`); ``fit(..., resume=True)`` continues from it.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The sorted labels. Labels of any type are accepted in arrays (strings, objects: compared
+        as text); the kernels see their indices, and ``predict`` returns the labels themselves.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features), in the data's dtype
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Epochs run so far (for ``solver="nesvm"``: data passes, one per iteration).
+    t_ : float
+        Solver steps so far (the schedule's counter).
+    history_ : list of dict
+        Per epoch: epoch, objective, train_loss, val_accuracy, seconds, rows_per_s, n_rows, t,
+        extrapolated (averaged Pegasos: whether the model after that epoch is its average's
+        Richardson extrapolation, see :mod:`dsvm.solvers.extrapolation`; None for the others).
+        ``train_loss`` is progressive (each row's loss at the iterate before its step, free to
+        compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
+        that runs above the objective of the returned (averaged) model, which
+        :meth:`evaluate` computes exactly with one more pass.
+        ``solver="nesvm"``: per pass, ``objective`` is the exact true (unsmoothed) objective of
+        the model the fit returns at that point, ``smoothed_objective`` / ``iterate_objective``
+        the smoothed / true objective at the iterate w^k, ``smoothed_objective_y`` the smoothed
+        objective at y^(k-1) (Eq. 33), plus ``stage``, ``mu`` and ``lipschitz_factor``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dsvm import SVMClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> clf = SVMClassifier(alpha=1e-3, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9
+    True
+    """
+
+    _task: ClassVar[str] = "classification"
+    _parameter_constraints: ClassVar[dict[str, Any]] = params.CLASSIFIER
+
+    def __init__(
+        self,
+        *,
+        solver: str = "pegasos",
+        loss: str = "hinge",
+        alpha: float = 1e-4,
+        penalty: str = "l2",
+        l1_ratio: float = 0.15,
+        mu: float = 0.03,
+        mu0: float | None = None,
+        warm_start: bool = False,
+        fit_intercept: bool = True,
+        max_epochs: int = 10,
+        tol: float | None = 1e-3,
+        n_iter_no_change: int = 3,
+        batch_size: int = 1,
+        average: bool = True,
+        rho: float = 0.5,
+        kernel: Any = "linear",
+        n_components: int = 1024,
+        gamma: float = 1.0,
+        budget: int = 500,
+        merge: str = "lookup-wd",
+        n_streams: int | None = None,
+        chunk_rows: int = 65536,
+        n_workers: int | None = None,
+        random_state: int | np.random.Generator | None = None,
+        verbose: int = 0,
+        client: Any = None,
+        checkpoint: str | os.PathLike | None = None,
+    ) -> None:
+        self.solver = solver
+        self.loss = loss
+        self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.mu = mu
+        self.mu0 = mu0
+        self.warm_start = warm_start
+        self.fit_intercept = fit_intercept
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.batch_size = batch_size
+        self.average = average
+        self.rho = rho
+        self.kernel = kernel
+        self.n_components = n_components
+        self.gamma = gamma
+        self.budget = budget
+        self.merge = merge
+        self.n_streams = n_streams
+        self.chunk_rows = chunk_rows
+        self.n_workers = n_workers
+        self.random_state = random_state
+        self.verbose = verbose
+        self.client = client
+        self.checkpoint = checkpoint
+
+    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None, validation: Any = None,
+            init: Any = None, resume: bool = False) -> SVMClassifier:
+        """Train from scratch for up to ``max_epochs`` epochs.
+
+        ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
+        or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
+        scored after every epoch into ``history_[i]["val_accuracy"]``. ``init``: a fitted
+        model (anything with ``coef_`` / ``intercept_``, e.g. an SGD fit) that
+        ``solver="nesvm"`` starts from. ``resume=True``: continue from the ``checkpoint`` file
+        when it exists (up to ``max_epochs`` epochs in all), else start from scratch; the
+        result equals the uninterrupted fit's.
+        """
+        self._fit(X, y, sample_weight, validation, init, resume)
+        return self
+
+    def partial_fit(self, X: Any, y: Any = None, classes: Any = None, *,
+                    sample_weight: Any = None, validation: Any = None) -> SVMClassifier:
+        """One epoch over the data, continuing the schedule and state of earlier calls.
+
+        ``classes``: every label of the problem, on the first call (the first chunk of a
+        stream may not hold them all).
+        """
+        self._partial_fit(X, y, classes, sample_weight, validation)
+        return self
+
+    def predict(self, X: Any) -> Any:
+        """Class labels; dask input gives a lazy dask array."""
+        scores = self.decision_function(X)
+        if is_dask_collection(scores):
+            return scores.map_blocks(labels_of, self.classes_, dtype=self.classes_.dtype,
+                                     drop_axis=1 if scores.ndim == 2 else None)
+        return labels_of(scores, self.classes_)
+
+    def _stored_labels(self) -> np.ndarray:
+        return stored_labels(self.classes_)
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """Mean accuracy; ``X`` may be a dataset path (then ``y`` is None) or arrays."""
+        from sklearn.metrics import accuracy_score
+
+        return self._score_with(accuracy_score, "accuracy", X, y, sample_weight)
+
+    def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
+        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data."""
+        c = self._eval_counts(X, y)
+        return {"accuracy": c.accuracy, "loss": c.mean_loss,
+                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows}

@@ -1,0 +1,69 @@
+"""The estimators' parameter constraints (checked in ``fit`` with scikit-learn's messages)."""
+
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Any
+
+import numpy as np
+
+from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options
+from dsvm.features.maps import RFF, Nystroem
+from dsvm.kernels.bsgd import MERGE_CODES
+from dsvm.training.kernel_maps import KERNELS
+
+CLASSIFIER_SOLVERS = ("asset", "asset*", "bsgd", "nesvm", "pegasos", "sgd")
+CLASSIFIER_LOSSES = ("hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared")
+REGRESSION_SOLVERS = ("sgd", "pegasos", "asset", "asset*")
+REGRESSION_LOSSES = ("epsilon_insensitive", "squared")
+
+_POSITIVE = Interval(numbers.Real, 0.0, None, "neither")
+_COUNT = Interval(numbers.Integral, 1, None, "left")
+_BOOL = InstanceOf((bool,), "a bool")
+
+# Parameters both estimators have, with the same meaning.
+COMMON: dict[str, Any] = {
+    "alpha": _POSITIVE,
+    "penalty": Options(("l2", "l1", "elasticnet")),
+    "l1_ratio": Interval(numbers.Real, 0.0, 1.0, "both"),
+    "kernel": AnyOf((Options(KERNELS), InstanceOf((RFF, Nystroem), "")),
+                    "a str among {'linear', 'nystroem', 'rff'} or an RFF or Nystroem"),
+    "n_components": _COUNT,
+    "gamma": _POSITIVE,
+    "fit_intercept": _BOOL,
+    "max_epochs": _COUNT,
+    "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
+    "n_iter_no_change": _COUNT,
+    "batch_size": _COUNT,
+    "average": _BOOL,
+    "rho": Interval(numbers.Real, 0.0, 1.0, "left"),
+    "n_streams": NoneOr(_COUNT),
+    "chunk_rows": _COUNT,
+    "n_workers": NoneOr(_COUNT),
+    "random_state": AnyOf(
+        (NoneOr(Interval(numbers.Integral, 0, None, "left")),
+         InstanceOf((np.random.Generator,), "a Generator")),
+        "an int in the range [0, inf), a numpy Generator or None",
+    ),
+    "verbose": Interval(numbers.Integral, 0, None, "left"),
+    "checkpoint": NoneOr(InstanceOf((str, os.PathLike), "a path or URL string")),
+}
+
+CLASSIFIER: dict[str, Any] = {
+    **COMMON,
+    "solver": Options(CLASSIFIER_SOLVERS),
+    "loss": Options(CLASSIFIER_LOSSES),
+    "mu": _POSITIVE,
+    "mu0": NoneOr(_POSITIVE),
+    "warm_start": _BOOL,
+    "budget": _COUNT,
+    "merge": Options(tuple(MERGE_CODES)),
+}
+
+REGRESSOR: dict[str, Any] = {
+    **COMMON,
+    "solver": Options(REGRESSION_SOLVERS),
+    "loss": Options(REGRESSION_LOSSES),
+    "epsilon": Interval(numbers.Real, 0.0, None, "left"),
+}

@@ -1,0 +1,68 @@
+"""Prediction for every estimator and every input: arrays, dask arrays, datasets.
+
+NumPy/SciPy input is predicted here (through the fitted feature map, if any); dask input gives a
+lazy dask array computed chunk by chunk on the workers (dask-ml's ``ParallelPostFit``); a
+dataset is predicted by tasks that read their own chunks (:mod:`dsvm.training.evaluation`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import block_from_arrays
+from dsvm.solvers.objective import decision_block
+from dsvm.training.inputs import is_dask_collection
+
+
+def decision_numpy(X: Any, coef: np.ndarray, intercept: np.ndarray,
+                   keep_2d: bool = False) -> np.ndarray:
+    """Decision values of in-memory rows: (n,) for one output, else (n, K)."""
+    scores = decision_block(coef, intercept, block_from_arrays(X, np.zeros(X.shape[0])))
+    if keep_2d or scores.shape[1] > 1:
+        return scores
+    return scores[:, 0]
+
+
+def mapped_input(X: Any, fmap: Any) -> Any:
+    """Arrays (or a lazy dask array) through the fitted feature map, if any."""
+    if fmap is None:
+        return X
+    if is_dask_collection(X):
+        return X.map_blocks(fmap.transform, dtype=X.dtype,
+                            chunks=(X.chunks[0], (fmap.n_output_features,)))
+    return fmap.transform(X)
+
+
+def decision_dask(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) -> Any:
+    """A lazy dask array of decision values, one task per chunk of ``X``."""
+    X = mapped_input(X, fmap)
+    n_out = coef.shape[0]
+    return X.map_blocks(
+        decision_numpy, coef, intercept, dtype=np.float64,
+        chunks=(X.chunks[0], (n_out,)) if n_out > 1 else (X.chunks[0],),
+        drop_axis=None if n_out > 1 else 1,
+    )
+
+
+def decision_arrays(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) -> np.ndarray:
+    """(n, K) decision values of NumPy/SciPy rows."""
+    X = X if sp.issparse(X) else np.asarray(X)
+    return decision_numpy(mapped_input(X, fmap), coef, intercept, keep_2d=True)
+
+
+def labels_of(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """The predicted labels: the sign for one output, else the largest decision value."""
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(np.intp)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def stored_labels(classes: np.ndarray) -> np.ndarray:
+    """What a prediction store holds for each class: the class values, or their indices when
+    they are text (see :mod:`dsvm.data.predictions`)."""
+    if classes.dtype.kind not in "biuf":
+        return np.arange(len(classes), dtype=np.int32)
+    return np.asarray(classes)

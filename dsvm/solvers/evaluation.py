@@ -1,0 +1,92 @@
+"""Evaluation sums over row blocks: loss, accuracy and the sums behind R^2, additive over chunks.
+
+Every quantity is a sum over rows, so the sums of any grouping of chunks add up to those of the
+whole data set: tasks sum their chunks and the sums are added in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.blocks import Block
+from dsvm.solvers.base import encode_labels
+from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
+from dsvm.solvers.targets import targets_for
+
+
+@dataclass
+class EvalCounts:
+    """Additive evaluation sums over chunks."""
+
+    loss_sum: float = 0.0
+    weight_sum: float = 0.0
+    n_correct: int = 0
+    n_rows: int = 0
+    # regression (classes None): sums for R^2 = 1 - sq_err / (y_sq_sum - y_sum^2 / n_rows)
+    sq_err: float = 0.0
+    y_sum: float = 0.0
+    y_sq_sum: float = 0.0
+
+    def __add__(self, other: EvalCounts) -> EvalCounts:
+        return EvalCounts(
+            self.loss_sum + other.loss_sum,
+            self.weight_sum + other.weight_sum,
+            self.n_correct + other.n_correct,
+            self.n_rows + other.n_rows,
+            self.sq_err + other.sq_err,
+            self.y_sum + other.y_sum,
+            self.y_sq_sum + other.y_sq_sum,
+        )
+
+    @property
+    def accuracy(self) -> float:
+        return self.n_correct / max(self.n_rows, 1)
+
+    @property
+    def mean_loss(self) -> float:
+        return self.loss_sum / max(self.weight_sum, 1e-300)
+
+    @property
+    def r2(self) -> float:
+        """R^2 = 1 - SS_res / SS_tot (NaN for constant targets)."""
+        n = max(self.n_rows, 1)
+        ss_tot = self.y_sq_sum - self.y_sum * self.y_sum / n
+        if ss_tot <= 0.0:
+            return float("nan")
+        return 1.0 - self.sq_err / ss_tot
+
+
+def add_counts(parts: list[EvalCounts | None]) -> EvalCounts:
+    """The sum of evaluation sums (``None`` entries: tasks without rows)."""
+    total = EvalCounts()
+    for part in parts:
+        if part is not None:
+            total = total + part
+    return total
+
+
+def regression_counts(coef: np.ndarray, intercept: np.ndarray,
+                      block: Block) -> tuple[float, float, float]:
+    """(sum (y - p)^2, sum y, sum y^2) over a block, float64: additive sums for R^2."""
+    p = decision_block(coef, intercept, block)[:, 0]
+    y = np.asarray(block.y, dtype=np.float64)
+    return float(np.sum((y - p) ** 2)), float(y.sum()), float(y @ y)
+
+
+def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
+                   classes: np.ndarray | None, loss: Any, where: str) -> EvalCounts:
+    """Loss, accuracy (or regression sums when ``classes`` is None) of one block."""
+    if block.n_samples == 0:
+        return EvalCounts()
+    if classes is None:  # regression
+        loss_sum, weight_sum = loss_block(coef, intercept, block, targets_for(block.y, None, where),
+                                          loss)
+        return EvalCounts(float(loss_sum), float(weight_sum), 0, block.n_samples,
+                          *regression_counts(coef, intercept, block))
+    codes = encode_labels(block.y, classes, where=where)
+    loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss)
+    n_correct, n_rows = accuracy_counts(coef, intercept, block, codes)
+    return EvalCounts(float(loss_sum), float(weight_sum), int(n_correct), int(n_rows))

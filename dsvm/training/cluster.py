@@ -1,0 +1,25 @@
+"""Connecting to a cluster from outside the training layer (the command line): a scheduler
+address or file, with TLS, resolved to a client without the caller knowing distributed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def connect(address: str, *, tls: tuple[str | None, str | None, str | None] | None = None,
+            timeout: float | str = "10s") -> Any:
+    """A client of the scheduler at ``address`` (or in the scheduler file ``address``);
+    ``tls``: (CA file, certificate, key) for a ``tls://`` scheduler."""
+    from dsvm.distributed.client import connect as _connect
+    from dsvm.distributed.client import tls_security
+
+    security = None if tls is None else tls_security(*tls)
+    return _connect(address, security=security, timeout=timeout)
+
+
+def quiet_cluster_logs(level: int) -> None:
+    """Keep a command's output readable: distributed's INFO logs of every client and worker
+    coming and going only at ``level`` INFO or below."""
+    from dsvm.distributed.client import quiet_logs
+
+    quiet_logs(level)

@@ -1,0 +1,78 @@
+"""Scoring and predicting over sources: evaluation sums, decision values, prediction stores.
+
+Every function takes an engine, so a dataset on a cluster is scored and predicted by tasks that
+read their own chunks; only sums, decision values (``decision_values``, for data the caller
+wants in memory) or row counts (``write_predictions``) come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dsvm.distributed.engine import Engine, LocalEngine, spread
+from dsvm.distributed.sources import map_source
+from dsvm.distributed.tasks import Decide, Evaluate, WritePredictions
+from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.solvers.evaluation import EvalCounts, add_counts
+from dsvm.training.inputs import validation_source
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+
+
+def evaluate(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Any,
+             class_values: np.ndarray | None, loss: Any) -> EvalCounts:
+    """Loss and accuracy sums (regression: the sums behind R^2) of a model over ``source``."""
+    n_groups = 1 if isinstance(engine, LocalEngine) else 2 * engine.n_workers
+    return engine.reduce(Evaluate(coef, intercept, class_values, loss), source,
+                         spread(source.n_chunks, n_groups), add_counts, name="evaluate",
+                         what="evaluation")
+
+
+def decision_values(engine: Engine, coef: np.ndarray, intercept: np.ndarray,
+                    source: Any) -> np.ndarray:
+    """Decision values (n_rows, n_outputs) of every row of ``source``, in order."""
+    parts = list(engine.map(Decide(coef, intercept), source, range(source.n_chunks),
+                            name="decision", what="prediction"))
+    return np.concatenate(parts) if parts else np.zeros((0, coef.shape[0]))
+
+
+def write_predictions(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Any,
+                      labels: np.ndarray | None, writer: Any) -> int:
+    """Every chunk predicted and written into a prediction store by a task (only row counts
+    come back); returns the rows written."""
+    task = WritePredictions(coef, intercept, labels, writer)
+    return sum(engine.map(task, source, range(source.n_chunks), name="write-predictions",
+                          what="prediction"))
+
+
+def predictor(solver: LocalSolver, state: SolverState,
+              fmap: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+    """(coef, intercept, feature map or None) that predict for ``state``."""
+    own = getattr(solver, "predictor", None)
+    if own is not None:  # BSGD: its kernel expansion
+        return own(state)
+    coef, intercept = state.model()
+    return coef, intercept, fmap
+
+
+def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,
+                      validation: Any) -> Callable[[SolverState], float] | None:
+    """What ``history_[i]["val_accuracy"]`` records after each epoch: accuracy on the
+    validation data (R^2 for regressors); None without validation data."""
+    if validation is None:
+        return None
+    text = record.classes if record.classes is not None and \
+        record.classes.dtype.kind not in "biuf" else None
+    source = validation_source(validation, classify=spec.classifies,
+                               chunk_rows=spec.chunk_rows, text_classes=text)
+
+    def score(state: SolverState) -> float:
+        coef, intercept, fmap = predictor(solver, state, record.feature_map)
+        counts = evaluate(engine, coef, intercept, map_source(source, fmap),
+                          record.class_values, spec.loss)
+        return counts.accuracy if spec.classifies else counts.r2
+
+    return score

@@ -1,0 +1,77 @@
+"""Kernel feature maps in a fit: building the map, fitting it on the workers, saving it.
+
+RFF needs only the number of features; Nystroem's landmarks are a uniform sample drawn in one
+pass on the workers (bottom-k sampling, :mod:`dsvm.features.sampling`), each task returning at
+most ``n_components`` rows, so the data never comes to the client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dsvm.distributed.engine import Engine, spread
+from dsvm.distributed.tasks import MergeSamples, SampleRows
+from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
+
+KERNELS = ("linear", "rff", "nystroem")
+
+
+def make_feature_map(kernel: Any, n_components: int, gamma: float,
+                     random_state: Any) -> FeatureMap | None:
+    """The unfitted map for ``kernel`` ("linear": none); a given RFF/Nystroem is copied."""
+    if isinstance(kernel, (RFF, Nystroem)):
+        params = {k: v for k, v in vars(kernel).items() if not k.endswith("_") and k in
+                  ("n_components", "gamma", "eigen_threshold", "random_state")}
+        if params.get("random_state") is None and isinstance(random_state, (int, np.integer)):
+            params["random_state"] = int(random_state)  # the fit's seed: resumable
+        return type(kernel)(**params)
+    seed = int(random_state) if isinstance(random_state, (int, np.integer)) else None
+    if kernel == "rff":
+        return RFF(int(n_components), float(gamma), random_state=seed)
+    if kernel == "nystroem":
+        return Nystroem(int(n_components), float(gamma), random_state=seed)
+    return None
+
+
+def check_kernel_solver(kernel: Any, solver: str) -> None:
+    if solver in ("bsgd", "nesvm") and not (isinstance(kernel, str) and kernel == "linear"):
+        what = ("trains the Gaussian kernel itself" if solver == "bsgd"
+                else "trains linear models only")
+        raise ValueError(
+            f"solver={solver!r} {what}; kernel must be 'linear' with it (got "
+            f"kernel={kernel!r}). Use kernel='rff' or 'nystroem' with a stochastic linear "
+            "solver (pegasos, sgd, asset) instead."
+        )
+
+
+def sample_landmarks(engine: Engine, source: Any, n: int, seed: int) -> Any:
+    """A uniform sample of ``n`` rows drawn in one pass over the chunks, on the workers."""
+    groups = spread(source.n_chunks, 2 * engine.n_workers)
+    return engine.reduce(SampleRows(n, seed), source, groups, MergeSamples(n), name="sample",
+                         what="landmark sampling")
+
+
+def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Any, seed: int) -> FeatureMap:
+    """Fit ``fmap`` to the data behind ``source`` without bringing the data to the client."""
+    if isinstance(fmap, Nystroem):
+        fmap.check_params()
+        sample = sample_landmarks(engine, source, int(fmap.n_components), seed)
+        if sample is None:
+            raise ValueError(f"Nystroem: {source.describe()} has no rows to sample landmarks from.")
+        return fmap.fit_landmarks(sample.rows)
+    if not isinstance(fmap, RFF):
+        raise TypeError(f"Cannot fit a {type(fmap).__name__} to data.")
+    return fmap.fit(n_features=source.n_features, seed=seed if fmap.random_state is None else None)
+
+
+def map_parts(fmap: FeatureMap | None) -> tuple[dict[str, np.ndarray], dict[str, Any] | None]:
+    """The map as model-file arrays and its JSON description (none: ({}, None))."""
+    if fmap is None:
+        return {}, None
+    return dict(fmap.to_arrays()), fmap.meta()
+
+
+def map_from_parts(arrays: dict[str, np.ndarray], meta: dict[str, Any] | None) -> FeatureMap | None:
+    return None if meta is None else map_from_arrays(meta, arrays)

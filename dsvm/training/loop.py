@@ -1,0 +1,152 @@
+"""The epoch loop: ship the state, run the streams, combine, record, decide whether to stop.
+
+Each epoch re-draws the chunk order from (seed, epoch) and deals the chunks to a fixed number of
+streams; a stream is one task that reads its chunks itself and makes a local pass over them
+(:class:`dsvm.distributed.tasks.StreamPass`); the engine combines the streams' partials (a tree
+reduction on a cluster) and only the new state returns here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dsvm.combine.base import Combiner
+from dsvm.data.order import deal_chunks, epoch_chunk_order
+from dsvm.distributed.engine import Engine
+from dsvm.distributed.tasks import StreamPass
+from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
+from dsvm.training.progress import EpochProgress
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FitPlan:
+    """Everything fixed for the whole fit (and for every partial_fit after it)."""
+
+    seed: int
+    n_streams: int
+    tol: float | None = None
+    n_iter_no_change: int = 3
+    verbose: int = 0
+
+
+@dataclass
+class LoopResult:
+    state: SolverState
+    history: list[dict[str, Any]] = field(default_factory=list)
+    converged: bool = False
+
+
+def objective_of(state: SolverState, solver: LocalSolver, loss_mean: float) -> float:
+    """The epoch's objective estimate: the penalty at the model plus the progressive loss."""
+    coef, _ = state.model()
+    penalty_of = getattr(solver, "penalty_of", None)  # L1 / elastic net (solvers.penalties)
+    if penalty_of is not None:
+        return float(penalty_of(coef) + loss_mean)
+    return float(0.5 * solver.alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
+
+
+class StoppingRule:
+    """scikit-learn's rule: stop after ``n_iter_no_change`` epochs that do not improve the best
+    objective by more than ``tol``. Replayed over a resumed fit's history, so that it stops
+    exactly where the uninterrupted fit would."""
+
+    def __init__(self, tol: float | None, n_iter_no_change: int,
+                 history: list[dict[str, Any]]) -> None:
+        self.tol, self.patience = tol, int(n_iter_no_change)
+        self.best, self.stale = math.inf, 0
+        for record in history:
+            self.observe(record["objective"])
+
+    def observe(self, objective: float) -> bool:
+        """Record an epoch's objective; True when the fit should stop."""
+        if self.tol is not None:
+            self.stale = self.stale + 1 if objective > self.best - self.tol else 0
+        self.best = min(self.best, objective)
+        return self.tol is not None and self.stale >= self.patience
+
+
+def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
+              classes: np.ndarray | None, state: SolverState, plan: FitPlan,
+              epoch: int) -> tuple[SolverState, PassStats]:
+    """One epoch: every chunk read once by one of the ``plan.n_streams`` streams."""
+    order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
+    selection = selection_of(solver)
+    shipped = state if selection is None else selection.ship(state, source.n_samples)
+    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed)
+    partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
+                            name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
+    new, stats = combiner.finalize(partial, shipped)
+    if selection is not None:
+        selection.update(state, shipped, new, stats)
+    return new, stats
+
+
+def epoch_record(epoch: int, state: SolverState, stats: PassStats, solver: LocalSolver,
+                 seconds: float, val: float | None) -> dict[str, Any]:
+    loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
+    return {
+        "epoch": epoch + 1,
+        "objective": objective_of(state, solver, loss_mean),
+        "train_loss": loss_mean,
+        "val_accuracy": val,
+        "seconds": seconds,
+        "rows_per_s": stats.n_rows / seconds if seconds > 0 else float("inf"),
+        "n_rows": stats.n_rows,
+        "t": state.t,
+        # averaged Pegasos: whether the model is its average's extrapolation
+        "extrapolated": None if state.selection is None else bool(state.selection.use),
+    }
+
+
+def run_epochs(
+    *,
+    engine: Engine,
+    solver: LocalSolver,
+    combiner: Combiner,
+    source: Any,
+    classes: np.ndarray | None,
+    state: SolverState,
+    plan: FitPlan,
+    first_epoch: int,
+    n_epochs: int,
+    validate: Callable[[SolverState], float] | None = None,
+    history: list[dict[str, Any]] | None = None,
+    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], None] | None = None,
+) -> LoopResult:
+    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
+
+    ``on_epoch(state, history, converged)`` runs after every epoch (checkpoints, job progress).
+    """
+    history = list(history or [])
+    progress = EpochProgress(n_epochs, plan.verbose)
+    rule = StoppingRule(plan.tol, plan.n_iter_no_change, history)
+    converged = False
+    try:
+        for epoch in range(first_epoch, first_epoch + n_epochs):
+            tic = time.perf_counter()
+            state, stats = run_epoch(engine, solver, combiner, source, classes, state, plan,
+                                     epoch)
+            seconds = time.perf_counter() - tic
+            record = epoch_record(epoch, state, stats, solver, seconds,
+                                  validate(state) if validate is not None else None)
+            history.append(record)
+            progress.update(record)
+            converged = rule.observe(record["objective"])
+            if converged:
+                logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
+            if on_epoch is not None:
+                on_epoch(state, history, converged)
+            if converged:
+                break
+    finally:
+        progress.close()
+    return LoopResult(state=state, history=history, converged=converged)

@@ -1,0 +1,167 @@
+"""A NESVM fit: one exact gradient pass per iteration, Eq. 33-35 applied here.
+
+NESVM is not a per-row stochastic pass, so it does not go through the epoch loop: each
+iteration is one exact data pass (:class:`dsvm.distributed.tasks.GradientPass`, one task per
+group of chunks, the shares added in a tree on the workers through the engine), and this
+process applies the paper's update (:func:`dsvm.solvers.nesvm_run.nesvm_minimize`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from dsvm.combine.gradient import add_shares
+from dsvm.distributed.engine import Engine, LocalEngine, spread
+from dsvm.distributed.sources import input_features
+from dsvm.distributed.tasks import GradientPass
+from dsvm.exceptions import ConvergenceWarning
+from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
+from dsvm.solvers.nesvm_run import nesvm_minimize
+from dsvm.training.engines import engine_for
+from dsvm.training.evaluation import evaluate
+from dsvm.training.inputs import source_of, validation_source
+from dsvm.training.progress import EpochProgress
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+
+
+class GradientOracle:
+    """``oracle(points, mu)`` -> the full :class:`GradientShare` of one pass over ``source``:
+    ``n_tasks`` groups of chunks (the worker count by default; one group in this process)."""
+
+    def __init__(self, engine: Engine, source: Any, problem: NesvmProblem, classes: np.ndarray,
+                 *, n_tasks: int | None = None) -> None:
+        self.engine = engine
+        self.source = source
+        self.problem = problem
+        self.classes = np.asarray(classes, dtype=np.float64)
+        default = 1 if isinstance(engine, LocalEngine) else engine.n_workers
+        self.groups = spread(source.n_chunks, int(n_tasks or default))
+        self.passes = 0
+
+    def __call__(self, points: Points, mu: float) -> GradientShare:
+        self.passes += 1
+        total = self.engine.reduce(GradientPass(points, self.problem, mu, self.classes),
+                                   self.source, self.groups, add_shares, name="nesvm-pass",
+                                   combine_name="nesvm-add", what=f"NESVM pass {self.passes}")
+        if total is None:
+            raise ValueError(f"The training data ({self.source.describe()}) has no rows.")
+        return total
+
+
+def starting_point(init: Any, n_outputs: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """theta^0: the fitted model ``init`` (anything with ``coef_``/``intercept_``), else zeros
+    (the paper's w^0 = 0)."""
+    if init is None:
+        return np.zeros((n_outputs, n_features)), np.zeros(n_outputs)
+    coef = np.atleast_2d(np.asarray(getattr(init, "coef_", None), dtype=np.float64))
+    intercept = np.atleast_1d(np.asarray(getattr(init, "intercept_", np.zeros(n_outputs)),
+                                         dtype=np.float64))
+    if coef.shape != (n_outputs, n_features) or intercept.shape != (n_outputs,):
+        raise ValueError(
+            f"The initial model has coef_ of shape {coef.shape} and intercept_ of shape "
+            f"{intercept.shape}; this fit needs ({n_outputs}, {n_features}) and ({n_outputs},)."
+        )
+    return coef.copy(), intercept.copy()
+
+
+def _settings(spec: FitSpec) -> NesvmSettings:
+    p = spec.params
+    # tol is Algorithm 1's epsilon on the paper's objective, which is ours divided by alpha
+    tol = None if spec.tol is None else float(spec.tol) * float(p["alpha"])
+    settings = NesvmSettings(mu=float(p["mu"]), mu0=None if p.get("mu0") is None
+                             else float(p["mu0"]), tol=tol, max_passes=spec.max_epochs)
+    _warn_if_homotopy_cannot_finish(settings, spec.estimator)
+    return settings
+
+
+def _classes(source: Any, init: Any, previous: Any) -> np.ndarray:
+    values = np.unique(np.asarray(source.label_values()))
+    if len(values) < 2:
+        raise ValueError(
+            f"The training data ({source.describe()}) has one class only ({values.tolist()}); "
+            "a classifier needs at least two.")
+    if init is not None and hasattr(init, "classes_"):
+        return np.asarray(init.classes_)
+    if previous is not None:
+        return np.asarray(previous)
+    return values
+
+
+def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
+              validation: Any = None, init: Any = None, warm: Any = None) -> FittedModel:
+    """Fit NESVM. ``init``: a fitted model to start from; ``warm``: the estimator's previous
+    fit (``warm_start=True``), whose classes and model it continues."""
+    source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows,
+                             text_classes=_text_of(warm))
+    start_from = init if init is not None else warm
+    with engine_for(source, spec.client, spec.n_workers) as engine:
+        shown = text if text is not None else _classes(
+            source, init, None if warm is None else getattr(warm, "classes_", None))
+        values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
+                  else np.asarray(shown, dtype=np.float64))
+        coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
+                                           source.n_features)
+        p = spec.params
+        problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
+                               fit_intercept=bool(p["fit_intercept"]))
+        settings = _settings(spec)
+        oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams)
+        progress = EpochProgress(settings.max_passes, spec.verbose)
+        on_pass = _pass_callback(engine, spec, values, progress, text, validation)
+        try:
+            result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
+        finally:
+            progress.close()
+    dtype = source.dtype
+    state = SolverState(coef=result.coef.astype(dtype), intercept=result.intercept.astype(dtype),
+                        t=float(result.n_passes))
+    if spec.tol is not None and not result.converged:
+        warnings.warn(
+            f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
+            f"before |F_mu(w^k+1) - F_mu(w^k)| fell below tol={spec.tol}; consider more passes.",
+            ConvergenceWarning, stacklevel=5)
+    return FittedModel(coef=state.coef, intercept=state.intercept, state=state, classes=shown,
+                       class_values=values, n_features_in=input_features(source),
+                       n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
+                       history=result.history, converged=bool(result.converged))
+
+
+def _text_of(warm: Any) -> np.ndarray | None:
+    classes = None if warm is None else getattr(warm, "classes_", None)
+    return classes if classes is not None and classes.dtype.kind not in "biuf" else None
+
+
+def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
+                   text: np.ndarray | None, validation: Any) -> Any:
+    val_source = None if validation is None else validation_source(
+        validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
+
+    def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> None:
+        record["val_accuracy"] = None
+        if val_source is not None:
+            # the model that fit would return now: the solver's best measured point
+            record["val_accuracy"] = evaluate(engine, coef, intercept, val_source, values,
+                                              "hinge").accuracy
+        progress.update(record)
+
+    return on_pass
+
+
+def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:
+    """Eq. 44's mu_t = mu0 / (t + 1) takes about mu0 / mu stages and each stage takes at least
+    one pass: with fewer passes than stages the fit ends before it reaches the target mu."""
+    stages = len(settings.schedule())
+    if stages > settings.max_passes:
+        warnings.warn(
+            f"{who}(solver='nesvm', mu0={settings.mu0}, mu={settings.mu}): homotopy's schedule "
+            f"mu0/(t+1) has {stages} stages of at least one pass each, more than "
+            f"max_epochs={settings.max_passes}; the fit will stop before reaching mu. Use a "
+            "smaller mu0 or more passes (with the default steps plain NESVM, mu0=None, "
+            "measured as fast or faster; see dsvm/solvers/nesvm.py).",
+            ConvergenceWarning, stacklevel=7,
+        )

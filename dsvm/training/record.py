@@ -1,0 +1,46 @@
+"""What a fit returns: a plain record of the fitted model and of the fit that made it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dsvm.features.maps import FeatureMap
+from dsvm.solvers.base import SolverState
+
+
+@dataclass
+class FittedModel:
+    """A fitted model and everything needed to continue its fit.
+
+    coef, intercept : what predicts, in the data's dtype ((K, d) and (K,)); for a kernel map
+        or BSGD's expansion, in the mapped space of ``feature_map``.
+    classes : the labels as given (numbers or text), None for a regressor.
+    class_values : float64 values the kernels see for ``classes`` (the labels themselves when
+        numeric, their indices otherwise); None for a regressor.
+    state : the solver's state (iterate, averages, counters) that a later ``partial_fit``
+        continues from.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    state: SolverState
+    classes: np.ndarray | None
+    class_values: np.ndarray | None
+    n_features_in: int
+    n_samples: int
+    seed: int
+    n_streams: int
+    feature_map: FeatureMap | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    converged: bool = False
+
+    @property
+    def n_iter(self) -> int:
+        return len(self.history)
+
+    @property
+    def t(self) -> float:
+        return float(self.state.t)

@@ -1,0 +1,92 @@
+"""What a fit is asked to do: the validated parameters of an estimator, as one typed record.
+
+The estimators validate their parameters and hand the training layer a :class:`FitSpec`;
+nothing below reads an estimator. ``params`` keeps the flat scikit-learn-style parameters (the
+solver picks its own from them, :func:`dsvm.solvers.registry.solver_from_params`; checkpoints
+and model files record them); the typed fields are what the training loop itself uses.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dsvm.kernels.losses import loss_param
+from dsvm.solvers.base import LocalSolver
+from dsvm.solvers.registry import solver_from_params
+from dsvm.solvers.targets import LossSpec
+
+CLASSIFICATION = "classification"
+REGRESSION = "regression"
+
+
+@dataclass(frozen=True)
+class FitSpec:
+    """A fit's plan, fixed before it starts."""
+
+    estimator: str  # the estimator's class name, recorded in checkpoints
+    task: str  # CLASSIFICATION or REGRESSION
+    params: Mapping[str, Any] = field(repr=False)
+    solver: str = "pegasos"
+    max_epochs: int = 10
+    tol: float | None = None
+    n_iter_no_change: int = 3
+    n_streams: int | None = None
+    chunk_rows: int = 65536
+    n_workers: int | None = None
+    random_state: Any = None
+    verbose: int = 0
+    checkpoint: str | os.PathLike | None = None
+    client: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_params(cls, estimator: str, task: str, params: Mapping[str, Any]) -> FitSpec:
+        """The spec of an estimator named ``estimator`` with (validated) ``params``."""
+        clean = {k: v for k, v in params.items() if k != "client"}
+        return cls(
+            estimator=estimator, task=task, params=clean, solver=str(params["solver"]),
+            max_epochs=int(params["max_epochs"]),
+            tol=None if params["tol"] is None else float(params["tol"]),
+            n_iter_no_change=int(params["n_iter_no_change"]),
+            n_streams=None if params.get("n_streams") is None else int(params["n_streams"]),
+            chunk_rows=int(params.get("chunk_rows", 65536)),
+            n_workers=params.get("n_workers"),
+            random_state=params.get("random_state"),
+            verbose=int(params.get("verbose", 0)),
+            checkpoint=params.get("checkpoint"),
+            client=params.get("client"),
+        )
+
+    @property
+    def classifies(self) -> bool:
+        return self.task == CLASSIFICATION
+
+    @property
+    def loss(self) -> LossSpec:
+        """The loss with its parameter (mu, epsilon), as evaluation needs it."""
+        name = str(self.params["loss"])
+        return LossSpec(name, loss_param(name, mu=self.params.get("mu", 0.0),
+                                         epsilon=self.params.get("epsilon", 0.0)))
+
+    def make_solver(self, n_samples: int | None) -> LocalSolver:
+        """The local solver with its hyper-parameters (``n_samples``: ASSET's N)."""
+        return solver_from_params(self.params, n_samples)
+
+    def jsonable_params(self) -> dict[str, Any]:
+        """The parameters as a model file or checkpoint records them (JSON values only)."""
+        out: dict[str, Any] = {}
+        for k, v in self.params.items():
+            if isinstance(v, np.random.Generator):
+                v = None
+            elif isinstance(v, (np.integer, np.floating)):
+                v = v.item()
+            elif isinstance(v, os.PathLike):
+                v = os.fspath(v)
+            elif hasattr(v, "kind") and k == "kernel":  # an RFF / Nystroem object
+                v = v.kind
+            out[k] = v
+        return out

@@ -1,0 +1,240 @@
+"""A stochastic fit from start to finish: source, feature map, start or resume, epochs, record.
+
+``fit_stochastic`` is what ``fit`` and ``partial_fit`` of every estimator call for the
+per-row solvers (pegasos, sgd, asset, bsgd): it resolves the input to a source, opens the
+engine, fits the kernel map, starts the solver (or restores it from a checkpoint, or continues
+an earlier fit), runs the epoch loop with its stopping rule, checkpoints and hooks, and returns
+a :class:`~dsvm.training.record.FittedModel`. Only this layer composes solvers, combiners,
+engines and checkpoints.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dsvm.combine import combiner_for
+from dsvm.data.order import draw_seed
+from dsvm.distributed.engine import Engine
+from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.distributed.sources import DatasetSource, input_features, map_source
+from dsvm.distributed.tasks import Calibrate, first
+from dsvm.exceptions import ConvergenceWarning
+from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
+from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.training import kernel_maps
+from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
+from dsvm.training.engines import engine_for
+from dsvm.training.evaluation import validation_scorer
+from dsvm.training.inputs import source_of
+from dsvm.training.loop import FitPlan, run_epochs
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Fit:
+    """A fit in progress: what stays fixed between its epochs (and partial_fit calls)."""
+
+    spec: FitSpec
+    source: Any  # the training rows, through the feature map
+    record: FittedModel
+
+
+def class_values(spec: FitSpec, source: Any, classes: Any,
+                 text: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(classes as shown, float64 values the kernels see) of a new fit; (None, None) for a
+    regression."""
+    if not spec.classifies:
+        inner = getattr(source, "inner", source)
+        if isinstance(inner, DatasetSource) and inner.dataset.classes is not None \
+                and len(inner.dataset.classes) <= 2:
+            stored = list(inner.dataset.classes)
+            raise ValueError(
+                f"The training data ({source.describe()}) has {len(stored)} distinct target "
+                f"values ({stored}): a classification dataset? Use SVMClassifier "
+                "(dsvm train --task classification).")
+        return None, None
+    if text is not None:
+        return text, np.arange(len(text), dtype=np.float64)
+    values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
+    if values.dtype.kind not in "biuf":
+        raise ValueError(f"Labels must be numeric; got dtype {values.dtype}.")
+    if len(values) < 2:
+        raise ValueError(f"The training data ({source.describe()}) has one class only "
+                         f"({values.tolist()}); a classifier needs at least two.")
+    return values, np.asarray(values, dtype=np.float64)
+
+
+def start(spec: FitSpec, engine: Engine, source: Any, *, classes: Any, text: np.ndarray | None,
+          seed: int, fmap: Any) -> FittedModel:
+    """A fresh fit: classes, the solver's first state, calibrated on the first chunk."""
+    shown, values = class_values(spec, source, classes, text)
+    solver = spec.make_solver(source.n_samples)
+    n_outputs = 1 if values is None else n_outputs_for(len(values))
+    state = solver.init_state(source.n_features, n_outputs, source.dtype)
+    state = engine.reduce(Calibrate(state, solver, values), source, [[0]], first,
+                          name="calibrate", what="calibration")
+    return FittedModel(
+        coef=state.coef, intercept=state.intercept, state=state, classes=shown,
+        class_values=values, n_features_in=input_features(source), n_samples=source.n_samples,
+        seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), feature_map=fmap)
+
+
+def restored(spec: FitSpec, ckpt: Any, source: Any, fmap: Any) -> FittedModel:
+    """The fit a checkpoint holds."""
+    classes = ckpt.classes if len(ckpt.classes) else None  # regressors have none
+    values = None
+    if classes is not None:
+        values = (np.arange(len(classes), dtype=np.float64) if classes.dtype.kind not in "biuf"
+                  else np.asarray(classes, dtype=np.float64))
+    state = state_of(ckpt)
+    return FittedModel(
+        coef=state.coef, intercept=state.intercept, state=state, classes=classes,
+        class_values=values, n_features_in=ckpt.n_features, n_samples=source.n_samples,
+        seed=ckpt.seed, n_streams=ckpt.n_streams, feature_map=fmap, history=list(ckpt.history),
+        converged=ckpt.converged)
+
+
+def resume_checkpoint(spec: FitSpec, source: Any) -> Any:
+    """The checkpoint to resume from, or None (no file yet: start from scratch)."""
+    if spec.checkpoint is None:
+        raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
+    if not checkpoint_exists(spec.checkpoint):
+        logger.info("no checkpoint at %s yet: starting from scratch", spec.checkpoint)
+        return None
+    ckpt = load_checkpoint(spec.checkpoint)
+    check_resumable(spec, ckpt, source.n_features, source.dtype, os.fspath(spec.checkpoint))
+    return ckpt
+
+
+def epoch_callback(fit: Fit) -> Callable[[SolverState, list, bool], None] | None:
+    """What runs after each epoch: the checkpoint write and any hooks (detached jobs)."""
+    hooks = EPOCH_HOOKS.get()
+    spec, record = fit.spec, fit.record
+    if spec.checkpoint is None and not hooks:
+        return None
+
+    def on_epoch(state: SolverState, history: list, converged: bool) -> None:
+        if spec.checkpoint is not None:
+            save_checkpoint(spec.checkpoint, checkpoint_of(
+                spec, state, history=history, converged=converged, classes=record.classes,
+                seed=record.seed, n_streams=record.n_streams, n_features=record.n_features_in,
+                n_chunks=fit.source.n_chunks, source=fit.source.describe()))
+        for hook in hooks:
+            hook(spec, state, history, converged)
+
+    return on_epoch
+
+
+def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool) -> FittedModel:
+    """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
+    spec, record = fit.spec, fit.record
+    solver = spec.make_solver(record.n_samples)
+    plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
+                   n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose)
+    validate = validation_scorer(engine, spec, record, solver, validation)
+    result = run_epochs(
+        engine=engine, solver=solver, combiner=combiner_for(solver), source=fit.source,
+        classes=record.class_values, state=record.state, plan=plan, first_epoch=record.n_iter,
+        n_epochs=n_epochs, validate=validate, history=record.history,
+        on_epoch=epoch_callback(fit))
+    record = publish(record, result.state, solver, history=result.history,
+                     converged=result.converged)
+    if warn and not result.converged and n_epochs > 1:
+        warnings.warn(
+            f"{spec.estimator} stopped at max_epochs={n_epochs} before the objective changed "
+            f"by less than tol={spec.tol}; consider more epochs.", ConvergenceWarning,
+            stacklevel=6)
+    return record
+
+
+def publish(record: FittedModel, state: SolverState, solver: Any, *,
+            history: list[dict[str, Any]], converged: bool) -> FittedModel:
+    """The record with the model ``state`` predicts with (averages kept in float64 are
+    published in the data's dtype)."""
+    coef, intercept = state.model()
+    fmap = record.feature_map
+    predictor = getattr(solver, "predictor", None)
+    if predictor is not None:  # BSGD: the kernel expansion
+        coef, intercept, fmap = predictor(state)
+    dtype = state.coef.dtype
+    record.coef, record.intercept = np.array(coef, dtype=dtype), np.array(intercept, dtype=dtype)
+    record.state, record.history, record.converged = state, history, converged
+    record.feature_map = fmap
+    return record
+
+
+def _training_map(spec: FitSpec, engine: Engine, source: Any, seed: int) -> Any:
+    fmap = kernel_maps.make_feature_map(spec.params.get("kernel", "linear"),
+                                        spec.params.get("n_components", 1024),
+                                        spec.params.get("gamma", 1.0), seed)
+    if fmap is not None:
+        kernel_maps.fit_feature_map(fmap, engine, source, seed)
+    return fmap
+
+
+def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
+                   validation: Any = None, resume: bool = False) -> FittedModel:
+    """Train from scratch (or from ``spec.checkpoint`` with ``resume``) for up to
+    ``spec.max_epochs`` epochs."""
+    source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                             chunk_rows=spec.chunk_rows)
+    ckpt = resume_checkpoint(spec, source) if resume else None
+    with engine_for(source, spec.client, spec.n_workers) as engine:
+        seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
+        fmap = _training_map(spec, engine, source, seed)
+        mapped = map_source(source, fmap)
+        if ckpt is None:
+            record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
+        else:
+            record = restored(spec, ckpt, mapped, fmap)
+        fit = Fit(spec, mapped, record)
+        remaining = spec.max_epochs - record.n_iter
+        if remaining > 0 and not (ckpt is not None and ckpt.converged):
+            return run(fit, engine, remaining, validation, warn=spec.tol is not None)
+        solver = spec.make_solver(record.n_samples)
+        return publish(record, record.state, solver, history=record.history,
+                       converged=record.converged)
+
+
+def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None,
+                           sample_weight: Any = None, *, classes: Any = None,
+                           validation: Any = None) -> FittedModel:
+    """One more epoch over ``X``, continuing ``previous`` (None: the first call)."""
+    text = None
+    if previous is not None and previous.classes is not None \
+            and previous.classes.dtype.kind not in "biuf":
+        text = previous.classes
+    elif previous is None and classes is not None and np.asarray(classes).dtype.kind not in "biuf":
+        text = np.unique(np.asarray(classes).astype(str))  # the full label set, up front
+    source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                             chunk_rows=spec.chunk_rows, text_classes=text)
+    with engine_for(source, spec.client, spec.n_workers) as engine:
+        if previous is None:
+            seed = draw_seed(spec.random_state)
+            fmap = _training_map(spec, engine, source, seed)
+            mapped = map_source(source, fmap)
+            previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
+                             fmap=fmap)
+        else:
+            mapped = map_source(source, _map_of_fit(spec, previous))
+        if input_features(mapped) != previous.n_features_in:
+            raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
+                             f"was fitted with {previous.n_features_in} features.")
+        return run(Fit(spec, mapped, previous), engine, 1, validation, warn=False)
+
+
+def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
+    """The feature map the training rows go through: the kernel map of a fit with
+    ``kernel=...``; none for BSGD, whose published map is its own kernel expansion."""
+    kernel = spec.params.get("kernel", "linear")
+    return None if isinstance(kernel, str) and kernel == "linear" else record.feature_map

@@ -1,0 +1,48 @@
+"""The training layer's entry points: ``fit`` and ``partial_fit`` of every estimator.
+
+The estimators translate their parameters into a :class:`~dsvm.training.spec.FitSpec` and call
+these; the result is a :class:`~dsvm.training.record.FittedModel` they publish as attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsvm.training.nesvm import fit_nesvm
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
+
+
+def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
+        validation: Any = None, init: Any = None, resume: bool = False,
+        warm: Any = None) -> FittedModel:
+    """Train for up to ``spec.max_epochs`` epochs (NESVM: data passes).
+
+    ``init``: a fitted model NESVM starts from; ``warm``: the estimator itself when NESVM
+    continues its current model (``warm_start=True``); ``resume``: continue from
+    ``spec.checkpoint`` when it exists (stochastic solvers).
+    """
+    if spec.solver == "nesvm":
+        if spec.checkpoint is not None or resume:
+            raise ValueError(
+                "checkpoint= and resume= cover the stochastic solvers; solver='nesvm' is a "
+                "deterministic full-gradient method: rerun it, or warm-start it from a model "
+                "(warm_start=True or init=).")
+        return fit_nesvm(spec, X, y, sample_weight, validation=validation, init=init, warm=warm)
+    if init is not None:
+        raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
+                         "(use partial_fit to continue a fit).")
+    return fit_stochastic(spec, X, y, sample_weight, validation=validation, resume=resume)
+
+
+def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None, *,
+                classes: Any = None, sample_weight: Any = None,
+                validation: Any = None) -> FittedModel:
+    """One epoch over ``X``, continuing ``previous`` (None: the first call)."""
+    if spec.solver == "nesvm":
+        raise ValueError(
+            "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
+            "(with warm_start=True to continue from the current model).")
+    return partial_fit_stochastic(spec, previous, X, y, sample_weight, classes=classes,
+                                  validation=validation)
