@@ -57,3 +57,35 @@ def test_npz_without_meta_is_refused(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope"):
         dsvm.load(tmp_path / "nope.dsvm")
+
+
+def test_save_and_load_through_an_fsspec_url(fitted):
+    """Model files go through the same npz + JSON envelope as checkpoints: any fsspec URL."""
+    clf, X, _ = fitted
+    url = "memory://dsvm-tests/models/m.dsvm"
+    clf.save(url)
+    back = dsvm.load(url)
+    np.testing.assert_array_equal(back.coef_, clf.coef_)
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+
+
+@pytest.mark.parametrize("corrupt", ["nan_coef", "negative_alpha", "unknown_loss"])
+def test_a_corrupt_model_file_is_refused_when_loaded(fitted, tmp_path, corrupt):
+    """A model file whose coefficients are not finite or whose parameters are invalid does not
+    load (it used to load and evaluate, printing an objective of nan)."""
+    from dsvm.io.models import load_model_record, save_model_record
+
+    clf, _, _ = fitted
+    good, bad = tmp_path / "m.dsvm", tmp_path / "bad.dsvm"
+    clf.save(good)
+    record = load_model_record(good)
+    if corrupt == "nan_coef":
+        record.coef = record.coef.copy()
+        record.coef[0, 0] = np.nan
+    elif corrupt == "negative_alpha":
+        record.params["alpha"] = -1.0
+    else:
+        record.params["loss"] = "no-such-loss"
+    save_model_record(bad, record)
+    with pytest.raises(ModelFormatError, match="bad.dsvm"):
+        dsvm.load(bad)

@@ -15,6 +15,7 @@ import numpy as np
 
 from dsvm.combine.gradient import add_shares
 from dsvm.distributed.engine import Engine, LocalEngine, spread
+from dsvm.distributed.hooks import EPOCH_HOOKS
 from dsvm.distributed.sources import input_features
 from dsvm.distributed.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
@@ -138,8 +139,12 @@ def _text_of(warm: Any) -> np.ndarray | None:
 
 def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
                    text: np.ndarray | None, validation: Any) -> Any:
+    """What runs after every pass: validation, progress, and the epoch hooks (a detached job
+    publishes its progress and checks for cancellation there)."""
     val_source = None if validation is None else validation_source(
         validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
+    hooks = EPOCH_HOOKS.get()
+    history: list[dict[str, Any]] = []
 
     def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> None:
         record["val_accuracy"] = None
@@ -148,6 +153,10 @@ def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: 
             record["val_accuracy"] = evaluate(engine, coef, intercept, val_source, values,
                                               "hinge").accuracy
         progress.update(record)
+        history.append(record)
+        for hook in hooks:
+            hook(spec, SolverState(coef=coef, intercept=intercept, t=float(len(history))),
+                 list(history), False)
 
     return on_pass
 

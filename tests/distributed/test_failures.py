@@ -95,6 +95,34 @@ def test_worker_killed_mid_epoch_gives_the_same_model_then_the_last_one_an_error
             survived.evaluate(dataset)
 
 
+def test_nesvm_survives_a_killed_worker_and_stops_clearly_without_any(cluster, dataset,
+                                                                      process_cluster):
+    """NESVM's gradient passes go through the same engine and watchdog as the epochs: a worker
+    killed mid-pass costs a re-run of its tasks (the sums are added in the same tree, so the
+    model is bit-for-bit the same), and a cluster with no worker left is a clear error."""
+    import dask
+
+    def nesvm(address):
+        return _clf(address, solver="nesvm", max_epochs=3, fit_intercept=False)
+
+    reference = nesvm(process_cluster.address).fit(dataset)
+    killed: list = []
+    worker = cluster.procs[1]
+    with epoch_hook(_kill_after_epoch(worker.pid, 1, 0.1, killed)):
+        survived = nesvm(cluster.address).fit(dataset)
+    assert killed and worker.wait(5) == -signal.SIGKILL
+    assert survived.history_[1]["seconds"] > 0.1  # the kill landed inside pass 2
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    assert survived.n_iter_ == reference.n_iter_ == 3
+
+    last = cluster.procs[2]
+    with dask.config.set({"dsvm.no-workers-timeout": "2s"}), \
+            epoch_hook(_kill_after_epoch(last.pid, 1, 0.05, killed)):
+        with pytest.raises(WorkerLostError, match="No Dask workers for 2s during NESVM pass 2"):
+            nesvm(cluster.address).fit(dataset)
+    assert time.monotonic() - killed[-1] < 15  # timeout + polling, not a hang
+
+
 def test_scheduler_lost_is_a_clear_error_and_the_checkpoint_resumes(
     cluster, dataset, reference, process_cluster, tmp_path
 ):
