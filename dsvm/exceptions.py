@@ -5,6 +5,8 @@ Each subclasses the built-in a caller would already catch, so ``except ValueErro
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DataFormatError(ValueError):
     """Input data is malformed: the message names the file, line or chunk and the bad value."""
@@ -22,10 +24,6 @@ class WorkerLostError(RuntimeError):
     """The cluster lost the workers a fit needed and could not recover in time."""
 
 
-class ConvergenceWarning(UserWarning):
-    """The solver stopped at ``max_epochs`` before meeting its tolerance."""
-
-
 class DataOrderWarning(UserWarning):
     """Labels are clustered across chunks (a sorted file): stochastic passes will see classes in
     runs. Convert with ``shuffle=True`` (``dsvm convert --shuffle``)."""
@@ -33,3 +31,22 @@ class DataOrderWarning(UserWarning):
 
 class SchedulerLostError(RuntimeError):
     """The connection to the Dask scheduler was lost during a fit."""
+
+
+def __getattr__(name: str) -> Any:
+    # ConvergenceWarning subclasses scikit-learn's (so that its filters and
+    # ``warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)`` cover dsvm's), but
+    # importing scikit-learn costs over a second: it is made on first use, not when the command
+    # line imports this module for its error classes.
+    if name == "ConvergenceWarning":
+        from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+        cls = type("ConvergenceWarning", (SklearnConvergenceWarning,), {
+            "__module__": __name__,
+            "__doc__": "A fit ended without converging: it stopped at ``max_epochs`` while "
+                       "still improving by more than ``tol``, or its model is worse than "
+                       "predicting a constant (unscaled features, diverging steps).",
+        })
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -128,12 +128,22 @@ def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
+def _gamma(text: str) -> float | str:
+    if text == "scale":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'scale', got {text!r}") from None
+
+
 def _add_kernel_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", default="linear", choices=["linear", "rff", "nystroem"],
                    help="Gaussian-kernel feature map applied to each chunk on the workers")
     p.add_argument("--components", type=int, default=1024, help="size of the --kernel map")
-    p.add_argument("--gamma", type=float, default=1.0,
-                   help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd)")
+    p.add_argument("--gamma", type=_gamma, default="scale",
+                   help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd); "
+                        "default 'scale': 1 / (n_features * variance of the features)")
     p.add_argument("--budget", type=int, default=500, help="--solver bsgd: support vectors kept")
     p.add_argument("--merge", default="lookup-wd",
                    choices=["gss", "gss-precise", "lookup-h", "lookup-wd"],

@@ -113,6 +113,14 @@ class DatasetSource:
         return str(self.dataset.url)
 
 
+def _known_lengths(a: Any) -> Any:
+    """``a`` with its chunks' row counts known: arrays from DataFrames (``to_dask_array()``,
+    ``.values``) have unknown ones, which the cluster computes (no data reaches the client)."""
+    if any(np.isnan(c) for c in a.chunks[0]):
+        return a.compute_chunk_sizes()
+    return a
+
+
 def _holds_futures(collection: Any) -> bool:
     """Whether a dask collection's graph refers to data held by a cluster (persisted)."""
     from distributed import Future
@@ -138,6 +146,8 @@ class DaskSource(_ArraysShape):
     def __post_init__(self) -> None:
         if self.X.ndim != 2:
             raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
+        self.X, self.y, self.sample_weight = (
+            None if a is None else _known_lengths(a) for a in (self.X, self.y, self.sample_weight))
         if len(self.X.chunks[1]) != 1:
             self.X = self.X.rechunk({1: -1})  # rows only: a chunk holds whole rows
         if self.y.chunks[0] != self.X.chunks[0]:

@@ -24,7 +24,7 @@ from dsvm.solvers.evaluation import EvalCounts, evaluate_block
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
 from dsvm.solvers.passes import calibration_sample, pass_over_chunk
-from dsvm.solvers.targets import targets_for
+from dsvm.solvers.targets import initial_intercept, targets_for
 
 
 def iter_chunks(source: Any, chunk_ids: Sequence[int]) -> Iterator[tuple[int, Block]]:
@@ -84,7 +84,8 @@ class StreamPass:
 
 @dataclass(frozen=True)
 class Calibrate:
-    """Data-dependent constants of a solver (SGD's eta0) from the first rows of one chunk."""
+    """Data-dependent constants of a solver (SGD's eta0, a regression's starting intercept) from
+    the first rows of one chunk."""
 
     state: SolverState
     solver: LocalSolver
@@ -98,7 +99,11 @@ class Calibrate:
         chunk = chunk_ids[0]
         block = calibration_sample(source.read_chunk(chunk))
         codes = targets_for(block.y, self.classes, where=where(source, chunk))
-        return self.solver.calibrate(self.state.copy(), block, codes)
+        state = self.state.copy()
+        if self.classes is None and getattr(self.solver, "fit_intercept", False):
+            # a regression's intercept starts at the targets' centre (solvers.targets)
+            state.intercept[:] = initial_intercept(codes, block.sample_weight, self.solver.loss)
+        return self.solver.calibrate(state, block, codes)
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,42 @@ class MergeSamples:
 
     def __call__(self, parts: list[RowSample | None]) -> RowSample | None:
         return merge_samples(parts, self.n)
+
+
+@dataclass(frozen=True)
+class ChunkMoments:
+    """Per chunk: (sum, sum of squares, number) of all feature values, zeros included, float64.
+
+    Kept per chunk and added in chunk order at the end (:func:`feature_variance`), so that the
+    result does not depend on how chunks were grouped into tasks."""
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+        out = {}
+        for chunk, block in iter_chunks(source, chunk_ids):
+            values = block.data if hasattr(block, "data") else block.X
+            values = np.asarray(values, dtype=np.float64)
+            out[chunk] = (float(values.sum()), float(np.dot(values.ravel(), values.ravel())),
+                          float(block.n_samples) * float(source.n_features))
+        return out
+
+
+def merge_dicts(parts: list[dict[int, Any] | None]) -> dict[int, Any]:
+    """Combine of per-chunk results: their union."""
+    out: dict[int, Any] = {}
+    for part in parts:
+        out.update(part or {})
+    return out
+
+
+def feature_variance(moments: dict[int, tuple[float, ...]]) -> float:
+    """The variance of all feature values (scikit-learn's ``X.var()``) from per-chunk moments."""
+    total = np.zeros(3)
+    for chunk in sorted(moments):
+        total += moments[chunk]
+    if total[2] <= 0:
+        return 0.0
+    mean = total[0] / total[2]
+    return max(0.0, float(total[1] / total[2] - mean * mean))
 
 
 def first(parts: list[Any]) -> Any:

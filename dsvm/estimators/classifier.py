@@ -96,9 +96,11 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         ``feature_map_``, saved with the model and applied at prediction (§2.4).
     n_components : int, default=1024
         Size of the ``kernel`` map. Values must be in the range [1, inf).
-    gamma : float, default=1.0
+    gamma : float or "scale", default="scale"
         Width of the Gaussian kernel exp(-gamma ||s - t||^2), for ``kernel`` and for
-        ``solver="bsgd"``. Values must be in the range (0, inf).
+        ``solver="bsgd"``. ``"scale"``: 1 / (n_features * X.var()) as in scikit-learn's SVC,
+        the variance of all feature values summed on the workers in one read of the data.
+        Values must be in the range (0, inf).
     budget : int, default=500
         ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range [1, inf).
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
@@ -183,7 +185,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         rho: float = 0.5,
         kernel: Any = "linear",
         n_components: int = 1024,
-        gamma: float = 1.0,
+        gamma: float | str = "scale",
         budget: int = 500,
         merge: str = "lookup-wd",
         n_streams: int | None = None,

@@ -44,7 +44,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         A Gaussian-kernel feature map ("rff" or "nystroem", or a :class:`dsvm.RFF` /
         :class:`dsvm.Nystroem`) applied to each chunk on the worker that reads it, as in
         :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
-        are.
+        are. ``gamma="scale"`` (the default): 1 / (n_features * X.var()).
     fit_intercept, max_epochs, tol, n_iter_no_change, batch_size, average, rho, n_streams,
     chunk_rows, n_workers, random_state, verbose, client, checkpoint
         As in :class:`dsvm.SVMClassifier` (``fit(..., resume=True)`` continues from
@@ -83,7 +83,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         epsilon: float = 0.0,
         kernel: Any = "linear",
         n_components: int = 1024,
-        gamma: float = 1.0,
+        gamma: float | str = "scale",
         fit_intercept: bool = True,
         max_epochs: int = 10,
         tol: float | None = 1e-3,

@@ -143,15 +143,17 @@ class PassStats:
 class ModelSelection(Protocol):
     """A solver's own choice among candidate models, measured during each epoch's pass.
 
-    The training loop calls :meth:`ship` before an epoch (the state to send: with the probe
-    models whose loss the pass measures on a sample of its rows, see
-    :func:`dsvm.solvers.passes.probe_losses`) and :meth:`update` after it (record the verdict
-    in ``new.selection``, from ``before.selection``). The state it keeps lives in ``SolverState.selection``, travels into
-    checkpoints (``to_arrays``/``to_meta``, rebuilt by :meth:`decode`) and decides what
-    ``SolverState.model`` returns (:meth:`model`).
+    Before an epoch the training loop asks for the :meth:`candidates` (models whose loss the
+    pass measures on a sample of its rows, see :func:`dsvm.solvers.passes.probe_losses`, and
+    the index of the one the state predicts with now); after it, :meth:`update` records the
+    verdict in ``new.selection`` from ``before.selection`` and the measured sums. The
+    selection's state lives in ``SolverState.selection``, travels into checkpoints
+    (``to_arrays``/``to_meta``, rebuilt by :meth:`decode`) and decides what
+    ``SolverState.model`` returns (its ``model(state)``).
     """
 
-    def ship(self, state: SolverState, n_samples: int) -> SolverState: ...
+    def candidates(self, state: SolverState) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                                                      int]: ...
 
     def update(self, before: SolverState, shipped: SolverState, new: SolverState,
                stats: PassStats) -> None: ...

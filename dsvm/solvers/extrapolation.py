@@ -38,7 +38,7 @@ Only the client holds snapshots; the workers see the two probe models and nothin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -161,22 +161,18 @@ class RichardsonSelection:
 
     alpha: float
 
-    def ship(self, state: SolverState, n_samples: int) -> SolverState:
-        """The state to send for an epoch: the average and its extrapolation as probe models
-        (when a reference snapshot exists); the client-side snapshots stay here."""
-        if state.avg_coef is None:
-            return state
-        ex = None
-        if state.selection is not None and state.avg_intercept is not None:
-            ex = state.selection.extrapolated(state.avg_coef, state.avg_intercept, state.t)
-        probe_coef = probe_intercept = None
-        if ex is not None:
-            assert state.avg_intercept is not None
-            probe_coef = np.concatenate([np.asarray(state.avg_coef, np.float64), ex[0]])
-            probe_intercept = np.concatenate([np.asarray(state.avg_intercept, np.float64),
-                                              ex[1]])
-        return replace(state, probe_coef=probe_coef, probe_intercept=probe_intercept,
-                       probe_stride=probe_stride(n_samples), selection=None)
+    def candidates(self, state: SolverState) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
+        """The models the next epoch's probe measures, and which of them ``state`` predicts
+        with: the average, and its extrapolation when a reference snapshot exists."""
+        if state.avg_coef is None or state.avg_intercept is None:
+            coef, intercept = state.model()
+            return [(coef, intercept)], 0
+        avg = (state.avg_coef, state.avg_intercept)
+        ex = None if state.selection is None else state.selection.extrapolated(
+            state.avg_coef, state.avg_intercept, state.t)
+        if ex is None:
+            return [avg], 0
+        return [avg, ex], (1 if state.selection.use else 0)
 
     def update(self, before: SolverState, shipped: SolverState, new: SolverState,
                stats: PassStats) -> None:
@@ -187,7 +183,7 @@ class RichardsonSelection:
             new.selection = None
             return
         out = Extrapolation() if before.selection is None else before.selection.copy()
-        if shipped.probe_coef is not None and stats.probe_sums is not None:
+        if stats.probe_sums is not None and stats.probe_sums.shape[1] == 2:
             out.choose(probe_difference(shipped.probe_coef, self.alpha, stats.probe_sums,
                                         stats.probe_weight, stats.probe_rows))
         assert new.avg_intercept is not None

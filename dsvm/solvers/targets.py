@@ -89,3 +89,26 @@ def output_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
     if n_outputs == 1:
         return np.where(codes == 1, 1.0, -1.0)[:, None]
     return np.where(codes[:, None] == np.arange(n_outputs)[None, :], 1.0, -1.0)
+
+
+def initial_intercept(y: np.ndarray, sample_weight: np.ndarray | None, loss: str) -> float:
+    """Where a regression's intercept starts: the minimiser of the loss over constants on a
+    sample of the targets (the weighted median for the absolute-type epsilon-insensitive loss,
+    the weighted mean for the squared loss).
+
+    Why: the stochastic steps move the intercept by about eta per row, so from 0 it would take
+    thousands of epochs to reach targets centred far from 0 (scikit-learn's diabetes: mean 152;
+    after 10 epochs it was at 3, and R^2 -4.5).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return 0.0
+    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if loss == "squared":
+        return float(np.average(y, weights=w)) if w.sum() > 0 else 0.0
+    order = np.argsort(y, kind="stable")
+    cum = np.cumsum(w[order])
+    if cum[-1] <= 0:
+        return 0.0
+    return float(y[order][np.searchsorted(cum, 0.5 * cum[-1])])
+

@@ -7,18 +7,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.distributed.engine import Engine, LocalEngine, active_cluster, cluster_engine
-from dsvm.distributed.sources import ArraySource, DatasetSource
+from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource
+from dsvm.training.inputs import is_dask_collection, is_dataset_ref
 
 
-def runs_in_process(source: Any) -> bool:
-    """In-memory arrays train here (dask-ml's rule); datasets and dask arrays on a cluster."""
-    return isinstance(getattr(source, "inner", source), ArraySource)
+def runs_in_process(data: Any) -> bool:
+    """In-memory arrays train here (dask-ml's rule); datasets and dask collections on a
+    cluster. ``data`` is a source, or the user's input before it becomes one."""
+    inner = getattr(data, "inner", data)
+    if isinstance(inner, (ArraySource, DatasetSource, DaskSource)):
+        return isinstance(inner, ArraySource)
+    return not (is_dataset_ref(data) or is_dask_collection(data))
 
 
 @contextlib.contextmanager
-def engine_for(source: Any, client: Any = None, n_workers: int | None = None) -> Iterator[Engine]:
-    """The engine a fit on ``source`` runs on (``client``: a Client, an address or None)."""
-    if runs_in_process(source):
+def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> Iterator[Engine]:
+    """The engine a fit on ``data`` (a source or the user's input) runs on; ``client``: a
+    Client, an address or None. Open it before turning dask input into a source: dask
+    collections are inspected (chunk lengths, labels) on its cluster."""
+    if runs_in_process(data):
         yield LocalEngine()
         return
     with cluster_engine(client, n_workers=n_workers) as engine:

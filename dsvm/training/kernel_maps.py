@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 
 from dsvm.distributed.engine import Engine, spread
-from dsvm.distributed.tasks import MergeSamples, SampleRows
+from dsvm.distributed.tasks import (
+    ChunkMoments,
+    MergeSamples,
+    SampleRows,
+    feature_variance,
+    merge_dicts,
+)
 from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
 
 KERNELS = ("linear", "rff", "nystroem")
@@ -75,3 +81,19 @@ def map_parts(fmap: FeatureMap | None) -> tuple[dict[str, np.ndarray], dict[str,
 
 def map_from_parts(arrays: dict[str, np.ndarray], meta: dict[str, Any] | None) -> FeatureMap | None:
     return None if meta is None else map_from_arrays(meta, arrays)
+
+
+def needs_gamma(params: Any) -> bool:
+    """Whether a fit with these parameters uses the Gaussian kernel's width."""
+    kernel = params.get("kernel", "linear")
+    return params.get("solver") == "bsgd" or not (isinstance(kernel, str) and kernel == "linear")
+
+
+def scale_gamma(engine: Engine, source: Any) -> float:
+    """``gamma="scale"``: 1 / (n_features * X.var()) as in scikit-learn's SVC, the variance over
+    all feature values, summed by tasks on the workers (one read of the data)."""
+    groups = spread(source.n_chunks, 2 * engine.n_workers)
+    moments = engine.reduce(ChunkMoments(), source, groups, merge_dicts, name="moments",
+                            what="feature variance for gamma='scale'")
+    variance = feature_variance(moments)
+    return 1.0 / (source.n_features * variance) if variance > 0 else 1.0

@@ -22,6 +22,7 @@ from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
+from dsvm.training.probes import penalty_of, sampled_objective, ship_with_probes
 from dsvm.training.progress import EpochProgress
 
 logger = logging.getLogger(__name__)
@@ -48,10 +49,7 @@ class LoopResult:
 def objective_of(state: SolverState, solver: LocalSolver, loss_mean: float) -> float:
     """The epoch's objective estimate: the penalty at the model plus the progressive loss."""
     coef, _ = state.model()
-    penalty_of = getattr(solver, "penalty_of", None)  # L1 / elastic net (solvers.penalties)
-    if penalty_of is not None:
-        return float(penalty_of(coef) + loss_mean)
-    return float(0.5 * solver.alpha * np.dot(coef.ravel(), coef.ravel()) + loss_mean)
+    return penalty_of(solver, coef) + loss_mean
 
 
 class StoppingRule:
@@ -76,26 +74,29 @@ class StoppingRule:
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
               classes: np.ndarray | None, state: SolverState, plan: FitPlan,
-              epoch: int) -> tuple[SolverState, PassStats]:
-    """One epoch: every chunk read once by one of the ``plan.n_streams`` streams."""
+              epoch: int) -> tuple[SolverState, PassStats, float | None]:
+    """One epoch: every chunk read once by one of the ``plan.n_streams`` streams. Returns the
+    new state, the pass statistics and the sampled objective of the model it started from."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
-    selection = selection_of(solver)
-    shipped = state if selection is None else selection.ship(state, source.n_samples)
+    shipped, returned = ship_with_probes(state, solver, source.n_samples)
     task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed)
     partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
     new, stats = combiner.finalize(partial, shipped)
+    selection = selection_of(solver)
     if selection is not None:
         selection.update(state, shipped, new, stats)
-    return new, stats
+    return new, stats, sampled_objective(shipped, stats, solver, returned)
 
 
 def epoch_record(epoch: int, state: SolverState, stats: PassStats, solver: LocalSolver,
-                 seconds: float, val: float | None) -> dict[str, Any]:
+                 seconds: float, val: float | None, sampled: float | None) -> dict[str, Any]:
     loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
     return {
         "epoch": epoch + 1,
         "objective": objective_of(state, solver, loss_mean),
+        # the exact objective of the model the epoch started from, on a fixed row sample
+        "sample_objective": sampled,
         "train_loss": loss_mean,
         "val_accuracy": val,
         "seconds": seconds,
@@ -133,11 +134,11 @@ def run_epochs(
     try:
         for epoch in range(first_epoch, first_epoch + n_epochs):
             tic = time.perf_counter()
-            state, stats = run_epoch(engine, solver, combiner, source, classes, state, plan,
-                                     epoch)
+            state, stats, sampled = run_epoch(engine, solver, combiner, source, classes, state,
+                                              plan, epoch)
             seconds = time.perf_counter() - tic
             record = epoch_record(epoch, state, stats, solver, seconds,
-                                  validate(state) if validate is not None else None)
+                                  validate(state) if validate is not None else None, sampled)
             history.append(record)
             progress.update(record)
             converged = rule.observe(record["objective"])

@@ -97,10 +97,10 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
               validation: Any = None, init: Any = None, warm: Any = None) -> FittedModel:
     """Fit NESVM. ``init``: a fitted model to start from; ``warm``: the estimator's previous
     fit (``warm_start=True``), whose classes and model it continues."""
-    source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows,
-                             text_classes=_text_of(warm))
     start_from = init if init is not None else warm
-    with engine_for(source, spec.client, spec.n_workers) as engine:
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows,
+                                 text_classes=_text_of(warm))
         shown = text if text is not None else _classes(
             source, init, None if warm is None else getattr(warm, "classes_", None))
         values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"

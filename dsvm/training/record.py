@@ -22,6 +22,7 @@ class FittedModel:
         numeric, their indices otherwise); None for a regressor.
     state : the solver's state (iterate, averages, counters) that a later ``partial_fit``
         continues from.
+
     """
 
     coef: np.ndarray
@@ -36,6 +37,7 @@ class FittedModel:
     feature_map: FeatureMap | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     converged: bool = False
+    resolved: dict[str, Any] = field(default_factory=dict)  # e.g. gamma="scale" -> its value
 
     @property
     def n_iter(self) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -75,6 +75,10 @@ class FitSpec:
     def make_solver(self, n_samples: int | None) -> LocalSolver:
         """The local solver with its hyper-parameters (``n_samples``: ASSET's N)."""
         return solver_from_params(self.params, n_samples)
+
+    def with_params(self, **changes: Any) -> FitSpec:
+        """This spec with some parameters resolved (``gamma="scale"`` to its value)."""
+        return replace(self, params={**self.params, **changes})
 
     def jsonable_params(self) -> dict[str, Any]:
         """The parameters as a model file or checkpoint records them (JSON values only)."""

@@ -149,12 +149,37 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
         on_epoch=epoch_callback(fit))
     record = publish(record, result.state, solver, history=result.history,
                      converged=result.converged)
-    if warn and not result.converged and n_epochs > 1:
+    if not warn_if_failed(spec, record) and warn and not result.converged and n_epochs > 1:
         warnings.warn(
             f"{spec.estimator} stopped at max_epochs={n_epochs} before the objective changed "
             f"by less than tol={spec.tol}; consider more epochs.", ConvergenceWarning,
             stacklevel=6)
     return record
+
+
+# A model whose sampled objective exceeds twice the starting model's has failed, not merely
+# converged slowly (unscaled data ends orders of magnitude above it: 1.7e4 against 1).
+FAILED_FIT_FACTOR = 2.0
+
+
+def warn_if_failed(spec: FitSpec, record: FittedModel) -> bool:
+    """Warn (and return True) when the fit ends above the objective of the constant model it
+    started from (both measured on the same sample of rows, ``sample_objective``: the first
+    epoch's is the starting model's): on unscaled features the steps overshoot and the model
+    predicts one class, which used to pass silently."""
+    sampled = [h.get("sample_objective") for h in record.history]
+    if len(sampled) < 2 or sampled[0] is None or sampled[-1] is None:
+        return False
+    start, objective = float(sampled[0]), float(sampled[-1])
+    if objective <= FAILED_FIT_FACTOR * start:
+        return False
+    warnings.warn(
+        f"{spec.estimator} failed to fit: its objective {objective:.4g} is more than twice "
+        f"{start:.4g}, the objective of the constant model it started from. The features are "
+        "probably not scaled (use e.g. sklearn.preprocessing.StandardScaler or MaxAbsScaler), "
+        "or the steps diverged (increase alpha, or try solver='sgd').",
+        ConvergenceWarning, stacklevel=7)
+    return True
 
 
 def publish(record: FittedModel, state: SolverState, solver: Any, *,
@@ -182,14 +207,26 @@ def _training_map(spec: FitSpec, engine: Engine, source: Any, seed: int) -> Any:
     return fmap
 
 
+def resolve_gamma(spec: FitSpec, engine: Engine, source: Any, ckpt: Any = None) -> FitSpec:
+    """The spec with ``gamma="scale"`` replaced by its value: the checkpoint's when resuming
+    (so that a resumed fit rebuilds the same map), else measured on the data."""
+    if spec.params.get("gamma") != "scale" or not kernel_maps.needs_gamma(spec.params):
+        return spec
+    recorded = None if ckpt is None else ckpt.params.get("gamma")
+    if isinstance(recorded, (int, float)):
+        return spec.with_params(gamma=float(recorded))
+    return spec.with_params(gamma=kernel_maps.scale_gamma(engine, source))
+
+
 def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
                    validation: Any = None, resume: bool = False) -> FittedModel:
     """Train from scratch (or from ``spec.checkpoint`` with ``resume``) for up to
     ``spec.max_epochs`` epochs."""
-    source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                             chunk_rows=spec.chunk_rows)
-    ckpt = resume_checkpoint(spec, source) if resume else None
-    with engine_for(source, spec.client, spec.n_workers) as engine:
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                                 chunk_rows=spec.chunk_rows)
+        ckpt = resume_checkpoint(spec, source) if resume else None
+        spec = resolve_gamma(spec, engine, source, ckpt)
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         fmap = _training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
@@ -197,6 +234,7 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
             record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
         else:
             record = restored(spec, ckpt, mapped, fmap)
+        record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         fit = Fit(spec, mapped, record)
         remaining = spec.max_epochs - record.n_iter
         if remaining > 0 and not (ckpt is not None and ckpt.converged):
@@ -216,20 +254,23 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         text = previous.classes
     elif previous is None and classes is not None and np.asarray(classes).dtype.kind not in "biuf":
         text = np.unique(np.asarray(classes).astype(str))  # the full label set, up front
-    source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                             chunk_rows=spec.chunk_rows, text_classes=text)
-    with engine_for(source, spec.client, spec.n_workers) as engine:
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                                 chunk_rows=spec.chunk_rows, text_classes=text)
         if previous is None:
+            spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
             fmap = _training_map(spec, engine, source, seed)
             mapped = map_source(source, fmap)
             previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
                              fmap=fmap)
         else:
+            spec = spec.with_params(**previous.resolved)
             mapped = map_source(source, _map_of_fit(spec, previous))
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
                              f"was fitted with {previous.n_features_in} features.")
+        previous.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         return run(Fit(spec, mapped, previous), engine, 1, validation, warn=False)
 
 
