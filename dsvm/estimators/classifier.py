@@ -73,13 +73,18 @@ class SVMClassifier(ClassifierMixin, SVMBase):
     max_epochs : int, default=10
         Passes over the data in ``fit``. Values must be in the range [1, inf).
     tol : float or None, default=1e-3
-        Stop when the epoch's objective estimate has not improved on the best by more than
-        ``tol`` for ``n_iter_no_change`` epochs. ``None`` always runs ``max_epochs``.
-        ``solver="nesvm"``: the epsilon of Algorithm 1 on the paper's scale: a stage (the
-        whole fit without homotopy) stops when |F_mu(w^k+1) - F_mu(w^k)| < tol with F_mu the
-        paper's smoothed objective 1/2 ||w||^2 + C sum_i loss, which is the objective above
-        divided by alpha (the paper's experiments use 1e-3).
+        Relative tolerance, the same meaning for every solver: stop when the objective has
+        not improved on its best by more than ``tol`` times its size for
+        ``n_iter_no_change`` epochs (scikit-learn's rule, made scale-free). The objective
+        followed is the returned model's: for averaged solvers measured exactly on a fixed
+        sample of the training rows while the epoch reads them (``history_[i]
+        ["sample_objective"]``), for last iterates (``"asset*"``, ``average=False``,
+        ``"bsgd"``) the progressive objective of the epoch. Reaching ``max_epochs`` while
+        still improving warns (``ConvergenceWarning``). ``solver="nesvm"`` (exact passes): a
+        stage ends when one pass changes the smoothed objective by less than ``tol`` times
+        its size (Algorithm 1's test, relative). ``None`` always runs ``max_epochs``.
     n_iter_no_change : int, default=3
+        Epochs without improvement (see ``tol``) before a stochastic fit stops.
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
     average : bool, default=True

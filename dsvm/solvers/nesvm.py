@@ -388,6 +388,7 @@ class NesvmSettings:
 
     mu : target smoothing. mu0 : homotopy start (None: no homotopy).
     tol : Algorithm 1's epsilon (None: every stage runs to the budget). max_passes : budget.
+
     precondition : use the diagonal metric of :func:`scaling` instead of the Euclidean one.
     lipschitz_start : the step starts at 1 / (lipschitz_start * L) (L the bound, in the chosen
         metric) and the factor doubles, up to 1, whenever a measured point fails the descent

@@ -145,7 +145,7 @@ class _Run:
 
     def __init__(self, oracle: Oracle, problem: NesvmProblem, settings: NesvmSettings,
                  coef0: np.ndarray, intercept0: np.ndarray,
-                 on_pass: Callable[[dict[str, Any], np.ndarray, np.ndarray], None] | None,
+                 on_pass: Callable[[dict[str, Any], np.ndarray, np.ndarray], Any] | None,
                  clock: Callable[[], float]) -> None:
         K = coef0.shape[0]
         self.oracle, self.problem, self.settings = oracle, problem, settings
@@ -162,6 +162,7 @@ class _Run:
         self.prev: _Previous | None = None  # theta^k-1, for the tests on y^k-1 and theta^k
         self.prev_y: tuple[np.ndarray, np.ndarray] | None = None  # y^k-1, measured next pass
         self.factor = 1.0
+        self.stopped = False
 
     def begin_stage(self, stage_no: int, mu: float, start: float) -> None:
         settings = self.settings
@@ -297,8 +298,10 @@ class _Run:
             record["seconds"] = self.clock() - tic
             record["rows_per_s"] = record["n_rows"] / max(record["seconds"], 1e-12)
             self.result.history.append(record)
-            if self.on_pass is not None:
-                self.on_pass(record, self.best.coef, self.best.intercept)
+            if self.on_pass is not None and self.on_pass(record, self.best.coef,
+                                                         self.best.intercept):
+                self.stopped = True  # the caller's stopping rule
+                return True
             if done:
                 return True
         return False
@@ -306,8 +309,10 @@ class _Run:
     def run(self) -> NesvmResult:
         for stage_no, mu in enumerate(self.stages):
             solved = self.run_stage(stage_no, mu)
-            if stage_no == len(self.stages) - 1:
+            if stage_no == len(self.stages) - 1 or self.stopped:
                 self.result.converged = solved
+            if self.stopped:
+                break
             if self.passes >= self.settings.max_passes and not solved:
                 break
             if not self.settings.continuation:
@@ -324,13 +329,14 @@ def nesvm_minimize(
     settings: NesvmSettings,
     coef0: np.ndarray,
     intercept0: np.ndarray,
-    on_pass: Callable[[dict[str, Any], np.ndarray, np.ndarray], None] | None = None,
+    on_pass: Callable[[dict[str, Any], np.ndarray, np.ndarray], Any] | None = None,
     clock: Callable[[], float] | None = None,
 ) -> NesvmResult:
     """Algorithm 1 inside Algorithm 2, one ``oracle`` call (data pass) per iteration.
 
     ``on_pass(record, coef, intercept)`` is called after every pass with the history record and
-    the best measured model so far (what would be returned if the fit stopped there).
+    the best measured model so far (what would be returned if the fit stopped there); when it
+    returns True the run stops there, converged (the estimators' stopping rule).
     """
     import time
 

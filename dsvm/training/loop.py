@@ -22,7 +22,12 @@ from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
-from dsvm.training.probes import penalty_of, sampled_objective, ship_with_probes
+from dsvm.training.probes import (
+    penalty_of,
+    returned_kind,
+    sampled_objective,
+    ship_with_probes,
+)
 from dsvm.training.progress import EpochProgress
 
 logger = logging.getLogger(__name__)
@@ -52,33 +57,60 @@ def objective_of(state: SolverState, solver: LocalSolver, loss_mean: float) -> f
     return penalty_of(solver, coef) + loss_mean
 
 
+def tracked_objective(record: dict[str, Any]) -> float | None:
+    """What the stopping rule follows (None: nothing this epoch).
+
+    An average (or its extrapolation) is measured exactly on the fixed row sample
+    (``sample_objective``): its progressive loss, the loss of the noisier iterates, runs far
+    above it. A last iterate (ASSET*, ``average=False``, BSGD) is followed by the progressive
+    objective, which averages the iterates' losses over the epoch: its single sampled value
+    jumps by tens of percent from epoch to epoch. Before an average exists (ASSET before
+    rho N) the returned model is a transient: not followed.
+    """
+    kind = record.get("returned_model", "iterate")
+    if kind == "pending":
+        return None
+    sampled = record.get("sample_objective")
+    if kind == "average" and sampled is not None:
+        return float(sampled)
+    return float(record["objective"])
+
+
 class StoppingRule:
-    """scikit-learn's rule: stop after ``n_iter_no_change`` epochs that do not improve the best
-    objective by more than ``tol``. Replayed over a resumed fit's history, so that it stops
-    exactly where the uninterrupted fit would."""
+    """scikit-learn's rule with a relative ``tol``: stop after ``n_iter_no_change`` epochs that
+    do not lower the best objective by more than ``tol`` times its size. The objective is the
+    returned model's, measured on a fixed sample of rows (:func:`tracked_objective`), so a
+    solver whose average still improves at its own (slow) rate is not stopped by the noise of
+    its iterates. Replayed over a resumed fit's history, so that it stops exactly where the
+    uninterrupted fit would."""
 
     def __init__(self, tol: float | None, n_iter_no_change: int,
                  history: list[dict[str, Any]]) -> None:
         self.tol, self.patience = tol, int(n_iter_no_change)
         self.best, self.stale = math.inf, 0
         for record in history:
-            self.observe(record["objective"])
+            self.observe(tracked_objective(record))
 
-    def observe(self, objective: float) -> bool:
+    def observe(self, objective: float | None) -> bool:
         """Record an epoch's objective; True when the fit should stop."""
+        if objective is None:
+            return False
         if self.tol is not None:
-            self.stale = self.stale + 1 if objective > self.best - self.tol else 0
+            margin = self.tol * abs(self.best) if math.isfinite(self.best) else 0.0
+            self.stale = self.stale + 1 if objective > self.best - margin else 0
         self.best = min(self.best, objective)
         return self.tol is not None and self.stale >= self.patience
 
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
               classes: np.ndarray | None, state: SolverState, plan: FitPlan,
-              epoch: int) -> tuple[SolverState, PassStats, float | None]:
+              epoch: int) -> tuple[SolverState, PassStats, tuple[float | None, str]]:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams. Returns the
-    new state, the pass statistics and the sampled objective of the model it started from."""
+    new state, the pass statistics, and the sampled objective and kind (see
+    :func:`dsvm.training.probes.returned_kind`) of the model it started from."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     shipped, returned = ship_with_probes(state, solver, source.n_samples)
+    kind = returned_kind(state)
     task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed)
     partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
@@ -86,17 +118,20 @@ def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: A
     selection = selection_of(solver)
     if selection is not None:
         selection.update(state, shipped, new, stats)
-    return new, stats, sampled_objective(shipped, stats, solver, returned)
+    return new, stats, (sampled_objective(shipped, stats, solver, returned), kind)
 
 
 def epoch_record(epoch: int, state: SolverState, stats: PassStats, solver: LocalSolver,
-                 seconds: float, val: float | None, sampled: float | None) -> dict[str, Any]:
+                 seconds: float, val: float | None,
+                 sampled: tuple[float | None, str]) -> dict[str, Any]:
     loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
     return {
         "epoch": epoch + 1,
         "objective": objective_of(state, solver, loss_mean),
-        # the exact objective of the model the epoch started from, on a fixed row sample
-        "sample_objective": sampled,
+        # the exact objective of the model the epoch started from, on a fixed row sample,
+        # and what that model was ("average", "iterate" or "pending")
+        "sample_objective": sampled[0],
+        "returned_model": sampled[1],
         "train_loss": loss_mean,
         "val_accuracy": val,
         "seconds": seconds,
@@ -141,7 +176,7 @@ def run_epochs(
                                   validate(state) if validate is not None else None, sampled)
             history.append(record)
             progress.update(record)
-            converged = rule.observe(record["objective"])
+            converged = rule.observe(tracked_objective(record))
             if converged:
                 logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
             if on_epoch is not None:

@@ -25,6 +25,7 @@ from dsvm.solvers.nesvm_run import nesvm_minimize
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import evaluate
 from dsvm.training.inputs import source_of, validation_source
+from dsvm.training.loop import StoppingRule
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -72,10 +73,11 @@ def starting_point(init: Any, n_outputs: int, n_features: int) -> tuple[np.ndarr
 
 def _settings(spec: FitSpec) -> NesvmSettings:
     p = spec.params
-    # tol is Algorithm 1's epsilon on the paper's objective, which is ours divided by alpha
-    tol = None if spec.tol is None else float(spec.tol) * float(p["alpha"])
+    # tol means the same for every solver (training.loop.StoppingRule, on the exact objective
+    # of the best point so far): Algorithm 1's own test (absolute, on the paper's scale) is off,
+    # and homotopy stages end on the smoothing-error rule (solvers.nesvm, "Homotopy").
     settings = NesvmSettings(mu=float(p["mu"]), mu0=None if p.get("mu0") is None
-                             else float(p["mu0"]), tol=tol, max_passes=spec.max_epochs)
+                             else float(p["mu0"]), tol=None, max_passes=spec.max_epochs)
     _warn_if_homotopy_cannot_finish(settings, spec.estimator)
     return settings
 
@@ -113,7 +115,7 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
         settings = _settings(spec)
         oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams)
         progress = EpochProgress(settings.max_passes, spec.verbose)
-        on_pass = _pass_callback(engine, spec, values, progress, text, validation)
+        on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu)
         try:
             result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
         finally:
@@ -124,7 +126,8 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
     if spec.tol is not None and not result.converged:
         warnings.warn(
             f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
-            f"before |F_mu(w^k+1) - F_mu(w^k)| fell below tol={spec.tol}; consider more passes.",
+            f"while its objective still improved by more than tol={spec.tol} (relative) within "
+            f"{spec.n_iter_no_change} passes; consider more passes.",
             ConvergenceWarning, stacklevel=5)
     return FittedModel(coef=state.coef, intercept=state.intercept, state=state, classes=shown,
                        class_values=values, n_features_in=input_features(source),
@@ -138,15 +141,16 @@ def _text_of(warm: Any) -> np.ndarray | None:
 
 
 def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
-                   text: np.ndarray | None, validation: Any) -> Any:
+                   text: np.ndarray | None, validation: Any, target_mu: float) -> Any:
     """What runs after every pass: validation, progress, and the epoch hooks (a detached job
     publishes its progress and checks for cancellation there)."""
     val_source = None if validation is None else validation_source(
         validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
     hooks = EPOCH_HOOKS.get()
     history: list[dict[str, Any]] = []
+    rule = StoppingRule(spec.tol, spec.n_iter_no_change, [])
 
-    def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> None:
+    def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> bool:
         record["val_accuracy"] = None
         if val_source is not None:
             # the model that fit would return now: the solver's best measured point
@@ -154,9 +158,12 @@ def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: 
                                               "hinge").accuracy
         progress.update(record)
         history.append(record)
+        # homotopy: stages before the target mu end on their own rule, not on tol
+        stop = record["mu"] == target_mu and rule.observe(float(record["objective"]))
         for hook in hooks:
             hook(spec, SolverState(coef=coef, intercept=intercept, t=float(len(history))),
-                 list(history), False)
+                 list(history), stop)
+        return stop
 
     return on_pass
 

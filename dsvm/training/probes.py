@@ -62,3 +62,12 @@ def sampled_objective(shipped: SolverState, stats: PassStats, solver: LocalSolve
     k = shipped.n_outputs
     coef = shipped.probe_coef[index * k:(index + 1) * k]
     return penalty_of(solver, coef) + float(stats.probe_sums[0, index]) / stats.probe_weight
+
+
+def returned_kind(state: SolverState) -> str:
+    """What the state predicts with: "average" (a running average of the iterates, or its
+    extrapolation), "iterate" (the last iterate), or "pending" (an averaging solver before its
+    average started: ASSET averages from rho N on)."""
+    if state.avg_coef is None:
+        return "iterate"
+    return "average" if state.n_avg > 0 else "pending"

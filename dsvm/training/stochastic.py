@@ -151,8 +151,9 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
                      converged=result.converged)
     if not warn_if_failed(spec, record) and warn and not result.converged and n_epochs > 1:
         warnings.warn(
-            f"{spec.estimator} stopped at max_epochs={n_epochs} before the objective changed "
-            f"by less than tol={spec.tol}; consider more epochs.", ConvergenceWarning,
+            f"{spec.estimator} stopped at max_epochs={n_epochs} while its objective still "
+            f"improved by more than tol={spec.tol} (relative) within {spec.n_iter_no_change} "
+            "epochs; it has not converged: consider more epochs.", ConvergenceWarning,
             stacklevel=6)
     return record
 
@@ -163,15 +164,18 @@ FAILED_FIT_FACTOR = 2.0
 
 
 def warn_if_failed(spec: FitSpec, record: FittedModel) -> bool:
-    """Warn (and return True) when the fit ends above the objective of the constant model it
-    started from (both measured on the same sample of rows, ``sample_objective``: the first
-    epoch's is the starting model's): on unscaled features the steps overshoot and the model
-    predicts one class, which used to pass silently."""
+    """Warn (and return True) when the fit ends far above the objective of the constant model
+    it started from and is no longer coming down (both measured on the same sample of rows,
+    ``sample_objective``: the first epoch's is the starting model's). On unscaled features the
+    steps overshoot and the model predicts one class, which used to pass silently; a model
+    still on its way down (Pegasos' first averages can sit above the start) is left to the
+    usual convergence check."""
     sampled = [h.get("sample_objective") for h in record.history]
-    if len(sampled) < 2 or sampled[0] is None or sampled[-1] is None:
+    if len(sampled) < 4 or any(v is None for v in sampled[-3:]) or sampled[0] is None:
         return False
     start, objective = float(sampled[0]), float(sampled[-1])
-    if objective <= FAILED_FIT_FACTOR * start:
+    coming_down = objective < 0.9 * min(float(v) for v in sampled[1:-1] if v is not None)
+    if objective <= FAILED_FIT_FACTOR * start or coming_down:
         return False
     warnings.warn(
         f"{spec.estimator} failed to fit: its objective {objective:.4g} is more than twice "

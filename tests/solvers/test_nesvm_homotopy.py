@@ -102,7 +102,9 @@ def test_smoothed_objective_is_convex_in_mu(penalty):
 def test_estimator_homotopy_with_default_tol_reaches_the_target_mu():
     """``SVMClassifier(solver="nesvm", mu0=...)`` with the default tol (Algorithm 1's epsilon,
     tiny on the normalised objective) used to spend the whole budget in the first stage; the
-    stage rule on the smoothing error moves it down to ``mu``, at plain NESVM's objective."""
+    stage rule on the smoothing error moves it down to ``mu``, at plain NESVM's objective. (The
+    default tol is relative for every solver since #16 and applies in the last stage only: the
+    fit may stop before the budget.)"""
     X, y = slice_of("a9a")
     kw = {"solver": "nesvm", "alpha": 1.0 / X.shape[0], "mu": MU, "fit_intercept": False,
           "max_epochs": PASSES}
@@ -110,7 +112,7 @@ def test_estimator_homotopy_with_default_tol_reaches_the_target_mu():
         warnings.simplefilter("ignore")
         plain = SVMClassifier(**kw).fit(X, y)
         homo = SVMClassifier(mu0=1.0, **kw).fit(X, y)
-    assert homo.n_iter_ == PASSES
+    assert homo.n_iter_ <= PASSES
     assert homo.history_[-1]["mu"] == MU
     obj_plain = plain.evaluate(X, y)["objective"]
     assert homo.evaluate(X, y)["objective"] <= obj_plain * 1.001
