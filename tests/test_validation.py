@@ -39,7 +39,8 @@ def test_one_class_is_refused(blobs):
 def test_feature_count_mismatch_names_both(blobs):
     X, y = blobs
     clf = SVMClassifier(max_epochs=1, tol=None).fit(X, y)
-    with pytest.raises(ValueError, match="X has 3 features, but SVMClassifier was fitted with 8"):
+    # scikit-learn's wording (its estimator checks match it)
+    with pytest.raises(ValueError, match="X has 3 features, but SVMClassifier is expecting 8"):
         clf.predict(X[:, :3])
 
 

@@ -19,6 +19,7 @@ from dsvm._validation import validate_params
 from dsvm.distributed.sources import map_source
 from dsvm.estimators import persistence
 from dsvm.estimators.prediction import decision_arrays, decision_dask
+from dsvm.estimators.validation import check_fit_input, check_predict_input
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import FitSpec, FittedModel, evaluation
@@ -28,7 +29,30 @@ from dsvm.training.inputs import is_dask_collection, is_dataset_ref, source_of
 from dsvm.training.kernel_maps import check_kernel_solver
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
-           "feature_map_", "n_features_in_", "_fit_record")
+           "feature_map_", "n_features_in_", "feature_names_in_", "_fit_record")
+
+
+# scikit-learn's checks that a stochastic estimator cannot pass, each with its reason (given to
+# sklearn.utils.estimator_checks' expected_failed_checks: declared, never skipped silently).
+# A row of weight 2 is one step of twice the size where a repeated row is two steps at two
+# different points of the random row order: equal only in expectation, never to the 1e-7 the
+# check asks (scikit-learn's own SGDClassifier declares the same).
+_WEIGHT_IS_NOT_REPETITION = ("stochastic passes: a weight of 2 is one step of double size, a "
+                             "repeated row two steps at other points of the row order")
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_REPETITION,
+    "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_REPETITION,
+}
+
+
+def expected_failed_checks(estimator: Any) -> dict[str, str]:
+    """The scikit-learn checks ``estimator`` is known to fail, with the reasons."""
+    return dict(EXPECTED_FAILED_CHECKS)
+
+
+def in_memory(X: Any) -> bool:
+    """NumPy, SciPy or pandas input (trained in this process), not a dataset or dask."""
+    return not (is_dataset_ref(X) or is_dask_collection(X))
 
 
 class SVMBase(BaseEstimator):
@@ -83,6 +107,8 @@ class SVMBase(BaseEstimator):
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
         if warm is None or self.solver != "nesvm":
             self._reset()
+        if in_memory(X):
+            X, y, sample_weight = check_fit_input(self, X, y, sample_weight, reset=True)
         record = _training.fit(self._spec(), X, y, sample_weight=sample_weight,
                                validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
@@ -91,6 +117,9 @@ class SVMBase(BaseEstimator):
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any,
                      validation: Any) -> SVMBase:
         self._validate()
+        if in_memory(X):
+            X, y, sample_weight = check_fit_input(self, X, y, sample_weight,
+                                                  reset=not hasattr(self, "_fit_record"))
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
@@ -107,9 +136,9 @@ class SVMBase(BaseEstimator):
 
     def _check_features(self, n_features: int) -> None:
         if n_features != self.n_features_in_:
-            raise ValueError(
-                f"X has {n_features} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features.")
+            raise ValueError(  # scikit-learn's wording, which its checks match
+                f"X has {n_features} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
 
     def _class_values(self) -> np.ndarray | None:
         """The float64 class values the kernels see (None: a regressor)."""
@@ -128,11 +157,9 @@ class SVMBase(BaseEstimator):
         self._check_features(source.n_features)
         return source
 
-    def decision_function(self, X: Any) -> Any:
-        """Signed distances (n_samples,) for one output, (n_samples, n_classes) for several.
-
-        Dask input gives a lazy dask array; a dataset path gives a NumPy array.
-        """
+    def _decision(self, X: Any) -> Any:
+        """Decision values (n_samples,) for one output, (n_samples, n_classes) for several;
+        dask input gives a lazy dask array, a dataset path a NumPy array."""
         self._check_fitted()
         fmap = getattr(self, "feature_map_", None)
         if is_dask_collection(X):
@@ -143,7 +170,7 @@ class SVMBase(BaseEstimator):
             with prediction_engine(source, self.client, self.n_workers) as engine:
                 scores = evaluation.decision_values(engine, self.coef_, self.intercept_, source)
         else:
-            self._check_features(X.shape[1])
+            X = check_predict_input(self, X)
             scores = decision_arrays(X, self.coef_, self.intercept_, fmap)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

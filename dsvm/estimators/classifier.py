@@ -254,9 +254,16 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         self._partial_fit(X, y, classes, sample_weight, validation)
         return self
 
+    def decision_function(self, X: Any) -> Any:
+        """Signed distances (n_samples,) for binary, (n_samples, n_classes) for multiclass.
+
+        Dask input gives a lazy dask array; a dataset path gives a NumPy array.
+        """
+        return self._decision(X)
+
     def predict(self, X: Any) -> Any:
         """Class labels; dask input gives a lazy dask array."""
-        scores = self.decision_function(X)
+        scores = self._decision(X)
         if is_dask_collection(scores):
             return scores.map_blocks(labels_of, self.classes_, dtype=self.classes_.dtype,
                                      drop_axis=1 if scores.ndim == 2 else None)

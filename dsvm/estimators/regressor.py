@@ -137,8 +137,9 @@ class SVMRegressor(RegressorMixin, SVMBase):
         return self
 
     def predict(self, X: Any) -> Any:
-        """Predicted targets (n_samples,); dask input gives a lazy dask array."""
-        return self.decision_function(X)
+        """Predicted targets (n_samples,); dask input gives a lazy dask array, a dataset path a
+        NumPy array."""
+        return self._decision(X)
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """R^2; ``X`` may be a dataset path (then ``y`` is None) or arrays."""

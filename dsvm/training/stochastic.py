@@ -273,7 +273,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             mapped = map_source(source, _map_of_fit(spec, previous))
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
-                             f"was fitted with {previous.n_features_in} features.")
+                             f"is expecting {previous.n_features_in} features as input.")
         previous.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         return run(Fit(spec, mapped, previous), engine, 1, validation, warn=False)
 

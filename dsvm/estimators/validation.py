@@ -1,0 +1,92 @@
+"""Checking in-memory input the way scikit-learn does (its public ``validate_data``).
+
+NumPy, SciPy and pandas input is validated here before any work starts: shapes, dtypes, empty
+data, complex values, ``y`` of shape (n, 1) (a warning, then raveled), continuous targets given
+to a classifier, non-finite values (named by row and column), sample weights, and at predict
+time the number of features and their names (``n_features_in_``, ``feature_names_in_``).
+Datasets and dask collections are checked by the data layer and the tasks that read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+_FLOATS = [np.float64, np.float32]
+
+
+def first_non_finite(X: Any) -> tuple[int, int, float] | None:
+    """(row, column, value) of the first NaN or infinity of ``X`` (dense or CSR), or None."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if not bad.size:
+            return None
+        row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
+        return row, int(X.indices[bad[0]]), float(X.data[bad[0]])
+    mask = ~np.isfinite(X)
+    if not mask.any():
+        return None
+    row, col = np.argwhere(mask)[0]
+    return int(row), int(col), float(X[row, col])
+
+
+def check_finite(X: Any, name: str = "X") -> None:
+    found = first_non_finite(X)
+    if found is not None:
+        row, col, value = found
+        kind = "NaN" if np.isnan(value) else "infinity"
+        raise ValueError(f"Input {name} contains {kind} at row {row}, column {col} ({value!r}); "
+                         "drop or impute those values before fitting (e.g. "
+                         "sklearn.impute.SimpleImputer).")
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
+    """Sample weights as float64 (n_samples,), refused when misshapen, negative, non-finite or
+    all zero."""
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.shape != (n_samples,):
+        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n_samples},).")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must hold finite, non-negative values; got "
+                         f"{sw[~(np.isfinite(sw) & (sw >= 0))][0]!r}.")
+    if not np.any(sw > 0):
+        raise ValueError("Sample weights must contain at least one non-zero number; all are 0.")
+    return sw
+
+
+def check_fit_input(est: Any, X: Any, y: Any, sample_weight: Any, *,
+                    reset: bool) -> tuple[Any, Any, np.ndarray | None]:
+    """(X, y, sample_weight) of in-memory training input, checked; sets ``n_features_in_`` and
+    ``feature_names_in_`` when ``reset``."""
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
+                         "None (it is stored in the dataset only when X is a dataset path).")
+    classifier = est._task == "classification"
+    X, y = validate_data(est, X, y, reset=reset, accept_sparse="csr", dtype=_FLOATS,
+                         ensure_all_finite=False, y_numeric=not classifier)
+    check_finite(X)
+    if classifier:
+        check_classification_targets(y)
+    elif np.asarray(y).dtype.kind not in "biuf":
+        raise ValueError(f"y must hold numeric labels (regression targets); got dtype "
+                         f"{np.asarray(y).dtype}.")
+    elif not np.all(np.isfinite(y)):
+        raise ValueError("Input y contains NaN or infinity; regression targets must be finite.")
+    return X, y, check_sample_weight(sample_weight, X.shape[0])
+
+
+def check_predict_input(est: Any, X: Any) -> Any:
+    """In-memory rows to predict, checked against what the estimator was fitted on."""
+    X = validate_data(est, X, reset=False, accept_sparse="csr", dtype=_FLOATS,
+                      ensure_all_finite=False)
+    check_finite(X)
+    return X
