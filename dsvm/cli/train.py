@@ -40,6 +40,8 @@ def resolve_task(task: str, dataset: Any) -> str:
 def _common_params(args: argparse.Namespace) -> dict[str, Any]:
     return dict(alpha=args.alpha, penalty=args.penalty, l1_ratio=args.l1_ratio,
                 fit_intercept=not args.no_intercept, max_epochs=args.epochs, tol=args.tol,
+                n_iter_no_change=args.n_iter_no_change, early_stopping=args.early_stopping,
+                validation_fraction=args.validation_fraction,
                 batch_size=args.batch_size, average=not args.no_average, rho=args.rho,
                 n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
                 verbose=0 if args.quiet else 2, checkpoint=args.checkpoint,
@@ -54,7 +56,7 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
                             epsilon=args.epsilon, client=client, **_common_params(args))
     return SVMClassifier(solver=args.solver or "pegasos", loss=args.loss or "hinge",
                          mu=args.mu, mu0=args.mu0, budget=args.budget, merge=args.merge,
-                         client=client, **_common_params(args))
+                         class_weight=args.class_weight, client=client, **_common_params(args))
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -65,6 +67,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
     task = resolve_task(args.task, dataset)
+    if args.class_weight is not None and task == "regression":
+        raise ValueError("--class-weight applies to classification; the labels of "
+                         f"{dataset.url} make this a regression (pass --task classification?)")
     if args.detach and task == "regression":
         raise ValueError("--detach trains classifiers only for now; run the regression in the "
                          "foreground (it resumes from --checkpoint if interrupted)")
@@ -113,10 +118,32 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                    help="nesvm: homotopy from mu0 down to mu (default: no homotopy)")
 
 
+def _class_weight(text: str) -> str | dict[float, float]:
+    """``balanced`` or ``LABEL:WEIGHT,LABEL:WEIGHT`` (numeric labels, as datasets store them)."""
+    if text == "balanced":
+        return text
+    try:
+        pairs = [item.split(":") for item in text.split(",") if item]
+        return {float(label): float(weight) for label, weight in pairs}
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'balanced' or LABEL:WEIGHT pairs such as '1:5,-1:1', got {text!r}") from None
+
+
 def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--tol", type=float, default=None,
-                   help="stop early when the objective stalls (default: run all epochs)")
+                   help="stop when the objective improved by less than this (relative) for "
+                        "--n-iter-no-change epochs (default: run all epochs)")
+    p.add_argument("--n-iter-no-change", type=int, default=3, metavar="N",
+                   help="epochs without improvement before --tol or --early-stopping stops")
+    p.add_argument("--early-stopping", action="store_true",
+                   help="hold out --validation-fraction of the chunks and stop when their "
+                        "objective stops improving (by more than --tol, default 0)")
+    p.add_argument("--validation-fraction", type=float, default=0.1, metavar="F",
+                   help="share of the chunks held out by --early-stopping (default 0.1)")
+    p.add_argument("--class-weight", type=_class_weight, default=None, metavar="WEIGHTS",
+                   help="'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification)")
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--streams", type=int, default=None,
                    help="parallel streams per epoch (default: number of workers)")

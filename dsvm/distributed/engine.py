@@ -120,7 +120,8 @@ class DaskEngine:
         their data) is sent to the workers once per fit and passed by reference, instead of
         with every task of every epoch."""
         # A mapped source is rebuilt around the same (data, map) pair for every validation
-        # pass: key on its parts, so that one shipment serves them all.
+        # pass: key on its parts, so that one shipment serves them all. (Chunk subsets are
+        # separate objects, so the training and held-out parts of one source ship apart.)
         parts = (getattr(source, "inner", source), getattr(source, "fmap", None))
         key = (id(parts[0]), id(parts[1]))
         cached = self._shipped.get(key)

@@ -66,6 +66,9 @@ class ArraySource(_ArraysShape):
     def label_values(self) -> np.ndarray:
         return np.unique(self.y)
 
+    def chunk_n_rows(self, i: int) -> int:
+        return max(0, min(self.n_samples, (i + 1) * self.chunk_rows) - i * self.chunk_rows)
+
     def read_chunk(self, i: int) -> Block:
         lo, hi = i * self.chunk_rows, min(self.n_samples, (i + 1) * self.chunk_rows)
         sw = None if self.sample_weight is None else self.sample_weight[lo:hi]
@@ -105,6 +108,9 @@ class DatasetSource:
                 "target values: a regression dataset?); SVMClassifier needs class labels."
             )
         return np.asarray(classes, dtype=np.float64)
+
+    def chunk_n_rows(self, i: int) -> int:
+        return int(self.dataset.chunk_n_rows(i))
 
     def read_chunk(self, i: int) -> Block:
         return self.dataset.read_chunk(i)
@@ -170,6 +176,9 @@ class DaskSource(_ArraysShape):
         # A reduction on the cluster: only the distinct labels come back.
         return np.asarray(da.unique(self.y).compute(), dtype=np.float64)
 
+    def chunk_n_rows(self, i: int) -> int:
+        return int(self.X.chunks[0][i])
+
     def _parts(self, i: int) -> list[Any]:
         parts = [self.X.blocks[i], self.y.blocks[i]]
         if self.sample_weight is not None:
@@ -214,6 +223,10 @@ class MappedSource:
         return int(self.inner.n_features)
 
     @property
+    def on_cluster(self) -> bool:
+        return bool(getattr(self.inner, "on_cluster", False))
+
+    @property
     def n_chunks(self) -> int:
         return int(self.inner.n_chunks)
 
@@ -224,6 +237,9 @@ class MappedSource:
     def label_values(self) -> np.ndarray:
         return np.asarray(self.inner.label_values())
 
+    def chunk_n_rows(self, i: int) -> int:
+        return int(self.inner.chunk_n_rows(i))
+
     def read_chunk(self, i: int) -> Block:
         return self.fmap.transform_block(self.inner.read_chunk(i))
 
@@ -231,7 +247,61 @@ class MappedSource:
         return f"{self.inner.describe()} through the {self.fmap.describe()}"
 
 
-Source = ArraySource | DatasetSource | DaskSource | MappedSource
+@dataclass
+class ChunkSubset:
+    """Some whole chunks of a source (``chunk_ids``), renumbered 0..k-1: the training or the
+    held-out part of a fit with early stopping. No row moves: a task still reads its chunks
+    from the source itself."""
+
+    inner: Any
+    chunk_ids: list[int]
+
+    @property
+    def n_samples(self) -> int:
+        return sum(self.inner.chunk_n_rows(c) for c in self.chunk_ids)
+
+    @property
+    def n_features(self) -> int:
+        return int(self.inner.n_features)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.chunk_ids)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.inner.dtype)
+
+    @property
+    def on_cluster(self) -> bool:
+        return bool(getattr(self.inner, "on_cluster", False))
+
+    def label_values(self) -> np.ndarray:
+        return np.asarray(self.inner.label_values())
+
+    def chunk_n_rows(self, i: int) -> int:
+        return int(self.inner.chunk_n_rows(self.chunk_ids[i]))
+
+    def read_chunk(self, i: int) -> Block:
+        return self.inner.read_chunk(self.chunk_ids[i])
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()} (chunks {_ranges(self.chunk_ids)})"
+
+
+def _ranges(ids: list[int]) -> str:
+    shown = ", ".join(map(str, ids[:8]))
+    return shown + (f", ... ({len(ids)} in all)" if len(ids) > 8 else "")
+
+
+Source = ArraySource | DatasetSource | DaskSource | MappedSource | ChunkSubset
+
+
+def base_source(source: Any) -> Any:
+    """The source at the bottom of any wrappers (feature maps, chunk subsets)."""
+    while hasattr(source, "inner"):
+        source = source.inner
+    return source
 
 
 def map_source(source: Any, fmap: FeatureMap | None) -> Any:

@@ -23,7 +23,7 @@ from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.evaluation import EvalCounts, evaluate_block
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
-from dsvm.solvers.passes import calibration_sample, pass_over_chunk
+from dsvm.solvers.passes import calibration_sample, pass_over_chunk, with_class_weight
 from dsvm.solvers.targets import initial_intercept, targets_for
 
 
@@ -65,6 +65,7 @@ class StreamPass:
     classes: np.ndarray | None
     epoch: int
     seed: int
+    class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
 
     @property
     def nbytes(self) -> int:
@@ -75,7 +76,8 @@ class StreamPass:
         stats = PassStats()
         for chunk, block in iter_chunks(source, chunk_ids):
             stats += pass_over_chunk(self.solver, state, block, classes=self.classes, chunk=chunk,
-                                     epoch=self.epoch, seed=self.seed, where=where(source, chunk))
+                                     epoch=self.epoch, seed=self.seed, where=where(source, chunk),
+                                     class_weight=self.class_weight)
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)
@@ -90,6 +92,7 @@ class Calibrate:
     state: SolverState
     solver: LocalSolver
     classes: np.ndarray | None
+    class_weight: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
@@ -99,6 +102,7 @@ class Calibrate:
         chunk = chunk_ids[0]
         block = calibration_sample(source.read_chunk(chunk))
         codes = targets_for(block.y, self.classes, where=where(source, chunk))
+        block = with_class_weight(block, codes, self.class_weight)
         state = self.state.copy()
         if self.classes is None and getattr(self.solver, "fit_intercept", False):
             # a regression's intercept starts at the targets' centre (solvers.targets)
@@ -179,6 +183,7 @@ class GradientPass:
     problem: NesvmProblem
     mu: float
     classes: np.ndarray
+    class_weight: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
@@ -188,6 +193,7 @@ class GradientPass:
         total: GradientShare | None = None
         for chunk, block in iter_chunks(source, chunk_ids):
             codes = encode_labels(block.y, self.classes, where=where(source, chunk))
+            block = with_class_weight(block, codes, self.class_weight)
             share = block_share(block, codes, self.points, self.problem.loss, self.mu,
                                 self.problem.fit_intercept)
             total = share if total is None else total + share

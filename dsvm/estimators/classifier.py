@@ -12,10 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
-from dsvm.estimators.prediction import labels_of, stored_labels
+from dsvm.estimators.prediction import labels_of, probabilities, stored_labels
 from dsvm.training.inputs import is_dask_collection
 
 
@@ -80,11 +81,21 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         sample of the training rows while the epoch reads them (``history_[i]
         ["sample_objective"]``), for last iterates (``"asset*"``, ``average=False``,
         ``"bsgd"``) the progressive objective of the epoch. Reaching ``max_epochs`` while
-        still improving warns (``ConvergenceWarning``). ``solver="nesvm"`` (exact passes): a
-        stage ends when one pass changes the smoothed objective by less than ``tol`` times
-        its size (Algorithm 1's test, relative). ``None`` always runs ``max_epochs``.
+        still improving warns (``ConvergenceWarning``). ``solver="nesvm"``: the exact
+        objective of its best point, in the last homotopy stage, with at least 10 passes of
+        patience (its step factor can take that long to recover after a step taken back).
+        ``None`` always runs ``max_epochs``.
     n_iter_no_change : int, default=3
         Epochs without improvement (see ``tol``) before a stochastic fit stops.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the training chunks (whole chunks drawn from the
+        fit's seed: no row moves; in-memory arrays are cut into at least 20 chunks) and stop
+        when their objective (the penalty plus their mean loss: smoother than accuracy, and
+        what the fit minimises) has not fallen by more than ``tol`` (relative) for
+        ``n_iter_no_change`` epochs; recorded in ``history_[i]["holdout_objective"]``.
+        ``fit`` only (not ``partial_fit``), stochastic solvers only.
+    validation_fraction : float, default=0.1
+        The share of chunks held out by ``early_stopping``. Values must be in the range (0, 1).
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
     average : bool, default=True
@@ -111,6 +122,11 @@ class SVMClassifier(ClassifierMixin, SVMBase):
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
         ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
         to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, multiplied into the rows' sample weights: ``{label: weight}``
+        (missing labels weigh 1) or ``"balanced"``, n_samples / (n_classes * count_c), with
+        the counts a dataset records (no extra pass). Not with ``solver="bsgd"``, nor
+        ``"balanced"`` with ``partial_fit`` (give the weights as a dict).
     n_streams : int or None, default=None
         Parallel streams per epoch. ``None``: the number of workers when the fit starts (1 for
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
@@ -185,6 +201,8 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         max_epochs: int = 10,
         tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
+        early_stopping: bool = False,
+        validation_fraction: float = 0.1,
         batch_size: int = 1,
         average: bool = True,
         rho: float = 0.5,
@@ -193,6 +211,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         gamma: float | str = "scale",
         budget: int = 500,
         merge: str = "lookup-wd",
+        class_weight: dict | str | None = None,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
         n_workers: int | None = None,
@@ -213,6 +232,8 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         self.max_epochs = max_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.batch_size = batch_size
         self.average = average
         self.rho = rho
@@ -221,6 +242,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         self.gamma = gamma
         self.budget = budget
         self.merge = merge
+        self.class_weight = class_weight
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
         self.n_workers = n_workers
@@ -268,6 +290,33 @@ class SVMClassifier(ClassifierMixin, SVMBase):
             return scores.map_blocks(labels_of, self.classes_, dtype=self.classes_.dtype,
                                      drop_axis=1 if scores.ndim == 2 else None)
         return labels_of(scores, self.classes_)
+
+    def _check_proba(self) -> bool:
+        if self.loss != "logistic":
+            raise AttributeError(
+                f"probability estimates are not available for loss={self.loss!r}: they need "
+                "loss='logistic' (for other losses, calibrate the decision values with "
+                "sklearn.calibration.CalibratedClassifierCV).")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X: Any) -> Any:
+        """Class probabilities (n_samples, n_classes), for ``loss="logistic"``: the logistic
+        function of the decision values (one-vs-rest: normalised over the classes, as
+        scikit-learn's SGDClassifier does). Dask input gives a lazy dask array."""
+        scores = self._decision(X)
+        if is_dask_collection(scores):
+            n = len(self.classes_)
+            return scores.map_blocks(probabilities, dtype=np.float64,
+                                     chunks=(scores.chunks[0], (n,)),
+                                     new_axis=1 if scores.ndim == 1 else None)
+        return probabilities(scores)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X: Any) -> Any:
+        """The logarithm of :meth:`predict_proba`."""
+        proba = self.predict_proba(X)
+        return np.log(proba) if not is_dask_collection(proba) else proba.map_blocks(np.log)
 
     def _stored_labels(self) -> np.ndarray:
         return stored_labels(self.classes_)

@@ -36,6 +36,8 @@ COMMON: dict[str, Any] = {
     "max_epochs": _COUNT,
     "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
     "n_iter_no_change": _COUNT,
+    "early_stopping": _BOOL,
+    "validation_fraction": Interval(numbers.Real, 0.0, 1.0, "neither"),
     "batch_size": _COUNT,
     "average": _BOOL,
     "rho": Interval(numbers.Real, 0.0, 1.0, "left"),
@@ -60,6 +62,8 @@ CLASSIFIER: dict[str, Any] = {
     "warm_start": _BOOL,
     "budget": _COUNT,
     "merge": Options(tuple(MERGE_CODES)),
+    "class_weight": AnyOf((NoneOr(Options(("balanced",))), InstanceOf((dict,), "a dict")),
+                          "a dict, 'balanced' or None"),
 }
 
 REGRESSOR: dict[str, Any] = {

@@ -11,7 +11,7 @@ from dsvm._validation import validate_params
 from dsvm.exceptions import ModelFormatError
 from dsvm.io.models import ModelRecord, load_model_record, save_model_record
 from dsvm.training.kernel_maps import map_from_parts, map_parts
-from dsvm.training.spec import FitSpec
+from dsvm.training.spec import FitSpec, params_from_json
 
 
 def record_of(est: Any) -> ModelRecord:
@@ -40,7 +40,7 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
     if cls is None:
         raise ModelFormatError(f"{path}: unknown estimator {record.estimator!r} in model file.")
     try:
-        est = cls(**record.params)
+        est = cls(**params_from_json(record.params))
         validate_params(cls.__name__, est.get_params(deep=False), cls._parameter_constraints)
     except (TypeError, ValueError) as exc:
         raise ModelFormatError(f"{path}: the model's parameters are not valid: {exc}") from None

@@ -66,3 +66,15 @@ def stored_labels(classes: np.ndarray) -> np.ndarray:
     if classes.dtype.kind not in "biuf":
         return np.arange(len(classes), dtype=np.int32)
     return np.asarray(classes)
+
+
+def probabilities(scores: np.ndarray) -> np.ndarray:
+    """Class probabilities from logistic decision values: (1 - p, p) for one output, else the
+    outputs' sigmoids normalised to sum to 1 (one-vs-rest)."""
+    from scipy.special import expit
+
+    if scores.ndim == 1:
+        p = expit(scores)
+        return np.column_stack([1.0 - p, p])
+    p = expit(scores)
+    return p / p.sum(axis=1, keepdims=True)

@@ -45,7 +45,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
         :class:`dsvm.Nystroem`) applied to each chunk on the worker that reads it, as in
         :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
         are. ``gamma="scale"`` (the default): 1 / (n_features * X.var()).
-    fit_intercept, max_epochs, tol, n_iter_no_change, batch_size, average, rho, n_streams,
+    fit_intercept, max_epochs, tol, n_iter_no_change, early_stopping, validation_fraction,
+    batch_size, average, rho, n_streams,
     chunk_rows, n_workers, random_state, verbose, client, checkpoint
         As in :class:`dsvm.SVMClassifier` (``fit(..., resume=True)`` continues from
         ``checkpoint``).
@@ -88,6 +89,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
         max_epochs: int = 10,
         tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
+        early_stopping: bool = False,
+        validation_fraction: float = 0.1,
         batch_size: int = 1,
         average: bool = True,
         rho: float = 0.5,
@@ -112,6 +115,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
         self.max_epochs = max_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.batch_size = batch_size
         self.average = average
         self.rho = rho

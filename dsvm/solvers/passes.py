@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dsvm.data.blocks import Block
@@ -24,15 +26,30 @@ def pass_over_chunk(
     epoch: int,
     seed: int,
     where: str,
+    class_weight: np.ndarray | None = None,
 ) -> PassStats:
-    """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``."""
+    """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``.
+
+    ``class_weight``: a weight per class code, multiplied into the rows' sample weights."""
     if block.n_samples == 0:
         return PassStats()
     codes = targets_for(block.y, classes, where=where)  # classes None: regression
+    block = with_class_weight(block, codes, class_weight)
     order = row_order(seed, epoch, chunk, block.n_samples)
     probe = probe_losses(state, block, codes, solver)
     stats = solver.run_block(state, block, codes, order)
     return stats if probe is None else stats + probe
+
+
+def with_class_weight(block: Block, codes: np.ndarray,
+                      class_weight: np.ndarray | None) -> Block:
+    """``block`` with each row's sample weight multiplied by its class's weight."""
+    if class_weight is None:
+        return block
+    weights = np.asarray(class_weight, dtype=np.float64)[codes]
+    if block.sample_weight is not None:
+        weights = weights * np.asarray(block.sample_weight, dtype=np.float64)
+    return replace(block, sample_weight=weights)
 
 
 def probe_losses(state: SolverState, block: Block, codes: np.ndarray,

@@ -21,7 +21,7 @@ from dsvm.training.spec import FitSpec
 # The parameters a resumed fit must share with the fit that wrote the checkpoint: they define the
 # problem and the solver's updates. (max_epochs, tol, verbose, client, ... may change.)
 RESUME_MUST_MATCH = ("solver", "loss", "alpha", "fit_intercept", "batch_size", "average",
-                     "penalty", "l1_ratio", "mu")
+                     "penalty", "l1_ratio", "mu", "class_weight")
 
 
 def _decode_selection(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
@@ -64,7 +64,7 @@ def check_resumable(spec: FitSpec, ckpt: Checkpoint, n_features: int, dtype: np.
     if ckpt.estimator != spec.estimator:
         raise ValueError(f"Checkpoint {path} was written by {ckpt.estimator}, not "
                          f"{spec.estimator}.")
-    params = spec.params
+    params = spec.jsonable_params()  # compared as the checkpoint recorded them
     for name in RESUME_MUST_MATCH:
         if name in params and name in ckpt.params and params[name] != ckpt.params[name]:
             raise ValueError(

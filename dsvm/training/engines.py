@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.distributed.engine import Engine, LocalEngine, active_cluster, cluster_engine
-from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource
+from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
 from dsvm.training.inputs import is_dask_collection, is_dataset_ref
 
 
 def runs_in_process(data: Any) -> bool:
     """In-memory arrays train here (dask-ml's rule); datasets and dask collections on a
     cluster. ``data`` is a source, or the user's input before it becomes one."""
-    inner = getattr(data, "inner", data)
+    inner = base_source(data)
     if isinstance(inner, (ArraySource, DatasetSource, DaskSource)):
         return isinstance(inner, ArraySource)
     return not (is_dataset_ref(data) or is_dask_collection(data))
@@ -37,7 +37,7 @@ def prediction_engine(source: Any, client: Any = None,
                       n_workers: int | None = None) -> Iterator[Engine]:
     """Prediction on a dataset runs in this process unless a client was given or is active
     (starting a cluster to predict a dataset would cost more than it saves)."""
-    inner = getattr(source, "inner", source)
+    inner = base_source(source)
     if runs_in_process(source) or (client is None and isinstance(inner, DatasetSource)
                                    and not active_cluster()):
         yield LocalEngine()

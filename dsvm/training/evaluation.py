@@ -68,6 +68,12 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
         record.classes.dtype.kind not in "biuf" else None
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
+    return source_scorer(engine, spec, record, solver, source)
+
+
+def source_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,
+                  source: Any) -> Callable[[SolverState], float]:
+    """Accuracy (R^2 for regressors) on ``source`` of the model a state predicts with."""
 
     def score(state: SolverState) -> float:
         coef, intercept, fmap = predictor(solver, state, record.feature_map)
@@ -76,3 +82,21 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
         return counts.accuracy if spec.classifies else counts.r2
 
     return score
+
+
+def holdout_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,
+                   source: Any) -> Callable[[SolverState], float]:
+    """The objective (the penalty plus the mean loss) on held-out ``source`` of the model a state
+    predicts with: what early stopping follows (smoother than accuracy, and what the fit
+    minimises)."""
+    from dsvm.training.probes import penalty_of
+
+    def objective(state: SolverState) -> float:
+        coef, intercept, fmap = predictor(solver, state, record.feature_map)
+        counts = evaluate(engine, coef, intercept, map_source(source, fmap),
+                          record.class_values, spec.loss)
+        own = getattr(solver, "predictor", None)
+        penalty = 0.0 if own is not None else penalty_of(solver, coef)
+        return penalty + counts.mean_loss
+
+    return objective

@@ -78,18 +78,27 @@ def tracked_objective(record: dict[str, Any]) -> float | None:
 
 class StoppingRule:
     """scikit-learn's rule with a relative ``tol``: stop after ``n_iter_no_change`` epochs that
-    do not lower the best objective by more than ``tol`` times its size. The objective is the
+    do not lower the best objective (or, with early stopping, the best held-out objective) by
+    more than ``tol`` times its size. The objective is the
     returned model's, measured on a fixed sample of rows (:func:`tracked_objective`), so a
     solver whose average still improves at its own (slow) rate is not stopped by the noise of
     its iterates. Replayed over a resumed fit's history, so that it stops exactly where the
     uninterrupted fit would."""
 
     def __init__(self, tol: float | None, n_iter_no_change: int,
-                 history: list[dict[str, Any]]) -> None:
-        self.tol, self.patience = tol, int(n_iter_no_change)
+                 history: list[dict[str, Any]], key: str | None = None) -> None:
+        self.tol, self.patience, self.key = tol, int(n_iter_no_change), key
         self.best, self.stale = math.inf, 0
         for record in history:
-            self.observe(tracked_objective(record))
+            self.observe(self.tracked(record))
+
+    def tracked(self, record: dict[str, Any]) -> float | None:
+        """What to minimise: the objective (:func:`tracked_objective`), or the value under
+        ``key`` (early stopping: the objective on the held-out chunks)."""
+        if self.key is None:
+            return tracked_objective(record)
+        value = record.get(self.key)
+        return None if value is None else float(value)
 
     def observe(self, objective: float | None) -> bool:
         """Record an epoch's objective; True when the fit should stop."""
@@ -104,14 +113,15 @@ class StoppingRule:
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
               classes: np.ndarray | None, state: SolverState, plan: FitPlan,
-              epoch: int) -> tuple[SolverState, PassStats, tuple[float | None, str]]:
+              epoch: int, class_weight: np.ndarray | None = None,
+              ) -> tuple[SolverState, PassStats, tuple[float | None, str]]:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams. Returns the
     new state, the pass statistics, and the sampled objective and kind (see
     :func:`dsvm.training.probes.returned_kind`) of the model it started from."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     shipped, returned = ship_with_probes(state, solver, source.n_samples)
     kind = returned_kind(state)
-    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed)
+    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed, class_weight)
     partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
     new, stats = combiner.finalize(partial, shipped)
@@ -153,30 +163,40 @@ def run_epochs(
     state: SolverState,
     plan: FitPlan,
     first_epoch: int,
+    class_weight: np.ndarray | None = None,
     n_epochs: int,
     validate: Callable[[SolverState], float] | None = None,
+    holdout: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
     on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], None] | None = None,
 ) -> LoopResult:
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
-    ``on_epoch(state, history, converged)`` runs after every epoch (checkpoints, job progress).
+    ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
+    ``holdout(state)`` the objective on the chunks held out for early stopping into
+    ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history, converged)`` runs after every
+    epoch (checkpoints, job progress).
     """
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
-    rule = StoppingRule(plan.tol, plan.n_iter_no_change, history)
+    # early stopping stops on the held-out objective even with tol=None (then: no gain at all)
+    tol = plan.tol if holdout is None else (plan.tol or 0.0)
+    rule = StoppingRule(tol, plan.n_iter_no_change, history,
+                        key="holdout_objective" if holdout is not None else None)
     converged = False
     try:
         for epoch in range(first_epoch, first_epoch + n_epochs):
             tic = time.perf_counter()
             state, stats, sampled = run_epoch(engine, solver, combiner, source, classes, state,
-                                              plan, epoch)
+                                              plan, epoch, class_weight)
             seconds = time.perf_counter() - tic
             record = epoch_record(epoch, state, stats, solver, seconds,
                                   validate(state) if validate is not None else None, sampled)
+            if holdout is not None:
+                record["holdout_objective"] = holdout(state)
             history.append(record)
             progress.update(record)
-            converged = rule.observe(tracked_objective(record))
+            converged = rule.observe(rule.tracked(record))
             if converged:
                 logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
             if on_epoch is not None:

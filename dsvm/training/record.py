@@ -38,6 +38,7 @@ class FittedModel:
     history: list[dict[str, Any]] = field(default_factory=list)
     converged: bool = False
     resolved: dict[str, Any] = field(default_factory=dict)  # e.g. gamma="scale" -> its value
+    class_weight: np.ndarray | None = None  # per class, in the order of ``classes``
 
     @property
     def n_iter(self) -> int:

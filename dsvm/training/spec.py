@@ -92,5 +92,20 @@ class FitSpec:
                 v = os.fspath(v)
             elif hasattr(v, "kind") and k == "kernel":  # an RFF / Nystroem object
                 v = v.kind
+            elif k == "class_weight" and isinstance(v, dict):
+                # JSON keys are text: keep the labels' own types as [label, weight] pairs
+                v = [[_plain(label), float(w)] for label, w in v.items()]
             out[k] = v
         return out
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def params_from_json(params: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :meth:`FitSpec.jsonable_params` where it changed a type."""
+    out = dict(params)
+    if isinstance(out.get("class_weight"), list):
+        out["class_weight"] = {label: float(w) for label, w in out["class_weight"]}
+    return out

@@ -23,15 +23,17 @@ from dsvm.combine import combiner_for
 from dsvm.data.order import draw_seed
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import DatasetSource, input_features, map_source
+from dsvm.distributed.sources import DatasetSource, base_source, input_features, map_source
 from dsvm.distributed.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.training import kernel_maps
+from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
 from dsvm.training.engines import engine_for
-from dsvm.training.evaluation import validation_scorer
+from dsvm.training.evaluation import holdout_scorer, validation_scorer
+from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import FitPlan, run_epochs
 from dsvm.training.record import FittedModel
@@ -47,6 +49,7 @@ class Fit:
     spec: FitSpec
     source: Any  # the training rows, through the feature map
     record: FittedModel
+    held_out: Any = None  # the chunks held out for early stopping (raw rows), or None
 
 
 def class_values(spec: FitSpec, source: Any, classes: Any,
@@ -54,7 +57,7 @@ def class_values(spec: FitSpec, source: Any, classes: Any,
     """(classes as shown, float64 values the kernels see) of a new fit; (None, None) for a
     regression."""
     if not spec.classifies:
-        inner = getattr(source, "inner", source)
+        inner = base_source(source)
         if isinstance(inner, DatasetSource) and inner.dataset.classes is not None \
                 and len(inner.dataset.classes) <= 2:
             stored = list(inner.dataset.classes)
@@ -78,15 +81,17 @@ def start(spec: FitSpec, engine: Engine, source: Any, *, classes: Any, text: np.
           seed: int, fmap: Any) -> FittedModel:
     """A fresh fit: classes, the solver's first state, calibrated on the first chunk."""
     shown, values = class_values(spec, source, classes, text)
+    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
     solver = spec.make_solver(source.n_samples)
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     state = solver.init_state(source.n_features, n_outputs, source.dtype)
-    state = engine.reduce(Calibrate(state, solver, values), source, [[0]], first,
+    state = engine.reduce(Calibrate(state, solver, values, weights), source, [[0]], first,
                           name="calibrate", what="calibration")
     return FittedModel(
         coef=state.coef, intercept=state.intercept, state=state, classes=shown,
         class_values=values, n_features_in=input_features(source), n_samples=source.n_samples,
-        seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), feature_map=fmap)
+        seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), feature_map=fmap,
+        class_weight=weights)
 
 
 def restored(spec: FitSpec, ckpt: Any, source: Any, fmap: Any) -> FittedModel:
@@ -101,7 +106,9 @@ def restored(spec: FitSpec, ckpt: Any, source: Any, fmap: Any) -> FittedModel:
         coef=state.coef, intercept=state.intercept, state=state, classes=classes,
         class_values=values, n_features_in=ckpt.n_features, n_samples=source.n_samples,
         seed=ckpt.seed, n_streams=ckpt.n_streams, feature_map=fmap, history=list(ckpt.history),
-        converged=ckpt.converged)
+        converged=ckpt.converged,
+        class_weight=class_weight_vector(spec.params.get("class_weight"), classes, values,
+                                         source))
 
 
 def resume_checkpoint(spec: FitSpec, source: Any) -> Any:
@@ -142,16 +149,19 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
                    n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose)
     validate = validation_scorer(engine, spec, record, solver, validation)
+    holdout = None if fit.held_out is None else holdout_scorer(engine, spec, record, solver,
+                                                               fit.held_out)
     result = run_epochs(
         engine=engine, solver=solver, combiner=combiner_for(solver), source=fit.source,
-        classes=record.class_values, state=record.state, plan=plan, first_epoch=record.n_iter,
-        n_epochs=n_epochs, validate=validate, history=record.history,
+        classes=record.class_values, class_weight=record.class_weight, state=record.state,
+        plan=plan, first_epoch=record.n_iter,
+        n_epochs=n_epochs, validate=validate, holdout=holdout, history=record.history,
         on_epoch=epoch_callback(fit))
     record = publish(record, result.state, solver, history=result.history,
                      converged=result.converged)
     if not warn_if_failed(spec, record) and warn and not result.converged and n_epochs > 1:
         warnings.warn(
-            f"{spec.estimator} stopped at max_epochs={n_epochs} while its objective still "
+            f"{spec.estimator} stopped at max_epochs={spec.max_epochs} while its objective still "
             f"improved by more than tol={spec.tol} (relative) within {spec.n_iter_no_change} "
             "epochs; it has not converged: consider more epochs.", ConvergenceWarning,
             stacklevel=6)
@@ -232,6 +242,10 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
         ckpt = resume_checkpoint(spec, source) if resume else None
         spec = resolve_gamma(spec, engine, source, ckpt)
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
+        held = None
+        if spec.params.get("early_stopping"):
+            source, held = split_for_early_stopping(
+                source, float(spec.params.get("validation_fraction", 0.1)), seed)
         fmap = _training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
         if ckpt is None:
@@ -239,7 +253,7 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
         else:
             record = restored(spec, ckpt, mapped, fmap)
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-        fit = Fit(spec, mapped, record)
+        fit = Fit(spec, mapped, record, held)
         remaining = spec.max_epochs - record.n_iter
         if remaining > 0 and not (ckpt is not None and ckpt.converged):
             return run(fit, engine, remaining, validation, warn=spec.tol is not None)

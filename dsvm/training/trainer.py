@@ -24,6 +24,9 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     ``spec.checkpoint`` when it exists (stochastic solvers).
     """
     if spec.solver == "nesvm":
+        if spec.params.get("early_stopping"):
+            raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
+                             "stops on tol (its passes are exact: nothing to hold out).")
         if spec.checkpoint is not None or resume:
             raise ValueError(
                 "checkpoint= and resume= cover the stochastic solvers; solver='nesvm' is a "
@@ -33,6 +36,9 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     if init is not None:
         raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
                          "(use partial_fit to continue a fit).")
+    if spec.solver == "bsgd" and spec.params.get("class_weight") is not None:
+        raise ValueError("solver='bsgd' supports neither sample weights nor class_weight; use a "
+                         "kernel map (kernel='nystroem') with a linear solver.")
     return fit_stochastic(spec, X, y, sample_weight, validation=validation, resume=resume)
 
 
@@ -44,5 +50,10 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
         raise ValueError(
             "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
             "(with warm_start=True to continue from the current model).")
+    if spec.params.get("class_weight") == "balanced":
+        raise ValueError(
+            "class_weight='balanced' needs the class counts of all the data, which partial_fit "
+            "does not see; pass the weights as a dict (e.g. from sklearn.utils.class_weight."
+            "compute_class_weight on a large enough sample of the labels).")
     return partial_fit_stochastic(spec, previous, X, y, sample_weight, classes=classes,
                                   validation=validation)

@@ -1,0 +1,65 @@
+"""``class_weight``: a weight per class, multiplied into every row's sample weight.
+
+``"balanced"`` is scikit-learn's ``n_samples / (n_classes * count_c)``; the counts come from
+what the data already records where it can (a dataset's ``class_counts`` attribute: no extra
+pass), from the labels in memory, or from a count of dask labels on the cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
+
+
+def class_counts(source: Any, values: np.ndarray) -> np.ndarray:
+    """How many rows of ``source`` have each class of ``values`` (the float64 class values
+    the kernels see)."""
+    inner = base_source(source)
+    if isinstance(inner, DatasetSource):
+        recorded = inner.dataset.attrs.get("class_counts")
+        classes = inner.dataset.classes
+        if recorded is None or classes is None:
+            raise ValueError(f"class_weight='balanced' needs the class counts of {inner.describe()}, "
+                             "which it does not record (convert it again with this dsvm).")
+        found = dict(zip(np.asarray(classes, dtype=np.float64).tolist(), recorded))
+    elif isinstance(inner, DaskSource):
+        import dask.array as da
+
+        labels, counts = da.unique(inner.y, return_counts=True)
+        found = dict(zip(np.asarray(labels.compute(), np.float64).tolist(),
+                         np.asarray(counts.compute()).tolist()))
+    elif isinstance(inner, ArraySource):
+        labels, counts = np.unique(np.asarray(inner.y, dtype=np.float64), return_counts=True)
+        found = dict(zip(labels.tolist(), counts.tolist()))
+    else:
+        raise TypeError(f"Cannot count the classes of a {type(inner).__name__}.")
+    return np.array([found.get(float(v), 0) for v in values], dtype=np.float64)
+
+
+def class_weight_vector(class_weight: Any, classes: np.ndarray | None,
+                        values: np.ndarray | None, source: Any) -> np.ndarray | None:
+    """The weight of each class (in the order of ``classes``), or None for unit weights.
+
+    ``class_weight``: None, "balanced", or a dict {label: weight} (missing labels weigh 1).
+    """
+    if class_weight is None or classes is None or values is None:
+        return None
+    if isinstance(class_weight, str):  # "balanced"
+        counts = class_counts(source, values)
+        missing = [c for c, n in zip(np.asarray(classes).tolist(), counts) if n == 0]
+        if missing:
+            raise ValueError(f"class_weight='balanced': the classes {missing} have no rows in "
+                             f"{source.describe()}.")
+        return counts.sum() / (len(counts) * counts)
+    shown = [str(c) if np.asarray(classes).dtype.kind not in "biuf" else c
+             for c in np.asarray(classes).tolist()]
+    unknown = [k for k in class_weight if (str(k) if isinstance(shown[0], str) else k) not in shown]
+    if unknown:
+        raise ValueError(f"class_weight names labels {unknown} that are not among the classes "
+                         f"{shown} of the data.")
+    lookup = {(str(k) if isinstance(shown[0], str) else k): float(w)
+              for k, w in class_weight.items()}
+    return np.array([lookup.get(c, 1.0) for c in shown], dtype=np.float64)
