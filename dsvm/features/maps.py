@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock, block_from_arrays
 from dsvm.kernels import feature_maps as fk
@@ -80,7 +82,25 @@ class FeatureMap:
         return f"{self.kind} map ({self.n_output_features} components)"
 
 
-class RFF(FeatureMap):
+class _Transformer(TransformerMixin, BaseEstimator):
+    """scikit-learn's transformer API for the maps a user can build (``dsvm.RFF``,
+    ``dsvm.Nystroem``): ``fit(X)`` on in-memory rows, ``transform``, ``fit_transform``,
+    ``get_feature_names_out``, ``get_params``, so they sit in a ``Pipeline``. ``transform`` is
+    the code the workers run on every chunk (:meth:`FeatureMap.transform_block`)."""
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """``rff0``, ``rff1``, ... (``nystroem0``, ...): one name per output feature."""
+        check_is_fitted(self)
+        return np.asarray([f"{self.kind}{i}" for i in range(self.n_output_features)],
+                          dtype=object)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class RFF(_Transformer, FeatureMap):
     """Random Fourier features for the Gaussian kernel exp(-gamma ||s - t||^2).
 
     Parameters
@@ -104,7 +124,8 @@ class RFF(FeatureMap):
     def n_output_features(self) -> int:
         return int(self.n_components)
 
-    def fit(self, X: Any = None, *, n_features: int | None = None, seed: int | None = None) -> RFF:
+    def fit(self, X: Any = None, y: Any = None, *, n_features: int | None = None,
+            seed: int | None = None) -> RFF:
         """Draw W and omega for ``n_features`` inputs (or ``X.shape[1]``)."""
         _check_positive("RFF", "n_components", self.n_components, numbers.Integral)
         _check_positive("RFF", "gamma", self.gamma, numbers.Real)
@@ -170,7 +191,7 @@ class _KernelRows(FeatureMap):
                 np.matmul(rows.astype(out.dtype, copy=False), P, out=out[lo:hi])
 
 
-class Nystroem(_KernelRows):
+class Nystroem(_Transformer, _KernelRows):
     """Nystroem approximation of the Gaussian kernel from ``n_components`` sampled landmarks.
 
     Parameters
