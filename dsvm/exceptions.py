@@ -33,6 +33,10 @@ class SchedulerLostError(RuntimeError):
     """The connection to the Dask scheduler was lost during a fit."""
 
 
+class ClusterConnectionError(ConnectionError):
+    """No Dask scheduler answered at the given address (or scheduler file) in time."""
+
+
 def __getattr__(name: str) -> Any:
     # ConvergenceWarning subclasses scikit-learn's (so that its filters and
     # ``warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)`` cover dsvm's), but

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from dsvm.cli.common import USER_ERRORS
+from dsvm.cli.common import USER_ERRORS, in_flags
 from dsvm.cli.data import add_data_commands
 from dsvm.cli.jobs import add_job_commands
 from dsvm.cli.predict import add_predict_commands
@@ -31,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dsvm {__version__}")
     parser.add_argument("-v", "--log-level", default="WARNING",
                         help="logging level (DEBUG, INFO, WARNING)")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also: DSVM_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", required=True)
     add_data_commands(sub)
     add_train_command(sub)
@@ -56,7 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except USER_ERRORS as exc:
-        print(f"dsvm {args.command}: error: {exc}", file=sys.stderr)
+        if args.debug or os.environ.get("DSVM_DEBUG", "") not in ("", "0"):
+            raise
+        print(f"dsvm {args.command}: error: {in_flags(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dsvm {args.command}: interrupted", file=sys.stderr)

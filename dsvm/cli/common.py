@@ -3,15 +3,74 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 from typing import Any
 
-from dsvm.exceptions import DataFormatError, DataLayoutError, ModelFormatError
+from dsvm.exceptions import (
+    ClusterConnectionError,
+    DataFormatError,
+    DataLayoutError,
+    ModelFormatError,
+    SchedulerLostError,
+    WorkerLostError,
+)
 
-# Errors caused by how the command was called or by its inputs: one line on stderr, exit 2.
-# (TypeError is not among them: it is a bug, and its traceback is what a report needs.)
+# Errors caused by how the command was called, by its inputs or by its cluster: one line on
+# stderr, exit 2. (TypeError is not among them: it is a bug, and its traceback is what a report
+# needs; --debug shows the traceback of any error.)
 USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError,
                NotADirectoryError, DataFormatError, DataLayoutError, ModelFormatError,
-               PermissionError)
+               PermissionError, ClusterConnectionError, WorkerLostError, SchedulerLostError)
+
+# The flag a user typed for each estimator parameter the commands set.
+FLAGS = {
+    "max_epochs": "--epochs", "n_workers": "--workers", "n_streams": "--streams",
+    "n_components": "--components", "batch_size": "--batch-size", "l1_ratio": "--l1-ratio",
+    "random_state": "--seed", "n_iter_no_change": "--n-iter-no-change",
+    "validation_fraction": "--validation-fraction", "class_weight": "--class-weight",
+    "fit_intercept": "--no-intercept", "average": "--no-average", "overwrite": "--overwrite",
+    "chunk_rows": "--chunk-rows", "n_features": "--n-features", "label_column": "--label-column",
+}
+
+
+def in_flags(message: str) -> str:
+    """A library message rephrased with the command's flags: "The 'max_epochs' parameter of
+    SVMClassifier must be ..." becomes "--epochs must be ...", "pass overwrite=True" becomes
+    "pass --overwrite"."""
+    def flag(name: str) -> str:
+        return FLAGS.get(name, "--" + name.replace("_", "-"))
+
+    message = re.sub(r"The '(\w+)' parameter of \w+ must be",
+                     lambda m: f"{flag(m.group(1))} must be", message)
+    return re.sub(r"\b(\w+)=True\b", lambda m: flag(m.group(1)) if m.group(1) in FLAGS
+                  else m.group(0), message)
+
+
+def same_or_inside(path: str, other: str) -> bool:
+    """Whether local ``path`` is ``other`` or lies inside it (URLs compare as text)."""
+    if "://" in path or "://" in other:
+        return path.rstrip("/") == other.rstrip("/")
+    a, b = os.path.realpath(path), os.path.realpath(other)
+    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
+
+
+def check_output(path: str, *, flag: str, overwrite: bool, inputs: tuple[str, ...] = ()) -> None:
+    """Before any work: ``path`` (an output file or store) is not an input, its folder exists
+    and is writable, and it does not exist unless ``--overwrite``."""
+    for source in inputs:
+        if source and same_or_inside(path, source):
+            raise ValueError(f"{flag} {path} is the input {source} (or inside it); dsvm never "
+                             "overwrites its input: choose another output.")
+    if "://" in path:
+        return  # an fsspec URL: the store says no when it must
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{flag} {path}: the folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(f"{flag} {path}: the folder {folder} is not writable.")
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError(f"{flag} {path} exists; pass --overwrite to replace it.")
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
-from dsvm.cli.common import add_tls_args, client_arg, close_client
+from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
 
 
 def _print_regression(result: dict[str, Any], as_json: bool) -> None:
@@ -41,16 +42,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
+OUTPUT_KINDS = (".zarr", ".npy", ".csv", ".txt", ".parquet")
+
+
+def _output_kind(out: str) -> str:
+    kind = os.path.splitext(out.rstrip("/"))[1].lower()
+    if kind not in OUTPUT_KINDS:
+        raise ValueError(f"--out {out}: unknown output type {kind or '(none)'!r}; use one of "
+                         f"{', '.join(OUTPUT_KINDS)}.")
+    return kind
+
+
+def write_values(out: str, kind: str, values: Any, what: str) -> None:
+    """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet."""
     import numpy as np
 
+    if kind == ".npy":
+        np.save(out, values)
+    elif kind == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        values = np.asarray(values)
+        name = "label" if what == "labels" else "decision"
+        columns = {name: values} if values.ndim == 1 else {
+            f"{name}_{k}": values[:, k] for k in range(values.shape[1])}
+        pq.write_table(pa.table(columns), out)
+    else:
+        np.savetxt(out, values, fmt="%.9g" if np.asarray(values).dtype.kind in "fiub" else "%s",
+                   delimiter=",")
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
     import dsvm
 
+    kind = _output_kind(args.out)
+    check_output(args.out, flag="--out", overwrite=args.overwrite,
+                 inputs=(args.dataset, args.model))
     clf = dsvm.load(args.model)
     clf.client = client_arg(args)
     what = "decision values" if args.decision else "labels"
     try:
-        if args.out.rstrip("/").endswith(".zarr"):
+        if kind == ".zarr":
             dataset = dsvm.open_dataset(args.dataset)  # opened once: metadata only
             url = clf.write_predictions(dataset, args.out, decision=args.decision,
                                         overwrite=args.overwrite)
@@ -60,12 +93,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
                   else clf.predict(args.dataset))
     finally:
         close_client(clf.client)
-    out = args.out
-    if out.endswith(".npy"):
-        np.save(out, values)
-    else:
-        np.savetxt(out, values, fmt="%.9g", delimiter=",")
-    print(f"wrote {len(values)} {what} to {out}")
+    write_values(args.out, kind, values, what)
+    print(f"wrote {len(values)} {what} to {args.out}")
     return 0
 
 
@@ -83,10 +112,10 @@ def add_predict_commands(sub: Any) -> None:
     p.add_argument("model")
     p.add_argument("dataset")
     p.add_argument("--out", required=True, metavar="FILE",
-                   help=".zarr (written by the workers, chunk by chunk: any size), or .npy or "
-                        "text (.csv/.txt), gathered here")
+                   help=".zarr (written by the workers, chunk by chunk: any size), or .npy, "
+                        ".parquet or text (.csv/.txt), gathered here")
     p.add_argument("--decision", action="store_true", help="write decision values, not labels")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing .zarr output")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--scheduler", metavar="ADDRESS")
     add_tls_args(p)
     p.set_defaults(func=cmd_predict)

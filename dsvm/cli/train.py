@@ -10,7 +10,13 @@ import argparse
 import sys
 from typing import Any
 
-from dsvm.cli.common import add_cluster_args, add_tls_args, client_arg, close_client
+from dsvm.cli.common import (
+    add_cluster_args,
+    add_tls_args,
+    check_output,
+    client_arg,
+    close_client,
+)
 
 # With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
 # regressor. (A dataset records its classes only up to 1000 distinct values; beyond, none.)
@@ -59,13 +65,28 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
                          class_weight=args.class_weight, client=client, **_common_params(args))
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """The model file and the checkpoint, checked before any work starts."""
+    inputs = (args.dataset, args.validation or "")
+    check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=inputs)
+    if args.resume and not args.checkpoint:
+        raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
+    if args.checkpoint:
+        if args.checkpoint == args.out:
+            raise ValueError(f"--checkpoint and --out are both {args.out}; give them two paths.")
+        check_output(args.checkpoint, flag="--checkpoint", inputs=inputs,
+                     overwrite=args.overwrite or args.resume)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
 
+    check_outputs(args)
     dataset = open_dataset(args.dataset)
     validation = open_dataset(args.validation) if args.validation else None
-    if args.resume and not args.checkpoint:
-        raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
+    if validation is not None and validation.n_features != dataset.n_features:
+        raise ValueError(f"--validation {args.validation} has {validation.n_features} features "
+                         f"but the training data {args.dataset} has {dataset.n_features}.")
     task = resolve_task(args.task, dataset)
     if args.class_weight is not None and task == "regression":
         raise ValueError("--class-weight applies to classification; the labels of "
@@ -188,6 +209,8 @@ def add_train_command(sub: Any) -> None:
                    help="write the training state here after every epoch (atomically)")
     p.add_argument("--resume", action="store_true",
                    help="continue from --checkpoint if it exists (else start from scratch)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out model (and start --checkpoint over)")
     p.add_argument("--detach", action="store_true",
                    help="run the fit as a job on the cluster (needs --scheduler); print its id")
     add_cluster_args(p)

@@ -32,11 +32,57 @@ def active_client() -> Client | None:
         return None
 
 
-def connect(address: str, *, security: Any = None, timeout: float | str = "30s") -> Client:
-    """Connect to a scheduler by address, or by a scheduler file if ``address`` is a path."""
-    if os.path.isfile(address):
+DEFAULT_CONNECT_TIMEOUT = "10s"
+
+
+def _looks_like_a_file(address: str) -> bool:
+    return "://" not in address and (address.endswith((".json", ".yaml", ".yml"))
+                                     or os.sep in address or os.path.exists(address))
+
+
+def connect(address: str, *, security: Any = None, timeout: float | str | None = None) -> Client:
+    """Connect to a scheduler by address, or by a scheduler file if ``address`` is a path.
+
+    ``timeout`` defaults to the dask config ``dsvm.connect-timeout`` (10 s). Raises :class:`dsvm.exceptions.ClusterConnectionError` within about ``timeout`` when
+    nothing answers, or when what answers is not a Dask scheduler: distributed's own timeout
+    does not cover a port that accepts the connection and never completes the handshake (the
+    dashboard's HTTP port given by mistake hung for minutes).
+    """
+    import threading
+
+    from dask.utils import parse_timedelta
+
+    from dsvm.exceptions import ClusterConnectionError
+
+    if timeout is None:
+        import dask.config
+
+        timeout = dask.config.get("dsvm.connect-timeout", DEFAULT_CONNECT_TIMEOUT)
+    if _looks_like_a_file(address):
+        if not os.path.isfile(address):
+            raise FileNotFoundError(f"No scheduler file at {address!r}.")
         return Client(scheduler_file=address, security=security, timeout=timeout)
-    return Client(address, security=security, timeout=timeout)
+    seconds = float(parse_timedelta(timeout, default="seconds"))
+    outcome: dict[str, Any] = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = Client(address, security=security, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - reported below, in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="dsvm-connect", daemon=True)
+    thread.start()
+    thread.join(seconds + 2.0)
+    if thread.is_alive():
+        raise ClusterConnectionError(
+            f"{address} did not answer as a Dask scheduler within {seconds:g}s (is it the "
+            "dashboard's port? a scheduler listens on 8786 by default).")
+    if "error" in outcome:
+        error = outcome["error"]
+        raise ClusterConnectionError(f"Could not connect to a Dask scheduler at {address}: "
+                                     f"{type(error).__name__}: {error}") from None
+    return outcome["client"]
 
 
 @contextlib.contextmanager

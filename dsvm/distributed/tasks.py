@@ -10,6 +10,7 @@ solver, coefficients); a re-run task (lost worker) does exactly the same work.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
+from dsvm.data.readers import slice_block
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.evaluation import EvalCounts, evaluate_block
@@ -75,6 +77,8 @@ class StreamPass:
         state = self.state.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         for chunk, block in iter_chunks(source, chunk_ids):
+            if stats.n_rows == 0:
+                stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
             stats += pass_over_chunk(self.solver, state, block, classes=self.classes, chunk=chunk,
                                      epoch=self.epoch, seed=self.seed, where=where(source, chunk),
                                      class_weight=self.class_weight)
@@ -82,6 +86,26 @@ class StreamPass:
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
+
+
+    def compile_kernels(self, state: SolverState, block: Block, where: str) -> float:
+        """Compile (or load from numba's disk cache) the kernels this pass needs, once per
+        process, on two rows and a copy of the state, so that the first epoch's rows per second
+        measure training, not compilation. Returns the seconds it took (0 when done before)."""
+        key = (type(self.solver).__name__, type(block).__name__, str(block.dtype),
+               self.classes is None, state.n_outputs, state.probe_coef is not None)
+        if key in _COMPILED or block.n_samples == 0:
+            return 0.0
+        tic = time.perf_counter()
+        pass_over_chunk(self.solver, state.copy(), slice_block(block, 0, min(2, block.n_samples)),
+                        classes=self.classes, chunk=0, epoch=0, seed=0, where=where,
+                        class_weight=self.class_weight)
+        _COMPILED.add(key)
+        return time.perf_counter() - tic
+
+
+# What this process has compiled already (see StreamPass.compile_kernels).
+_COMPILED: set[tuple[Any, ...]] = set()
 
 
 @dataclass(frozen=True)

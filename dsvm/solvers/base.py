@@ -116,6 +116,8 @@ class PassStats:
     probe_sums : (2, P) sums over the probe rows of sample_weight * loss of each probe model
         and of sample_weight * (its loss - probe 0's loss)^2, or None when the state had no
         probe models; probe_weight, probe_rows : those rows' weight sum and count.
+    compile_seconds : time spent compiling numba kernels in this pass (streams run side by
+        side, so their compile times combine by the maximum).
     """
 
     loss_sum: float = 0.0
@@ -124,6 +126,7 @@ class PassStats:
     probe_sums: np.ndarray | None = None
     probe_weight: float = 0.0
     probe_rows: int = 0
+    compile_seconds: float = 0.0
 
     def __add__(self, other: PassStats) -> PassStats:
         if self.probe_sums is None or other.probe_sums is None:
@@ -137,6 +140,7 @@ class PassStats:
             probe,
             self.probe_weight + other.probe_weight,
             self.probe_rows + other.probe_rows,
+            max(self.compile_seconds, other.compile_seconds),
         )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def connect(address: str, *, tls: tuple[str | None, str | None, str | None] | None = None,
-            timeout: float | str = "10s") -> Any:
+            timeout: float | str | None = None) -> Any:
     """A client of the scheduler at ``address`` (or in the scheduler file ``address``);
     ``tls``: (CA file, certificate, key) for a ``tls://`` scheduler."""
     from dsvm.distributed.client import connect as _connect

@@ -68,7 +68,14 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
         record.classes.dtype.kind not in "biuf" else None
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
+    check_validation_features(source, record.n_features_in)
     return source_scorer(engine, spec, record, solver, source)
+
+
+def check_validation_features(source: Any, n_features: int) -> None:
+    if source.n_features != n_features:
+        raise ValueError(f"The validation data ({source.describe()}) has {source.n_features} "
+                         f"features but the training data has {n_features}.")
 
 
 def source_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,

@@ -24,7 +24,7 @@ from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Point
 from dsvm.solvers.nesvm_run import nesvm_minimize
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
-from dsvm.training.evaluation import evaluate
+from dsvm.training.evaluation import check_validation_features, evaluate
 from dsvm.training.inputs import source_of, validation_source
 from dsvm.training.loop import StoppingRule
 from dsvm.training.progress import EpochProgress
@@ -126,7 +126,8 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
         oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams,
                                 class_weight=weights)
         progress = EpochProgress(settings.max_passes, spec.verbose)
-        on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu)
+        on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
+                                 source.n_features)
         try:
             result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
         finally:
@@ -152,11 +153,14 @@ def _text_of(warm: Any) -> np.ndarray | None:
 
 
 def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
-                   text: np.ndarray | None, validation: Any, target_mu: float) -> Any:
+                   text: np.ndarray | None, validation: Any, target_mu: float,
+                   n_features: int) -> Any:
     """What runs after every pass: validation, progress, and the epoch hooks (a detached job
     publishes its progress and checks for cancellation there)."""
     val_source = None if validation is None else validation_source(
         validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
+    if val_source is not None:
+        check_validation_features(val_source, n_features)
     hooks = EPOCH_HOOKS.get()
     history: list[dict[str, Any]] = []
     rule = StoppingRule(spec.tol, max(spec.n_iter_no_change, MIN_PATIENCE), [])

@@ -1,8 +1,15 @@
-"""Progress reporting for the epoch loop: a tqdm bar, and one line per epoch when verbose > 1."""
+"""Progress of a fit: a progress bar in a terminal or a notebook, one line per epoch elsewhere.
+
+In a terminal (stderr is a TTY) or a Jupyter notebook, ``verbose=1`` shows a tqdm bar and
+``verbose=2`` also one line per epoch above it. Written to a log or a batch job's output file
+(no TTY), a bar would be a flood of carriage returns: there ``verbose >= 1`` prints one plain
+line per epoch instead. Every epoch is also logged at INFO on this module's logger.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -16,32 +23,55 @@ def format_epoch(record: dict[str, Any]) -> str:
     ]
     if record.get("val_accuracy") is not None:
         parts.append(f"val acc {record['val_accuracy']:.4f}")
+    if record.get("holdout_objective") is not None:
+        parts.append(f"held-out objective {record['holdout_objective']:.6f}")
     parts.append(f"{record['seconds']:.2f}s")
     parts.append(f"{record['rows_per_s']:,.0f} rows/s")
+    compile_seconds = record.get("compile_seconds") or 0.0
+    if compile_seconds >= 0.05:
+        parts.append(f"(+{compile_seconds:.1f}s compiling kernels, cached for the next run)")
     return "  ".join(parts)
 
 
+def interactive() -> bool:
+    """Whether progress goes to a terminal or a notebook (where a bar redraws in place)."""
+    if "ipykernel" in sys.modules:
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+            if shell is not None and "IPKernelApp" in getattr(shell, "config", {}):
+                return True
+        except ImportError:
+            pass
+    stream = sys.stderr
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
 class EpochProgress:
-    """A progress bar over epochs (``verbose >= 1``) that also logs each epoch."""
+    """A progress bar over epochs (``verbose >= 1``, interactive) or one line per epoch."""
 
     def __init__(self, total: int, verbose: int, desc: str = "dsvm") -> None:
         self.verbose = verbose
         self.bar = None
-        if verbose >= 1:
+        if verbose >= 1 and interactive():
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit="epoch", leave=True)
 
     def update(self, record: dict[str, Any]) -> None:
-        logger.info(format_epoch(record))
+        line = format_epoch(record)
+        logger.info(line)
         if self.bar is None:
+            if self.verbose >= 1:
+                print(line, file=sys.stderr, flush=True)
             return
         postfix = {"obj": f"{record['objective']:.5f}"}
         if record.get("val_accuracy") is not None:
             postfix["val_acc"] = f"{record['val_accuracy']:.4f}"
         self.bar.set_postfix(postfix)
         if self.verbose >= 2:
-            self.bar.write(format_epoch(record))
+            self.bar.write(line)
         self.bar.update(1)
 
     def close(self) -> None:

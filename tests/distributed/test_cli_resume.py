@@ -24,7 +24,8 @@ def test_train_resume_equals_uninterrupted(process_cluster, tmp_path):
               "--scheduler", process_cluster.address]
     ckpt = tmp_path / "fit.ckpt"
     for epochs in ("2", "4"):
-        extra = ["--resume"] if epochs == "4" else []
+        # the second run replaces the first run's model: --overwrite, or it refuses (#14)
+        extra = ["--resume", "--overwrite"] if epochs == "4" else []
         proc = _dsvm("train", *common, "--out", str(tmp_path / "r.dsvm"), "--epochs", epochs,
                      "--checkpoint", str(ckpt), *extra)
         assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,161 @@
+"""The command line as a new user meets it (issue #14): one line and exit code 2 for every
+mistake, naming the flag typed; outputs checked before any work; no input ever overwritten."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import dsvm
+from tests.conftest import _dask_cmd, _free_port
+
+
+def _dsvm(*args, timeout=120, env=None):
+    return subprocess.run([sys.executable, "-m", "dsvm", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def _one_line_error(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    lines = [ln for ln in proc.stderr.strip().splitlines() if "warning" not in ln]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+class _Run:
+    """``dsvm ARGS`` in this process (the command's own main): returncode and stderr."""
+
+    def __init__(self, capsys, *args):
+        from dsvm.cli import main
+
+        capsys.readouterr()
+        self.returncode = main([str(a) for a in args])
+        self.stderr = capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    train = dsvm.write_arrays(root / "train.zarr", X, y, chunk_rows=100)
+    wide = dsvm.write_arrays(root / "wide.zarr", np.hstack([X, X]), y, chunk_rows=100)
+    model = root / "m.dsvm"
+    dsvm.SVMClassifier(max_epochs=2, tol=None, random_state=0).fit(X, y).save(model)
+    return root, str(train.url), str(wide.url), model
+
+
+def test_outputs_are_checked_before_any_work(small, tmp_path, capsys):
+    root, train, _, model = small
+
+    def _dsvm(*args):
+        return _Run(capsys, *args)
+
+    # a model file that exists is not replaced without --overwrite
+    existing = tmp_path / "m.dsvm"
+    existing.write_bytes(b"keep me")
+    _one_line_error(_dsvm("train", train, "--out", existing), "--out", "--overwrite")
+    assert existing.read_bytes() == b"keep me"
+    # a folder that does not exist fails at once, not after the fit
+    tic = time.monotonic()
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "missing" / "m.dsvm"),
+                    "--out", "does not exist")
+    assert time.monotonic() - tic < 20
+    # a checkpoint that exists is neither resumed nor replaced unless asked
+    ckpt = tmp_path / "run.ckpt"
+    ckpt.write_bytes(b"old")
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "n.dsvm", "--checkpoint", ckpt),
+                    "--checkpoint", "exists")
+    # predictions never replace the input, even with --overwrite
+    _one_line_error(_dsvm("predict", model, train, "--out", train, "--overwrite"),
+                    "--out", "input")
+    assert dsvm.open_dataset(train).n_samples == 400
+    out = tmp_path / "p.npy"
+    out.write_bytes(b"x")
+    _one_line_error(_dsvm("predict", model, train, "--out", out), "--out", "--overwrite")
+    _one_line_error(_dsvm("predict", model, train, "--out", tmp_path / "p.xyz"), "--out",
+                    "unknown output type")
+
+
+def test_predictions_to_parquet(small, tmp_path):
+    import pyarrow.parquet as pq
+
+    _, train, _, model = small
+    proc = _dsvm("predict", model, train, "--out", tmp_path / "p.parquet")
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(tmp_path / "p.parquet")
+    expected = dsvm.load(model).predict(train)
+    np.testing.assert_array_equal(table.column("label").to_numpy(), expected)
+
+
+def test_messages_name_the_flags_typed(small, tmp_path, capsys):
+    _, train, wide, _ = small
+
+    def _dsvm(*args):
+        return _Run(capsys, *args)
+
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "a.dsvm", "--epochs", "0"),
+                    "--epochs must be")
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "b.dsvm", "--validation", wide,
+                          "--epochs", "1"), "validation", "10 features", "5")
+
+
+def test_debug_shows_the_traceback(small, tmp_path):
+    _, train, _, _ = small
+    proc = _dsvm("--debug", "train", train, "--out", tmp_path / "c.dsvm", "--epochs", "0")
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+@pytest.mark.distributed
+def test_scheduler_mistakes_are_one_line_and_quick(small, tmp_path):
+    """An unreachable scheduler, the dashboard's HTTP port given by mistake (it used to hang
+    until killed), and a scheduler file that does not exist."""
+    from distributed import LocalCluster
+
+    _, train, _, _ = small
+    env = dict(os.environ, DASK_DSVM__CONNECT_TIMEOUT="3s")  # the default is 10 s
+    tic = time.monotonic()
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "a.dsvm", "--scheduler",
+                          f"tcp://127.0.0.1:{_free_port()}", env=env),
+                    "Could not connect to a Dask scheduler")
+    assert time.monotonic() - tic < 30
+    _one_line_error(_dsvm("train", train, "--out", tmp_path / "b.dsvm", "--scheduler",
+                          tmp_path / "sched.json"), "No scheduler file")
+    with LocalCluster(n_workers=1, processes=False, dashboard_address="127.0.0.1:0") as cluster:
+        port = int(cluster.dashboard_link.split(":")[2].split("/")[0])
+        tic = time.monotonic()
+        _one_line_error(_dsvm("train", train, "--out", tmp_path / "c.dsvm", "--scheduler",
+                              f"tcp://127.0.0.1:{port}", timeout=60, env=env),
+                        "did not answer as a Dask scheduler")
+        assert time.monotonic() - tic < 30
+
+
+@pytest.mark.distributed
+def test_a_cluster_without_workers_is_one_line(small, tmp_path):
+    _, train, _, _ = small
+    port = _free_port()
+    scheduler = subprocess.Popen(_dask_cmd() + ["scheduler", "--host", "127.0.0.1", "--port",
+                                                str(port), "--no-dashboard"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        env = dict(os.environ, DASK_DSVM__NO_WORKERS_TIMEOUT="2s")
+        _one_line_error(_dsvm("train", train, "--out", tmp_path / "m.dsvm", "--scheduler",
+                              f"tcp://127.0.0.1:{port}", env=env), "No Dask workers")
+    finally:
+        scheduler.terminate()
+        scheduler.wait(10)
