@@ -63,6 +63,11 @@ class ArraySource(_ArraysShape):
     def n_chunks(self) -> int:
         return max(1, -(-self.n_samples // self.chunk_rows))
 
+    @property
+    def nbytes(self) -> int:
+        X = self.X
+        return int(X.data.nbytes + X.indices.nbytes if sp.issparse(X) else X.nbytes)
+
     def label_values(self) -> np.ndarray:
         return np.unique(self.y)
 
@@ -95,6 +100,10 @@ class DatasetSource:
     @property
     def n_chunks(self) -> int:
         return int(self.dataset.n_chunks)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.dataset.nbytes)
 
     @property
     def dtype(self) -> np.dtype:
@@ -169,6 +178,10 @@ class DaskSource(_ArraysShape):
     @property
     def n_chunks(self) -> int:
         return len(self.X.chunks[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.X.nbytes)
 
     def label_values(self) -> np.ndarray:
         import dask.array as da

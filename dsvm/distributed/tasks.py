@@ -25,7 +25,12 @@ from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.evaluation import EvalCounts, evaluate_block
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
-from dsvm.solvers.passes import calibration_sample, pass_over_chunk, with_class_weight
+from dsvm.solvers.passes import (
+    calibration_sample,
+    pass_over_chunk,
+    pass_over_window,
+    with_class_weight,
+)
 from dsvm.solvers.targets import initial_intercept, targets_for
 
 
@@ -68,6 +73,7 @@ class StreamPass:
     epoch: int
     seed: int
     class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
+    window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
 
     @property
     def nbytes(self) -> int:
@@ -76,17 +82,27 @@ class StreamPass:
     def __call__(self, source: Any, chunk_ids: Sequence[int]) -> Any:
         state = self.state.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
+        window: list[tuple[int, Block]] = []
         for chunk, block in iter_chunks(source, chunk_ids):
-            if stats.n_rows == 0:
+            if stats.n_rows == 0 and not window:
                 stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
-            stats += pass_over_chunk(self.solver, state, block, classes=self.classes, chunk=chunk,
-                                     epoch=self.epoch, seed=self.seed, where=where(source, chunk),
-                                     class_weight=self.class_weight)
+            window.append((chunk, block))
+            if len(window) == self.window:
+                stats += self.pass_over(state, window, source)
+                window = []
+        if window:
+            stats += self.pass_over(state, window, source)
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
 
+    def pass_over(self, state: SolverState, window: list[tuple[int, Block]],
+                  source: Any) -> PassStats:
+        return pass_over_window(self.solver, state, window, classes=self.classes,
+                                epoch=self.epoch, seed=self.seed,
+                                where=lambda chunk: where(source, chunk),
+                                class_weight=self.class_weight)
 
     def compile_kernels(self, state: SolverState, block: Block, where: str) -> float:
         """Compile (or load from numba's disk cache) the kernels this pass needs, once per

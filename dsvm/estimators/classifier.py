@@ -132,6 +132,12 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         in-memory input). Fixed for the fit, so losing a worker does not change the model.
         For in-memory input several streams run in threads of this process (one per core at
         most), which gives the same model as running them one after another.
+    shuffle_window : int or None, default=None
+        A stream interleaves the rows of this many chunks at a time (runs of 16 stored rows in
+        a random order; the windows are re-drawn every epoch from the seed), so that data
+        stored sorted by label or by time trains like shuffled data without converting it
+        again. ``None``: 8, fewer when 8 chunks would hold more than 128 MB of rows; 1: each
+        chunk on its own, its rows in a random order (dsvm before 0.2).
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
     n_workers : int or None, default=None
@@ -214,6 +220,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         class_weight: dict | str | None = None,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
+        shuffle_window: int | None = None,
         n_workers: int | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
@@ -245,6 +252,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         self.class_weight = class_weight
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
+        self.shuffle_window = shuffle_window
         self.n_workers = n_workers
         self.random_state = random_state
         self.verbose = verbose

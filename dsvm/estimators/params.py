@@ -43,6 +43,7 @@ COMMON: dict[str, Any] = {
     "rho": Interval(numbers.Real, 0.0, 1.0, "left"),
     "n_streams": NoneOr(_COUNT),
     "chunk_rows": _COUNT,
+    "shuffle_window": NoneOr(_COUNT),
     "n_workers": NoneOr(_COUNT),
     "random_state": AnyOf(
         (NoneOr(Interval(numbers.Integral, 0, None, "left")),

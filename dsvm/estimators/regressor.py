@@ -96,6 +96,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         rho: float = 0.5,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
+        shuffle_window: int | None = None,
         n_workers: int | None = None,
         random_state: int | np.random.Generator | None = None,
         verbose: int = 0,
@@ -122,6 +123,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         self.rho = rho
         self.n_streams = n_streams
         self.chunk_rows = chunk_rows
+        self.shuffle_window = shuffle_window
         self.n_workers = n_workers
         self.random_state = random_state
         self.verbose = verbose

@@ -20,6 +20,7 @@ import numpy as np
 from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.engine import Engine
+from dsvm.distributed.sources import base_source
 from dsvm.distributed.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
 from dsvm.training.probes import (
@@ -42,6 +43,26 @@ class FitPlan:
     tol: float | None = None
     n_iter_no_change: int = 3
     verbose: int = 0
+    shuffle_window: int = 1  # chunks whose rows a stream interleaves (see StreamPass)
+
+
+# A stream interleaves the rows of this many chunks at a time (order-robust streaming, see
+# dsvm.solvers.passes.pass_over_window), unless their rows exceed WINDOW_BYTES: label-sorted
+# a9a in 2,000-row chunks went from 77-78% test accuracy (one chunk at a time) to 84.1-84.8%
+# (shuffled: 84.9-85.0%).
+DEFAULT_WINDOW = 8
+WINDOW_BYTES = 128 << 20
+
+
+def shuffle_window(requested: int | None, source: Any) -> int:
+    """Chunks per window: ``requested`` (None: DEFAULT_WINDOW), at most WINDOW_BYTES of rows
+    (the average chunk's bytes; memory per worker stays bounded whatever the chunking)."""
+    window = DEFAULT_WINDOW if requested is None else int(requested)
+    nbytes = getattr(base_source(source), "nbytes", None)
+    if nbytes and source.n_chunks:
+        per_chunk = max(1.0, float(nbytes) / source.n_chunks)
+        window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
+    return max(1, window)
 
 
 @dataclass
@@ -121,7 +142,8 @@ def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: A
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     shipped, returned = ship_with_probes(state, solver, source.n_samples)
     kind = returned_kind(state)
-    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed, class_weight)
+    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed, class_weight,
+                      plan.shuffle_window)
     partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
     new, stats = combiner.finalize(partial, shipped)

@@ -35,7 +35,7 @@ from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
-from dsvm.training.loop import FitPlan, run_epochs
+from dsvm.training.loop import FitPlan, run_epochs, shuffle_window
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
@@ -147,7 +147,9 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
-                   n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose)
+                   n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
+                   shuffle_window=shuffle_window(spec.params.get("shuffle_window"),
+                                                 fit.source))
     validate = validation_scorer(engine, spec, record, solver, validation)
     holdout = None if fit.held_out is None else holdout_scorer(engine, spec, record, solver,
                                                                fit.held_out)

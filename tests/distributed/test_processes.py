@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,7 +38,8 @@ def a9a_zarr(tmp_path_factory):
 
 
 def _train_eval(cluster, train, test, tmp_path, epochs, solver="pegasos"):
-    model = tmp_path / f"m{epochs}{solver}.dsvm"
+    # one model file per fit: dsvm train never replaces a file without --overwrite (#14)
+    model = tmp_path / f"m{epochs}{solver}-{Path(str(train.url)).stem}.dsvm"
     _dsvm("train", str(train.url), "--out", str(model), "--solver", solver,
           "--alpha", str(A9A_ALPHA), "--no-intercept", "--epochs", str(epochs),
           "--scheduler", cluster.address, "--seed", "0", "--quiet")
