@@ -49,9 +49,11 @@ test = dsvm.convert(bundled / "a9a.t.xz", os.path.join(data_dir, "a9a.t.zarr"), 
                     chunk_rows=4096, overwrite=True)
 train'''),
  ("md", "Train on the cluster: only chunk ids and the model travel; each worker reads its "
-        "chunks from the store. `alpha = 1/n` is LIBLINEAR's `C = 1`."),
+        "chunks from the store. `alpha = 1/n` is LIBLINEAR's `C = 1`. `n_streams=2` fixes the "
+        "number of parallel streams, so the model does not depend on how many workers the "
+        "cluster has (by default there is one stream per worker)."),
  ("code", '''clf = dsvm.SVMClassifier(alpha=1.0 / train.n_samples, fit_intercept=False, max_epochs=5,
-                         tol=None, random_state=0, client=client)
+                         tol=None, random_state=0, n_streams=2, client=client)
 clf.fit(train, validation=test)
 clf  # the HTML summary: parameters, fitted shape, last epochs'''),
  ("code", '''ax = clf.plot_history()'''),
