@@ -157,6 +157,7 @@ class DaskSource(_ArraysShape):
     X: Any
     y: Any
     sample_weight: Any = None
+    feature_names: list[str] | None = None  # a DataFrame's columns
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2:

@@ -18,14 +18,20 @@ from sklearn.base import BaseEstimator, clone
 from dsvm._validation import validate_params
 from dsvm.distributed.sources import map_source
 from dsvm.estimators import persistence
-from dsvm.estimators.prediction import decision_arrays, decision_dask
+from dsvm.estimators.prediction import decision_arrays, decision_dask, decision_frame
 from dsvm.estimators.validation import check_fit_input, check_predict_input
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import FitSpec, FittedModel, evaluation
 from dsvm.training import trainer as _training
 from dsvm.training.engines import prediction_engine
-from dsvm.training.inputs import is_dask_collection, is_dataset_ref, source_of
+from dsvm.training.inputs import (
+    is_dask_collection,
+    is_dask_frame,
+    is_dataset_ref,
+    is_parquet_ref,
+    source_of,
+)
 from dsvm.training.kernel_maps import check_kernel_solver
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
@@ -53,6 +59,15 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
 def in_memory(X: Any) -> bool:
     """NumPy, SciPy or pandas input (trained in this process), not a dataset or dask."""
     return not (is_dataset_ref(X) or is_dask_collection(X))
+
+
+def check_frame_columns(est: Any, X: Any) -> None:
+    """A Dask DataFrame to predict has the columns the estimator was fitted on, in order."""
+    names = getattr(est, "feature_names_in_", None)
+    columns = [str(c) for c in X.columns]
+    if names is not None and columns != list(names):
+        raise ValueError(f"The feature names should match those that were passed during fit: "
+                         f"got {columns}, expected {list(names)}.")
 
 
 class SVMBase(BaseEstimator):
@@ -92,6 +107,8 @@ class SVMBase(BaseEstimator):
         if record.classes is not None:
             self.classes_ = record.classes
         self.n_features_in_ = record.n_features_in
+        if record.feature_names is not None:  # a Dask DataFrame's columns
+            self.feature_names_in_ = np.asarray(record.feature_names, dtype=object)
         self.n_iter_ = record.n_iter
         self.t_ = record.t
         self.history_ = record.history
@@ -162,9 +179,16 @@ class SVMBase(BaseEstimator):
         dask input gives a lazy dask array, a dataset path a NumPy array."""
         self._check_fitted()
         fmap = getattr(self, "feature_map_", None)
+        if is_dask_frame(X):
+            check_frame_columns(self, X)
+            return decision_frame(X, self.coef_, self.intercept_, fmap)
         if is_dask_collection(X):
             self._check_features(X.shape[1])
             return decision_dask(X, self.coef_, self.intercept_, fmap)
+        if is_parquet_ref(X):
+            raise ValueError(f"To predict a Parquet file, read it as a Dask DataFrame "
+                             f"(dask.dataframe.read_parquet({os.fspath(X)!r})) and pass its "
+                             "feature columns.")
         if is_dataset_ref(X):
             source = map_source(self._dataset_source(X), fmap)
             with prediction_engine(source, self.client, self.n_workers) as engine:

@@ -16,8 +16,13 @@ from sklearn.utils.metaestimators import available_if
 
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
-from dsvm.estimators.prediction import labels_of, probabilities, stored_labels
-from dsvm.training.inputs import is_dask_collection
+from dsvm.estimators.prediction import (
+    labels_of,
+    labels_of_frame,
+    probabilities,
+    stored_labels,
+)
+from dsvm.training.inputs import is_dask_collection, is_dask_frame
 
 
 class SVMClassifier(ClassifierMixin, SVMBase):
@@ -294,6 +299,8 @@ class SVMClassifier(ClassifierMixin, SVMBase):
     def predict(self, X: Any) -> Any:
         """Class labels; dask input gives a lazy dask array."""
         scores = self._decision(X)
+        if is_dask_frame(scores):
+            return labels_of_frame(scores, self.classes_)
         if is_dask_collection(scores):
             return scores.map_blocks(labels_of, self.classes_, dtype=self.classes_.dtype,
                                      drop_axis=1 if scores.ndim == 2 else None)

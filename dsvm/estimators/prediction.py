@@ -47,6 +47,28 @@ def decision_dask(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) ->
     )
 
 
+def decision_frame(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) -> Any:
+    """Decision values of a Dask DataFrame, partition by partition on the workers: a Dask
+    Series for one output, a Dask DataFrame of one column per output otherwise (same
+    partitions and index as ``X``)."""
+    import pandas as pd
+
+    n_out = coef.shape[0]
+
+    def one(part: Any) -> Any:
+        values = decision_numpy(mapped_input(part.to_numpy(dtype=np.float64), fmap), coef,
+                                intercept, keep_2d=True)
+        if n_out == 1:
+            return pd.Series(values[:, 0], index=part.index, name="decision")
+        return pd.DataFrame(values, index=part.index, columns=[f"decision_{k}"
+                                                                for k in range(n_out)])
+
+    meta = (pd.Series([], dtype=np.float64, name="decision") if n_out == 1 else
+            pd.DataFrame({f"decision_{k}": pd.Series([], dtype=np.float64)
+                          for k in range(n_out)}))
+    return X.map_partitions(one, meta=meta)
+
+
 def decision_arrays(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) -> np.ndarray:
     """(n, K) decision values of NumPy/SciPy rows."""
     X = X if sp.issparse(X) else np.asarray(X)
@@ -58,6 +80,17 @@ def labels_of(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
     if scores.ndim == 1:
         return classes[(scores > 0).astype(np.intp)]
     return classes[np.argmax(scores, axis=1)]
+
+
+def labels_of_frame(scores: Any, classes: np.ndarray) -> Any:
+    """Predicted labels of a Dask Series/DataFrame of decision values: a Dask Series."""
+    import pandas as pd
+
+    def one(part: Any) -> Any:
+        values = part.to_numpy()
+        return pd.Series(labels_of(values, classes), index=part.index, name="label")
+
+    return scores.map_partitions(one, meta=pd.Series([], dtype=classes.dtype, name="label"))
 
 
 def stored_labels(classes: np.ndarray) -> np.ndarray:

@@ -27,6 +27,67 @@ def is_dataset_ref(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike, Dataset))
 
 
+def is_dask_frame(x: Any) -> bool:
+    """A Dask DataFrame or Series (partitions, possibly of unknown length)."""
+    return is_dask_collection(x) and hasattr(x, "map_partitions") and hasattr(x, "npartitions")
+
+
+def is_parquet_ref(x: Any) -> bool:
+    """A Parquet file, a folder of them, or a glob or URL of them (trained through
+    dask.dataframe: each file's row groups are the chunks)."""
+    if not isinstance(x, (str, os.PathLike)):
+        return False
+    text = os.fspath(x).rstrip("/")
+    if text.endswith((".parquet", ".pq")) or "*.parquet" in text:
+        return True
+    return os.path.isdir(text) and any(name.endswith((".parquet", ".pq"))
+                                       for name in os.listdir(text))
+
+
+def _numeric_columns(frame: Any, what: str) -> None:
+    bad = [(c, str(t)) for c, t in frame.dtypes.items() if getattr(t, "kind", "O") not in "biuf"]
+    if bad:
+        col, dtype = bad[0]
+        raise ValueError(f"{what} column {col!r} has dtype {dtype}, not numbers; hash it into "
+                         "numeric features with dsvm.convert(..., categorical=[...]), or drop it.")
+
+
+def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
+                 text_classes: np.ndarray | None) -> tuple[DaskSource, np.ndarray | None]:
+    """A Dask DataFrame (numeric columns as features) with labels from ``y``: a column name of
+    ``X``, a Dask Series or an array. Every partition is a chunk that a task computes itself
+    (a Parquet file's part is read by that worker); unknown partition lengths are counted on
+    the cluster. The column names become the estimator's ``feature_names_in_``."""
+    if isinstance(y, str):
+        if y not in X.columns:
+            raise ValueError(f"The label column {y!r} is not one of the columns "
+                             f"{list(X.columns)}.")
+        X, y = X.drop(columns=[y]), X[y]
+    if y is None:
+        raise ValueError("y is required with a DataFrame: a column name, a Series or an array.")
+    _numeric_columns(X, "Feature")
+    names = [str(c) for c in X.columns]
+    # dask-expr may still merge partitions when it optimises (small Parquet files): fix the
+    # partitioning first, so that the lengths counted match the chunks read
+    X = X.optimize() if hasattr(X, "optimize") else X
+    y = y.optimize() if is_dask_frame(y) and hasattr(y, "optimize") else y
+    Xa = X.to_dask_array(lengths=True)
+    ya = y.to_dask_array(lengths=True) if is_dask_frame(y) else y
+    if sample_weight is not None and is_dask_frame(sample_weight):
+        sample_weight = sample_weight.to_dask_array(lengths=True)
+    source, text = dask_source(Xa, ya, sample_weight, classify=classify,
+                               text_classes=text_classes)
+    source.feature_names = names
+    return source, text
+
+
+def read_parquet(path: Any) -> Any:
+    """A Parquet path, folder, glob or URL as a Dask DataFrame (read lazily, by the workers)."""
+    import dask.dataframe as dd
+
+    return dd.read_parquet(os.fspath(path))
+
+
 def codes_of(y: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Float64 indices of labels ``y`` in the sorted label set ``known`` (compared as text)."""
     text = np.asarray(y).astype(str)
@@ -92,8 +153,12 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
     ``text_classes``: the label set of the fit so far, when its labels are text (a later
     ``partial_fit``, validation data, or ``partial_fit(classes=...)``).
     """
-    if is_dataset_ref(X):
+    if is_parquet_ref(X):
+        X = read_parquet(X)
+    elif is_dataset_ref(X):
         return dataset_source(X, y, sample_weight), text_classes
+    if is_dask_frame(X):
+        return frame_source(X, y, sample_weight, classify=classify, text_classes=text_classes)
     if y is None:
         raise ValueError("y is required when X is an array (it is stored in datasets only).")
     if is_dask_collection(X):

@@ -144,7 +144,8 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
     return FittedModel(coef=state.coef, intercept=state.intercept, state=state, classes=shown,
                        class_values=values, n_features_in=input_features(source),
                        n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
-                       history=result.history, converged=bool(result.converged))
+                       history=result.history, converged=bool(result.converged),
+                       feature_names=getattr(source, "feature_names", None))
 
 
 def _text_of(warm: Any) -> np.ndarray | None:

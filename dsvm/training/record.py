@@ -39,6 +39,7 @@ class FittedModel:
     converged: bool = False
     resolved: dict[str, Any] = field(default_factory=dict)  # e.g. gamma="scale" -> its value
     class_weight: np.ndarray | None = None  # per class, in the order of ``classes``
+    feature_names: list[str] | None = None  # a DataFrame's columns (feature_names_in_)
 
     @property
     def n_iter(self) -> int:

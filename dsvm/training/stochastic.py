@@ -255,6 +255,7 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
         else:
             record = restored(spec, ckpt, mapped, fmap)
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
+        record.feature_names = getattr(base_source(source), "feature_names", None)
         fit = Fit(spec, mapped, record, held)
         remaining = spec.max_epochs - record.n_iter
         if remaining > 0 and not (ckpt is not None and ckpt.converged):

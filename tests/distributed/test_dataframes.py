@@ -1,0 +1,99 @@
+"""Dask DataFrames, Parquet and pandas as users hold their data (issue #11, item 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dsvm import SVMClassifier
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(240)]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = np.where(X[:, 0] - 0.5 * X[:, 2] > 0, "yes", "no")
+    return pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+
+
+def _kw(client):
+    return dict(random_state=0, client=client, max_epochs=3, tol=None, n_streams=2)
+
+
+def test_a_dask_dataframe_trains_by_partitions_and_predicts_alike(frame, local_client):
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(frame, npartitions=4)
+    clf = SVMClassifier(**_kw(local_client)).fit(ddf, "label")  # y: a column name
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    assert clf.classes_.tolist() == ["no", "yes"]
+    # equal to the dask arrays of the same partitions
+    arrays = SVMClassifier(**_kw(local_client)).fit(
+        ddf[["a", "b", "c"]].to_dask_array(lengths=True),
+        ddf["label"].to_dask_array(lengths=True))
+    np.testing.assert_array_equal(clf.coef_, arrays.coef_)
+    labels = clf.predict(ddf[["a", "b", "c"]])
+    assert labels.npartitions == ddf.npartitions  # a Dask Series with the same partitions
+    np.testing.assert_array_equal(labels.compute().to_numpy(), clf.predict(frame[["a", "b", "c"]]))
+    assert (labels.compute().to_numpy() == frame["label"].to_numpy()).mean() > 0.95
+    with pytest.raises(ValueError, match="feature names should match"):
+        clf.predict(ddf[["c", "b", "a"]])
+
+
+def test_a_parquet_path_trains_through_dask_dataframe(frame, local_client, tmp_path):
+    import dask.dataframe as dd
+
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)
+    from_path = SVMClassifier(**_kw(local_client)).fit(path, "label")
+    from_frame = SVMClassifier(**_kw(local_client)).fit(dd.read_parquet(path), "label")
+    np.testing.assert_array_equal(from_path.coef_, from_frame.coef_)
+    with pytest.raises(ValueError, match="'c0l' is not one of the columns"):
+        SVMClassifier(**_kw(local_client)).fit(path, "c0l")
+
+
+def test_pandas_input_keeps_feature_names(frame):
+    clf = SVMClassifier(random_state=0, max_epochs=3, tol=None).fit(frame[["a", "b", "c"]],
+                                                                     frame["label"])
+    assert list(clf.feature_names_in_) == ["a", "b", "c"]
+    assert isinstance(clf.predict(frame[["a", "b", "c"]]), np.ndarray)
+    with pytest.raises(ValueError, match="feature names"):
+        clf.predict(frame[["c", "b", "a"]])
+
+
+def test_a_text_feature_column_is_named(frame, local_client):
+    import dask.dataframe as dd
+
+    bad = dd.from_pandas(frame.assign(city="Paris"), npartitions=2)
+    with pytest.raises(ValueError, match="'city'"):
+        SVMClassifier(**_kw(local_client)).fit(bad, "label")
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_a9a_from_parquet_equals_the_zarr_conversion(local_client, tmp_path):
+    """a9a written to Parquet (numeric columns, 4,096 rows per file) and read as a Dask
+    DataFrame trains to the model of the zarr conversion of the same rows in the same order."""
+    import pandas as pd
+
+    import dsvm
+    from tests.conftest import load_libsvm
+
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    Xt, yt = load_libsvm("a9a/a9a.t.xz", 123)
+    dense = X.toarray().astype(np.float32)
+    folder = tmp_path / "a9a.parquet"
+    folder.mkdir()
+    for i, lo in enumerate(range(0, len(y), 4096)):
+        part = pd.DataFrame(dense[lo:lo + 4096], columns=[f"f{j}" for j in range(123)])
+        part.assign(label=y[lo:lo + 4096]).to_parquet(folder / f"part-{i:03d}.parquet")
+    zarr = dsvm.write_arrays(tmp_path / "a9a.zarr", dense, y, chunk_rows=4096)
+    kw = dict(alpha=1.0 / len(y), fit_intercept=False, max_epochs=10, tol=None,
+              random_state=0, n_streams=2, client=local_client)
+    from_parquet = SVMClassifier(**kw).fit(folder, "label")
+    from_zarr = SVMClassifier(**kw).fit(zarr)
+    np.testing.assert_allclose(from_parquet.coef_, from_zarr.coef_, rtol=1e-6, atol=1e-9)
+    assert from_parquet.score(Xt.toarray(), yt) >= 0.845
