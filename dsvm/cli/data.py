@@ -52,11 +52,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
         layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
         overwrite=args.overwrite,
     )
-    if label_column is not None:
+    if args.no_labels:
+        if args.labels or label_column is not None:
+            raise ValueError("--no-labels cannot be combined with --labels or --label-column")
+        kwargs["labeled"] = False
+    elif label_column is not None:
         kwargs["label_column"] = label_column
     ds = convert(args.src, args.dst, **kwargs)
     print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
-          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}")
+          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
+          + ("" if ds.labeled else ", unlabeled (for predict only)"))
     return 0
 
 
@@ -79,7 +84,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("convert", help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
+    p = sub.add_parser("convert",
+                       help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
     p.add_argument("src")
     p.add_argument("dst")
     p.add_argument("--labels", metavar="Y.npy", help="labels for a .npy X")
@@ -91,6 +97,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
+    p.add_argument("--no-labels", action="store_true",
+                   help="the data has no labels (svmlight lines of index:value only, CSV "
+                        "without a label column): a dataset for predict only. .npy/.npz "
+                        "without labels are converted so without this flag")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_convert)

@@ -27,7 +27,7 @@ _COMPRESSORS = (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
 _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",
-     "dtype", "classes", "class_counts", "nnz", "has_sample_weight"}
+     "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled"}
 )
 
 

@@ -89,7 +89,7 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
     )
 
 
-def check_block_values(block: Block, where: str, first_row: int) -> None:
+def check_block_values(block: Block, where: str, first_row: int, *, labeled: bool = True) -> None:
     """Raise DataFormatError for non-finite values, bad weights or a malformed CSR structure.
 
     ``first_row`` is the 0-based index of the block's first row in the output, used in messages.
@@ -106,7 +106,7 @@ def check_block_values(block: Block, where: str, first_row: int) -> None:
             f"{where}, row {first_row + r}: X has the non-finite value "
             f"{values.ravel()[pos]} in column {c}; remove or impute it before converting"
         )
-    for name, arr in (("y", block.y), ("sample_weight", block.sample_weight)):
+    for name, arr in (("y", block.y if labeled else None), ("sample_weight", block.sample_weight)):
         if arr is not None and not np.isfinite(arr).all():
             r = int(np.flatnonzero(~np.isfinite(arr))[0])
             raise DataFormatError(f"{where}, row {first_row + r}: {name} is {arr[r]}, not finite")

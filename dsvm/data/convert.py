@@ -63,11 +63,12 @@ class _Options:
     layout: str = "auto"
     shuffle: bool = False
     seed: int = 0
-    label_column: int | str = 0
+    label_column: int | str | None = 0
     dtype: Any = "float32"
     overwrite: bool = False
     delimiter: str | None = None
     storage_options: dict | None = None
+    labeled: bool | None = None
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
@@ -76,6 +77,10 @@ class _Options:
         choose_layout(self.layout, sparse_input=False, density=None)  # validates the option
         check_destination(self.dst, overwrite=self.overwrite,
                           storage_options=self.storage_options)
+        if self.labeled not in (None, True, False):
+            raise ValueError(f"labeled must be None, True or False; got {self.labeled!r}")
+        if self.labeled is False:
+            self.label_column = None
         self.name = os.fspath(self.src)
         self.kind = source_kind(self.src)
         if self.labels is not None and self.kind != "numpy":
@@ -96,7 +101,8 @@ class _Opened:
 
 
 def _open_libsvm(o: _Options) -> _Opened:
-    source = LibSVMSource(o.src, dtype=o.dtype, storage_options=o.storage_options)
+    source = LibSVMSource(o.src, dtype=o.dtype, storage_options=o.storage_options,
+                          labeled=o.labeled is not False)
     if not (o.n_features is None or o.layout == "auto" or o.shuffle):
         return _Opened(source, o.n_features)  # read once: no first pass needed
     stats = source.scan(o.n_features)
@@ -123,7 +129,8 @@ def _open_csv(o: _Options) -> _Opened:
 
 
 def _open_numpy(o: _Options) -> _Opened:
-    source = NumpySource(o.src, labels=o.labels, dtype=o.dtype, storage_options=o.storage_options)
+    source = NumpySource(o.src, labels=o.labels, dtype=o.dtype,
+                         storage_options=o.storage_options, labeled=o.labeled)
     if o.n_features is not None and o.n_features != source.n_features:
         source.close()
         raise ValueError(
@@ -159,11 +166,12 @@ def convert(
     layout: str = "auto",
     shuffle: bool = False,
     seed: int = 0,
-    label_column: int | str = 0,
+    label_column: int | str | None = 0,
     dtype: Any = "float32",
     overwrite: bool = False,
     delimiter: str | None = None,
     storage_options: dict | None = None,
+    labeled: bool | None = None,
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -176,6 +184,11 @@ def convert(
         ``.csv``/``.tsv`` (optionally compressed; one label column; header auto-detected).
     dst : path or fsspec URL of the zarr group to create.
     labels : path to a .npy of labels, or an array; for .npy / sparse .npz inputs.
+    labeled : bool, optional
+        None (default): .npy/.npz without labels become an unlabeled dataset (for predict
+        only; ``info()["labels"] == "unlabeled"``); CSV and svmlight have labels. False:
+        no labels in any format (svmlight lines are ``index:value ...``; CSV has no label
+        column, as with ``label_column=None``). True: labels required.
     n_features : int, optional
         Number of features. For libsvm, an index above it is an error; by default it is the
         largest index found in a first pass over the file.
@@ -189,8 +202,8 @@ def convert(
     shuffle : bool
         Shuffle rows across the whole input (external shuffle: rows are scattered into
         temporary bucket files, each bucket is permuted in memory). Deterministic given ``seed``.
-    label_column : int or str
-        CSV only: the label column, by position or header name.
+    label_column : int, str or None
+        CSV only: the label column, by position or header name; None for no labels.
     dtype : "float32" or "float64"
         Storage dtype of X (labels are always float64).
     delimiter : str, optional
@@ -209,7 +222,7 @@ def convert(
     return _convert(_Options(
         src, dst, labels=labels, n_features=n_features, chunk_rows=chunk_rows, layout=layout,
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,
-        delimiter=delimiter, storage_options=storage_options,
+        delimiter=delimiter, storage_options=storage_options, labeled=labeled,
     ))
 
 
@@ -234,8 +247,9 @@ def _convert(o: _Options) -> Dataset:
                      dtype=o.dtype, chunk_rows=chunk_rows, overwrite=o.overwrite,
                      provenance=provenance, storage_options=o.storage_options,
                      attrs={"shuffled": bool(o.shuffle),
-                            "shuffle_seed": int(o.seed) if o.shuffle else None})
-    if not o.shuffle:
+                            "shuffle_seed": int(o.seed) if o.shuffle else None},
+                     labeled=opened.source.labeled)
+    if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:
             warnings.warn(f"{o.name}: {problem}", DataOrderWarning, stacklevel=3)

@@ -34,14 +34,15 @@ def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tu
 
 
 class CSVSource:
-    """Delimited text with one label column; a header line is detected automatically."""
+    """Delimited text with one label column (or none: ``label_column=None``, NaN labels); a
+    header line is detected automatically."""
 
     kind = "csv"
     sparse = False
     nnz = None
 
     def __init__(
-        self, src: str | os.PathLike[str], *, label_column: int | str = 0,
+        self, src: str | os.PathLike[str], *, label_column: int | str | None = 0,
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES,
     ) -> None:
@@ -60,14 +61,15 @@ class CSVSource:
         self.has_header = not all(is_number(f) for f in fields)
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
-        if self.n_cols < 2:
+        self.labeled = label_column is not None
+        if self.n_cols < 1 + self.labeled:
             raise DataFormatError(
                 f"{self.name}, line {self.header_line}: found 1 column with delimiter "
                 f"{self.delimiter!r}; need a label column and at least one feature "
-                "(pass delimiter=...)"
+                "(pass delimiter=..., or label_column=None for data without labels)"
             )
-        self.label_index = self._label_index(label_column)
-        self.n_features: int | None = self.n_cols - 1
+        self.label_index = None if label_column is None else self._label_index(label_column)
+        self.n_features: int | None = self.n_cols - self.labeled
         self.n_samples: int | None = None
 
     def _label_index(self, label_column: int | str) -> int:
@@ -134,6 +136,9 @@ class CSVSource:
             raise DataFormatError(
                 f"{self.name}, line {lines[r]}: column {c} is {table[r, c]}, not a finite number"
             )
+        if self.label_index is None:
+            return DenseBlock(X=np.ascontiguousarray(table, dtype=self.dtype),
+                              y=np.full(table.shape[0], np.nan))
         y = table[:, self.label_index].copy()
         X = np.delete(table, self.label_index, axis=1).astype(self.dtype)
         return DenseBlock(X=np.ascontiguousarray(X), y=y)

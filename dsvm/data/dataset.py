@@ -4,7 +4,7 @@ Layout of a dataset group (local path or any fsspec URL)::
 
     zarr.json                 attributes, see below
     chunk_starts              int64 (n_chunks + 1,): row offset of each row chunk
-    y                         float64 (n_samples,), zarr chunks (chunk_rows,)
+    y                         float64 (n_samples,), zarr chunks (chunk_rows,); absent when unlabeled
     sample_weight             optional, like y
     X                         dense: (n_samples, n_features) float32/float64,
                               chunks (chunk_rows, n_features)
@@ -22,7 +22,8 @@ zarr chunks and reads at most ~25% more than it needs.
 
 Attributes: ``dsvm_format`` (1), ``complete`` (written True last), ``n_samples``, ``n_features``,
 ``n_chunks``, ``chunk_rows`` (the nominal row count of a chunk; the offsets are the
-``chunk_starts`` array), ``layout``, ``dtype``, ``classes`` (sorted distinct labels, or None
+``chunk_starts`` array), ``layout``, ``dtype``, ``labeled`` (False for data converted without
+labels, to be scored only; absent means True), ``classes`` (sorted distinct labels, or None
 beyond 1000 distinct values), ``class_counts``, ``nnz`` (sparse), ``has_sample_weight``,
 ``provenance``, ``shuffled``, ``shuffle_seed`` and anything a writer adds (``generator``...).
 
@@ -44,7 +45,7 @@ import zarr
 from dsvm.data.attrs import DTYPES, FORMAT_VERSION, LAYOUTS
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.location import _Location
-from dsvm.exceptions import DataLayoutError
+from dsvm.exceptions import DataFormatError, DataLayoutError
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,19 @@ class Dataset:
         return np.dtype(self.attrs["dtype"])
 
     @property
+    def labeled(self) -> bool:
+        """False for a dataset converted without labels: it can be scored, not trained on."""
+        return bool(self.attrs.get("labeled", True))
+
+    def require_labels(self, purpose: str) -> None:
+        """Raise ``DataFormatError`` (one line) when the dataset has no labels."""
+        if not self.labeled:
+            raise DataFormatError(
+                f"{self.url} is unlabeled (converted without labels), so it cannot be used to "
+                f"{purpose}; use it with predict, or convert the data with its labels"
+            )
+
+    @property
     def classes(self) -> np.ndarray | None:
         classes = self.attrs.get("classes")
         return None if classes is None else np.asarray(classes, dtype=np.float64)
@@ -126,7 +140,8 @@ class Dataset:
     # ---- reading -------------------------------------------------------------------------
     def _open(self) -> dict[str, Any]:
         if self._handles is None:
-            names = ["y"] + (["sample_weight"] if self.has_sample_weight else [])
+            names = (["y"] if self.labeled else []) + (
+                ["sample_weight"] if self.has_sample_weight else [])
             names += ["X"] if self.layout == "dense" else ["X/indptr", "X/indices", "X/data"]
             # Every task ships its own unpickled copy of the Dataset: share the zarr handles
             # per process, keyed so that a dataset rewritten at the same URL is reopened.
@@ -148,8 +163,7 @@ class Dataset:
         i = self._check_chunk_index(i)
         h = self._open()
         start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
-        y = np.asarray(h["y"][start:stop])
-        sw = np.asarray(h["sample_weight"][start:stop]) if self.has_sample_weight else None
+        y, sw = self._labels(h, start, stop)
         if self.layout == "dense":
             X = np.asarray(h["X"][start:stop])
             self._check_lengths(i, X.shape[0], y, sw)
@@ -171,9 +185,13 @@ class Dataset:
     def read_chunk_labels(self, i: int) -> tuple[np.ndarray, np.ndarray | None]:
         """``(y, sample_weight)`` of row chunk ``i`` without reading X."""
         i = self._check_chunk_index(i)
-        h = self._open()
         start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
-        y = np.asarray(h["y"][start:stop])
+        return self._labels(self._open(), start, stop)
+
+    def _labels(self, h: dict[str, Any], start: int, stop: int
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+        # An unlabeled dataset stores no y; its blocks carry NaN labels, which no loss accepts.
+        y = np.asarray(h["y"][start:stop]) if self.labeled else np.full(stop - start, np.nan)
         sw = np.asarray(h["sample_weight"][start:stop]) if self.has_sample_weight else None
         return y, sw
 
@@ -248,6 +266,8 @@ class Dataset:
             "n_chunks": self.n_chunks,
             "chunk_rows": int(self.attrs.get("chunk_rows", sizes.max() if sizes.size else 0)),
             "last_chunk_rows": int(sizes[-1]) if sizes.size else 0,
+            "labels": ("unlabeled" if not self.labeled else "classes"
+                       if self.attrs.get("classes") is not None else "targets"),
             "classes": self.attrs.get("classes"),
             "class_counts": self.attrs.get("class_counts"),
             "has_sample_weight": self.has_sample_weight,
@@ -343,7 +363,7 @@ def _validate_layout(
         raise DataLayoutError(
             f"{url}: the chunk table chunk_starts does not cover rows 0..{n} in order"
         )
-    expected = {"y": (n,)}
+    expected = {"y": (n,)} if attrs.get("labeled", True) else {}
     if attrs.get("has_sample_weight"):
         expected["sample_weight"] = (n,)
     if attrs["layout"] == "dense":

@@ -5,8 +5,9 @@ the 1-based line and the offending token.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from dsvm.data.text import (
 )
 from dsvm.exceptions import DataFormatError
 
+_NO_LABEL_RE = re.compile(rb"(?m)^(?=[ \t\r\v\f]*[^ \t\r\v\f\n])")
 
 @dataclass
 class SourceStats:
@@ -36,7 +38,8 @@ class SourceStats:
 
 
 def parse_libsvm_block(
-    buf: bytes, first_line: int, name: str, *, n_features: int | None, dtype: np.dtype
+    buf: bytes, first_line: int, name: str, *, n_features: int | None, dtype: np.dtype,
+    labeled: bool = True,
 ) -> tuple[CSRBlock, int]:
     """Parse whole lines of svmlight text into a CSRBlock; also return the largest index.
 
@@ -48,6 +51,12 @@ def parse_libsvm_block(
         buf = _COMMENT_RE.sub(b"", buf)
     if b"qid:" in buf:
         buf = _QID_RE.sub(b"", buf)
+    if not labeled:
+        # Lines are ``index:value ...`` only: give each non-blank line a placeholder label so
+        # the one parser below applies (line numbers are unchanged), then drop it as NaN.
+        block, max_index = parse_libsvm_block(_NO_LABEL_RE.sub(b"0 ", buf), first_line, name,
+                                              n_features=n_features, dtype=dtype)
+        return replace(block, y=np.full(block.n_samples, np.nan)), max_index
     text = _Text(buf)
     a = text.a
     sep = a <= 32
@@ -171,9 +180,11 @@ class LibSVMSource:
     sparse = True
 
     def __init__(self, src: str | os.PathLike[str], *, dtype: Any = np.float32,
+                 labeled: bool = True,
                  storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES) -> None:
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
+        self.labeled = labeled
         self.storage_options = storage_options
         self.block_bytes = block_bytes
         self.n_samples: int | None = None
@@ -196,6 +207,7 @@ class LibSVMSource:
     def _parse(self, n_features: int | None) -> Iterator[tuple[CSRBlock, int]]:
         for buf, line in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
             block, max_index = parse_libsvm_block(buf, line, self.name, n_features=n_features,
+                                                  labeled=self.labeled,
                                                   dtype=self.dtype)
             if block.n_samples:
                 yield block, max_index

@@ -103,12 +103,17 @@ class NumpySource:
     ``indptr`` (8 bytes per row) in memory. Other scipy.sparse formats (csc, coo) are loaded
     whole and converted to CSR. Labels come from ``labels=`` (a .npy path or an array) or,
     for a dense .npz, from its ``y`` member; an optional ``sample_weight`` member is kept.
+    ``labeled``: None takes the labels where they are and converts without them otherwise;
+    True requires them; False ignores a ``y`` member (the blocks then carry NaN labels).
     """
 
     kind = "numpy"
 
     def __init__(self, src: str | os.PathLike[str], *, labels: Any = None,
-                 dtype: Any = np.float32, storage_options: dict | None = None) -> None:
+                 dtype: Any = np.float32, storage_options: dict | None = None,
+                 labeled: bool | None = None) -> None:
+        if labeled is False and labels is not None:
+            raise ValueError("labels= was given for a conversion without labels")
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
         self.storage_options = storage_options
@@ -117,12 +122,12 @@ class NumpySource:
         self._weights: _ArrayRows | None = None
         self._csr: tuple[np.ndarray, _ArrayRows, _ArrayRows] | None = None
         try:
-            self._open(labels)
+            self._open(labels, labeled)
         except BaseException:
             self.close()
             raise
 
-    def _open(self, labels: Any) -> None:
+    def _open(self, labels: Any, labeled: bool | None) -> None:
         y: _ArrayRows | None = None
         if not strip_compression(self.name).lower().endswith(".npz"):
             self._X = _open_npy(self.src, self.storage_options, self._closers)
@@ -145,11 +150,12 @@ class NumpySource:
                     f"{self.name}: expected arrays 'X' and 'y' or a scipy.sparse matrix; "
                     f"found {sorted(keys)}"
                 )
-            if labels is None and "y" in keys:
+            if labels is None and "y" in keys and labeled is not False:
                 y = self._member("y")
             if "sample_weight" in keys:
                 self._weights = self._member("sample_weight")
-        self._y = y if y is not None else self._labels(labels)
+        self._y = y if y is not None or labeled is False else self._labels(labels, labeled)
+        self.labeled = self._y is not None
         if len(shape) != 2:
             raise DataFormatError(f"{self.name}: X must be 2-D; got shape {shape}")
         self.sparse = self._csr is not None
@@ -185,7 +191,9 @@ class NumpySource:
                          _ArrayRows(m.data, self.name))
         return shape
 
-    def _labels(self, labels: Any) -> _ArrayRows:
+    def _labels(self, labels: Any, labeled: bool | None) -> _ArrayRows | None:
+        if labels is None and labeled is None:
+            return None  # no labels anywhere: a dataset to score, not to train on
         if labels is None:
             raise DataFormatError(
                 f"{self.name} holds no labels; pass labels=<path to a .npy of labels>"
@@ -205,7 +213,10 @@ class NumpySource:
 
     def _block(self, start: int, stop: int) -> DenseBlock | CSRBlock:
         n = stop - start
-        y = _as_float(self._y.read(n), self._y.name, start, "label").astype(np.float64)
+        if self._y is None:
+            y = np.full(n, np.nan)
+        else:
+            y = _as_float(self._y.read(n), self._y.name, start, "label").astype(np.float64)
         w = None
         if self._weights is not None:
             w = _as_float(self._weights.read(n), self._weights.name, start, "weight")
@@ -224,7 +235,7 @@ class NumpySource:
             assert self._X is not None
             X = _as_float(self._X.read(n), self._X.name, start, "value")
             block = DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype), y=y, sample_weight=w)
-        check_block_values(block, self.name, start)
+        check_block_values(block, self.name, start, labeled=self._y is not None)
         return block
 
     def close(self) -> None:

@@ -102,13 +102,14 @@ def _nnz_per_row(block: Block | None) -> float:
 def _write(
     blocks: Iterable[Block], dst: str | os.PathLike[str], *, name: str, n_features: int,
     layout: str, dtype: np.dtype, chunk_rows: int, overwrite: bool, provenance: dict,
-    storage_options: dict | None, attrs: dict | None = None,
+    storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
 ) -> Dataset:
     """Append every block to a new dataset; on any error nothing is left at ``dst``."""
     try:
         with DatasetWriter(dst, n_features=n_features, layout=layout, dtype=dtype,
                            chunk_rows=chunk_rows, provenance=provenance, overwrite=overwrite,
-                           storage_options=storage_options, source_name=name) as writer:
+                           storage_options=storage_options, source_name=name,
+                           labeled=labeled) as writer:
             for block in blocks:
                 writer.append(block)
             _check_labels(writer, name)

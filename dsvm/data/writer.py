@@ -84,8 +84,10 @@ class DatasetWriter:
         overwrite: bool = False,
         storage_options: dict | None = None,
         source_name: str | None = None,
+        labeled: bool = True,
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
+        self.labeled = bool(labeled)
         self.n_features, self.layout, self.chunk_rows = int(n_features), layout, int(chunk_rows)
         self._loc = _Location(dst, storage_options)
         self.url = self._loc.url
@@ -118,7 +120,7 @@ class DatasetWriter:
         self._nnz_starts = [0]
         self._arrays: dict[str, Any] | None = None
         self._appenders: dict[str, _Appender1D] = {}
-        self._label_counts: dict[float, int] | None = {}
+        self._label_counts: dict[float, int] | None = {} if self.labeled else None
         self._has_sw: bool | None = None
         self.dataset: Dataset | None = None
 
@@ -219,7 +221,7 @@ class DatasetWriter:
         pieces = [coerce_block(p, self.layout, self.dtype) for p in self._pending]
         chunk = concat_blocks(pieces)
         self._pending, self._pending_rows = [], 0
-        check_block_values(chunk, self._source_name, self._n_written)
+        check_block_values(chunk, self._source_name, self._n_written, labeled=self.labeled)
         if self._arrays is None:
             self._create_arrays(chunk)
         self._write_chunk(chunk)
@@ -233,7 +235,8 @@ class DatasetWriter:
             self.chunk_rows = first.n_samples
         nnz_first = int(first.indptr[-1]) if isinstance(first, CSRBlock) else 0
         self._arrays = _create_arrays(self._group, self.layout, self.chunk_rows, self.n_features,
-                                      self.dtype, bool(self._has_sw), nnz_first)
+                                      self.dtype, bool(self._has_sw), nnz_first,
+                                      labeled=self.labeled)
         if self.layout == "sparse":
             self._appenders = {
                 "indptr": _Appender1D(self._arrays["X/indptr"], np.zeros(1, np.int64)),
@@ -244,7 +247,8 @@ class DatasetWriter:
     def _write_chunk(self, chunk: Block) -> None:
         assert self._arrays is not None
         n = chunk.n_samples
-        self._arrays["y"].append(chunk.y)
+        if self.labeled:
+            self._arrays["y"].append(chunk.y)
         if self._has_sw:
             self._arrays["sample_weight"].append(chunk.sample_weight)
         if isinstance(chunk, DenseBlock):
@@ -292,6 +296,7 @@ class DatasetWriter:
             "classes": classes,
             "class_counts": None if labels is None else [labels[c] for c in classes or []],
             "has_sample_weight": bool(self._has_sw),
+            "labeled": self.labeled,
             "provenance": self._provenance,
             **_jsonable(self._extra_attrs),
         }
@@ -339,7 +344,7 @@ def _check_block_shape(block: Block, n_features: int, where: str) -> bool:
 
 
 def _create_arrays(group: Any, layout: str, rows: int, n_features: int, dtype: np.dtype,
-                   has_sw: bool, nnz_first: int) -> dict[str, Any]:
+                   has_sw: bool, nnz_first: int, *, labeled: bool = True) -> dict[str, Any]:
     """The empty, growable zarr arrays of a dataset with ``rows`` rows per chunk.
 
     For CSR, data/indices get zarr chunks of a quarter of the first row chunk's nnz (at least
@@ -347,7 +352,8 @@ def _create_arrays(group: Any, layout: str, rows: int, n_features: int, dtype: n
     """
     arrays: dict[str, Any] = {}
     kw = {"compressors": _COMPRESSORS, "fill_value": 0}
-    arrays["y"] = group.create_array("y", shape=(0,), chunks=(rows,), dtype="float64", **kw)
+    if labeled:
+        arrays["y"] = group.create_array("y", shape=(0,), chunks=(rows,), dtype="float64", **kw)
     if has_sw:
         arrays["sample_weight"] = group.create_array(
             "sample_weight", shape=(0,), chunks=(rows,), dtype="float64", **kw)

@@ -213,7 +213,8 @@ def test_npy_errors(tmp_path, dense_problem):
     Xbad = X.copy()
     Xbad[150, 2] = np.inf
     np.save(tmp_path / "Xbad.npy", Xbad)
-    with pytest.raises(DataFormatError, match=r"Xbad\.npy, row 150: X has the non-finite value inf"):
+    with pytest.raises(DataFormatError,
+                       match=r"Xbad\.npy, row 150: X has the non-finite value inf"):
         convert(tmp_path / "Xbad.npy", tmp_path / "o.zarr", labels=y)
     np.save(tmp_path / "ystr.npy", np.array(["a"] * 203))
     with pytest.raises(DataFormatError, match=r"ystr\.npy, row 0: label .* is not a number"):
