@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -58,11 +59,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
         kwargs["labeled"] = False
     elif label_column is not None:
         kwargs["label_column"] = label_column
+    if args.fill_missing is not None and not math.isfinite(args.fill_missing):
+        raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
+    for flag in ("feature_columns", "fill_missing", "format"):
+        if getattr(args, flag) is not None:
+            kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
     print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
           f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
           + ("" if ds.labeled else ", unlabeled (for predict only)"))
     return 0
+
+
+def _column_list(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -101,6 +111,12 @@ def add_data_commands(sub: Any) -> None:
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "
                         "without labels are converted so without this flag")
+    p.add_argument("--format", choices=["libsvm", "csv", "numpy", "parquet"], default=None,
+                   help="input format (default: from the name)")
+    p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
+                   help="Parquet: the feature columns (default: all but the label)")
+    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
+                   help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_convert)

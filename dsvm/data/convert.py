@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,7 @@ from dsvm.data.dataset import Dataset
 from dsvm.data.libsvm import LibSVMSource
 from dsvm.data.location import check_destination
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
+from dsvm.data.parquet_source import ParquetSource, is_parquet_path
 from dsvm.data.planning import (
     DENSE_DENSITY,
     MIN_CHUNK_ROWS,
@@ -69,6 +70,9 @@ class _Options:
     delimiter: str | None = None
     storage_options: dict | None = None
     labeled: bool | None = None
+    feature_columns: Sequence[str] | None = None
+    fill_missing: float | None = None
+    format: str | None = None
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
@@ -82,7 +86,13 @@ class _Options:
         if self.labeled is False:
             self.label_column = None
         self.name = os.fspath(self.src)
-        self.kind = source_kind(self.src)
+        self.kind = _kind(self.src, self.format, self.storage_options)
+        if self.fill_missing is not None and not np.isfinite(float(self.fill_missing)):
+            raise ValueError(f"fill_missing must be a finite number; got {self.fill_missing!r}")
+        if (self.feature_columns is not None or self.fill_missing is not None) \
+                and self.kind != "parquet":
+            raise ValueError("feature_columns= and fill_missing= are for Parquet input; "
+                             f"{self.name} is read as {self.kind}")
         if self.labels is not None and self.kind != "numpy":
             raise ValueError(
                 f"labels= is for .npy/.npz inputs; {self.name} is read as {self.kind} text, "
@@ -138,7 +148,28 @@ def _open_numpy(o: _Options) -> _Opened:
     return _Opened(source, source.n_features, source.n_samples, source.nnz)
 
 
-_DRIVERS = {"libsvm": _open_libsvm, "csv": _open_csv, "numpy": _open_numpy}
+def _open_parquet(o: _Options) -> _Opened:
+    source = ParquetSource(o.src, label_column=o.label_column, feature_columns=o.feature_columns,
+                           fill_missing=o.fill_missing, dtype=o.dtype,
+                           storage_options=o.storage_options)
+    assert source.n_features is not None
+    if o.n_features is not None and o.n_features != source.n_features:
+        raise ValueError(
+            f"{o.name} has {source.n_features} feature columns but n_features={o.n_features}")
+    return _Opened(source, source.n_features, source.n_samples)
+
+
+_DRIVERS = {"libsvm": _open_libsvm, "csv": _open_csv, "numpy": _open_numpy,
+            "parquet": _open_parquet}
+FORMATS = tuple(_DRIVERS)
+
+
+def _kind(src: Any, fmt: str | None, storage_options: dict | None) -> str:
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS} or None; got {fmt!r}")
+        return fmt
+    return "parquet" if is_parquet_path(src, storage_options) else source_kind(src)
 
 
 def _plan_chunks(opened: _Opened, blocks: Iterable[Block], layout: str, dt: np.dtype,
@@ -172,57 +203,43 @@ def convert(
     delimiter: str | None = None,
     storage_options: dict | None = None,
     labeled: bool | None = None,
+    feature_columns: Sequence[str] | None = None,
+    fill_missing: float | None = None,
+    format: str | None = None,
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
-    Parameters
-    ----------
-    src : path or fsspec URL
-        svmlight/libsvm text (plain, .gz, .bz2, .xz; any extension not listed below), ``.npy``
-        (X; labels from ``labels=``), ``.npz`` (arrays ``X``, ``y`` and optionally
-        ``sample_weight``, or a ``scipy.sparse.save_npz`` file plus ``labels=``), or
-        ``.csv``/``.tsv`` (optionally compressed; one label column; header auto-detected).
-    dst : path or fsspec URL of the zarr group to create.
-    labels : path to a .npy of labels, or an array; for .npy / sparse .npz inputs.
-    labeled : bool, optional
-        None (default): .npy/.npz without labels become an unlabeled dataset (for predict
-        only; ``info()["labels"] == "unlabeled"``); CSV and svmlight have labels. False:
-        no labels in any format (svmlight lines are ``index:value ...``; CSV has no label
-        column, as with ``label_column=None``). True: labels required.
-    n_features : int, optional
-        Number of features. For libsvm, an index above it is an error; by default it is the
-        largest index found in a first pass over the file.
-    chunk_rows : int, optional
-        Rows per chunk; default about 32 MiB of uncompressed data per chunk (>= 1024 rows).
-    layout : {"auto", "dense", "sparse"}
-        "auto" keeps dense inputs (npy, csv, dense npz) dense; sparse inputs (libsvm, sparse
-        npz) become dense when their density (nnz / (n_samples * n_features)) is >= 0.25.
-        For libsvm the density comes from the first pass, which runs whenever ``n_features``
-        is not given, ``layout="auto"`` or ``shuffle=True``; otherwise the file is read once.
-    shuffle : bool
-        Shuffle rows across the whole input (external shuffle: rows are scattered into
-        temporary bucket files, each bucket is permuted in memory). Deterministic given ``seed``.
-    label_column : int, str or None
-        CSV only: the label column, by position or header name; None for no labels.
-    dtype : "float32" or "float64"
-        Storage dtype of X (labels are always float64).
-    delimiter : str, optional
-        CSV only: default "\\t" for .tsv, else sniffed from the first line (",", tab, ";",
-        whitespace).
-    storage_options : dict, optional
-        fsspec options for ``src``, ``labels`` and ``dst``.
+    ``src`` (path or fsspec URL) is svmlight/libsvm text (plain or .gz/.bz2/.xz; the default
+    for unknown names), ``.npy`` (X; labels from ``labels=``), ``.npz`` (``X``, ``y``,
+    optional ``sample_weight``, or a ``scipy.sparse.save_npz`` file plus ``labels=``),
+    ``.csv``/``.tsv`` (header auto-detected) or Parquet (a file, a directory of files or a
+    glob such as ``s3://bucket/part-*.parquet``); ``format=`` overrides the guess from the
+    name. ``dst`` is the zarr group to create (``overwrite=True`` to replace one).
 
-    Raises
-    ------
-    DataFormatError
-        Malformed input; the message names the file and line (text) or row (NumPy).
-    FileExistsError
-        ``dst`` exists and ``overwrite`` is False.
+    - ``labels``: a .npy path or an array of labels, for .npy / sparse .npz input.
+    - ``labeled``: None: .npy/.npz without labels give an unlabeled dataset (for predict
+      only); False: no labels in any format (svmlight lines of ``index:value`` only, CSV or
+      Parquet without a label column, like ``label_column=None``); True: labels required.
+    - ``label_column``: CSV/Parquet label column, by position or name.
+    - ``feature_columns`` (Parquet): default every column but the label, all numeric.
+    - ``fill_missing`` (Parquet): the value of a null feature; by default an error naming
+      the file, row group, column and row.
+    - ``n_features``: libsvm: an index above it is an error (default: the largest found).
+    - ``chunk_rows``: default sized from the bytes stored per row (see ``auto_chunk_rows``).
+    - ``layout``: "auto" keeps dense input dense and makes sparse input dense at density
+      >= 0.25; or "dense" / "sparse".
+    - ``shuffle``/``seed``: an external shuffle of all rows (temporary bucket files).
+    - ``dtype``: "float32" or "float64" for X (labels are float64); ``delimiter``: CSV.
+    - ``storage_options``: fsspec options for ``src``, ``labels`` and ``dst``.
+
+    Raises ``DataFormatError`` for malformed input, naming the file and line, row or row
+    group, and ``FileExistsError`` when ``dst`` exists; nothing is left at ``dst`` on error.
     """
     return _convert(_Options(
         src, dst, labels=labels, n_features=n_features, chunk_rows=chunk_rows, layout=layout,
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,
         delimiter=delimiter, storage_options=storage_options, labeled=labeled,
+        feature_columns=feature_columns, fill_missing=fill_missing, format=format,
     ))
 
 
