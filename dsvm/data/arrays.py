@@ -21,8 +21,8 @@ from dsvm.data.planning import (
     _nnz_per_row,
     _peek,
     _write,
-    auto_chunk_rows,
     choose_layout,
+    chunk_plan,
 )
 from dsvm.exceptions import DataFormatError
 
@@ -137,13 +137,14 @@ def _write_blocks(
         dtype = x_dtype if np.dtype(x_dtype).name in DTYPES else np.float64
     dt = _check_dtype(dtype)
     layout = choose_layout(layout, sparse_input=sparse_in, density=density)
+    reason = "given (chunk_rows=)"
     if chunk_rows is None:
         per_row = None
         if layout == "sparse":
             first, blocks = _peek(blocks)
             per_row = _nnz_per_row(first)
-        chunk_rows = auto_chunk_rows(layout, n_features, dt, nnz_per_row=per_row,
-                                     n_samples=n_samples)
+        chunk_rows, reason = chunk_plan(layout, n_features, dt, nnz_per_row=per_row,
+                                        n_samples=n_samples)
     return _write(blocks, dst, name="write_arrays input", n_features=n_features, layout=layout,
                   dtype=dt, chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
-                  storage_options=storage_options)
+                  storage_options=storage_options, chunk_reason=reason)

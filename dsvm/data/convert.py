@@ -37,6 +37,7 @@ from dsvm.data.planning import (
     _write,
     auto_chunk_rows,
     choose_layout,
+    chunk_plan,
 )
 from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_tmp_dir
 from dsvm.data.spread import clustered_labels
@@ -173,18 +174,18 @@ def _kind(src: Any, fmt: str | None, storage_options: dict | None) -> str:
 
 
 def _plan_chunks(opened: _Opened, blocks: Iterable[Block], layout: str, dt: np.dtype,
-                 chunk_rows: int | None) -> tuple[int, Iterable[Block]]:
-    """Rows per chunk (given, or sized from the stored values) and the blocks to write."""
+                 chunk_rows: int | None) -> tuple[int, str, Iterable[Block]]:
+    """Rows per chunk (given, or sized from the stored values), why, and the blocks."""
     if chunk_rows is not None:
-        return chunk_rows, blocks
+        return chunk_rows, "given (chunk_rows=)", blocks
     n_samples, nnz = opened.n_samples, opened.nnz
     per_row = None if nnz is None or not n_samples else nnz / n_samples
     if per_row is None and layout == "sparse":
         first, blocks = _peek(blocks)
         per_row = _nnz_per_row(first)
-    rows = auto_chunk_rows(layout, opened.n_features, dt, nnz_per_row=per_row,
-                           n_samples=n_samples)
-    return rows, blocks
+    rows, reason = chunk_plan(layout, opened.n_features, dt, nnz_per_row=per_row,
+                              n_samples=n_samples)
+    return rows, reason, blocks
 
 
 def convert(
@@ -248,8 +249,8 @@ def _convert(o: _Options) -> Dataset:
     n_samples, nnz = opened.n_samples, opened.nnz
     density = None if nnz is None or not n_samples else nnz / (n_samples * opened.n_features)
     layout = choose_layout(o.layout, sparse_input=opened.source.sparse, density=density)
-    chunk_rows, blocks = _plan_chunks(opened, opened.source.blocks(opened.n_features), layout,
-                                      o.dtype, o.chunk_rows)
+    blocks = opened.source.blocks(opened.n_features)
+    chunk_rows, reason, blocks = _plan_chunks(opened, blocks, layout, o.dtype, o.chunk_rows)
     if o.shuffle:
         assert n_samples is not None
         blocks = shuffle_blocks(blocks, seed=o.seed,
@@ -265,7 +266,7 @@ def _convert(o: _Options) -> Dataset:
                      provenance=provenance, storage_options=o.storage_options,
                      attrs={"shuffled": bool(o.shuffle),
                             "shuffle_seed": int(o.seed) if o.shuffle else None},
-                     labeled=opened.source.labeled)
+                     labeled=opened.source.labeled, chunk_reason=reason)
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:

@@ -266,6 +266,9 @@ class Dataset:
             "n_chunks": self.n_chunks,
             "chunk_rows": int(self.attrs.get("chunk_rows", sizes.max() if sizes.size else 0)),
             "last_chunk_rows": int(sizes[-1]) if sizes.size else 0,
+            "chunk_bytes": int(self.nbytes * int(sizes.max()) / max(1, self.n_samples))
+            if sizes.size else 0,
+            "chunk_reason": self.attrs.get("chunk_reason", "not recorded"),
             "labels": ("unlabeled" if not self.labeled else "classes"
                        if self.attrs.get("classes") is not None else "targets"),
             "classes": self.attrs.get("classes"),

@@ -203,9 +203,18 @@ class NumpySource:
         return _ArrayRows(np.asarray(labels), "labels")
 
     def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
-        """Blocks of about NPY_BLOCK_BYTES of dense rows; closes the files at the end."""
+        """Blocks of about NPY_BLOCK_BYTES of stored values; closes the files at the end.
+
+        The block size comes from the bytes stored per row (nnz for CSR), never from
+        n_features alone: a CSR matrix with 2**22 columns and 40 values per row is read
+        ~80,000 rows at a time, not one.
+        """
         try:
-            step = max(1, NPY_BLOCK_BYTES // max(1, self.n_features * 8))
+            if self._csr is not None:
+                per_row = 12 * self.nnz / max(1, self.n_samples) + 16  # value, index, indptr, y
+            else:
+                per_row = 8 * self.n_features + 8
+            step = max(1, int(NPY_BLOCK_BYTES // per_row))
             for start in range(0, self.n_samples, step):
                 yield self._block(start, min(self.n_samples, start + step))
         finally:

@@ -25,23 +25,59 @@ MIN_CHUNK_ROWS = 1024
 DENSE_DENSITY = 0.25
 
 
+def default_workers() -> int:
+    """The worker count a LocalCluster gets by default (as dsvm.distributed.client's
+    ``default_n_workers``: one per CPU; repeated here because data sits below distributed)."""
+    return max(1, os.cpu_count() or 1)
+
+
+def row_bytes(layout: str, n_features: int, dtype: Any, nnz_per_row: float | None) -> float:
+    """Uncompressed bytes stored per row: X values (and for CSR the int32 index of each
+    stored value and the int64 row pointer) plus the float64 label."""
+    item = np.dtype(dtype).itemsize
+    if layout == "dense":
+        return float(n_features * item + 8)
+    return (nnz_per_row or 0.0) * (item + 4) + 16
+
+
+def chunk_plan(
+    layout: str, n_features: int, dtype: Any, *, nnz_per_row: float | None = None,
+    n_samples: int | None = None, workers: int | None = None,
+) -> tuple[int, str]:
+    """Rows per chunk and the reason, from the bytes actually stored per row.
+
+    A chunk holds about 32 MiB uncompressed (at least 1024 rows). When the row count is known
+    the dataset also gets at least 2 chunks per default worker (``workers``, default one per
+    CPU) as long as chunks keep >= 1024 rows, so that small real sets (a9a, w8a) still give
+    every worker's stream something to read; and no chunk is longer than the dataset.
+    """
+    per_row = row_bytes(layout, n_features, dtype, nnz_per_row)
+    by_bytes = max(MIN_CHUNK_ROWS, int(TARGET_CHUNK_BYTES // max(per_row, 1.0)))
+    rows = by_bytes
+    reason = (f"about {TARGET_CHUNK_BYTES >> 20} MiB per chunk at {per_row:.0f} stored bytes "
+              f"per row ({layout})")
+    if by_bytes == MIN_CHUNK_ROWS and per_row * MIN_CHUNK_ROWS > TARGET_CHUNK_BYTES:
+        reason = f"the minimum of {MIN_CHUNK_ROWS} rows ({per_row:.0f} stored bytes per row)"
+    if n_samples is not None:
+        w = workers or default_workers()
+        split = max(MIN_CHUNK_ROWS, -(-n_samples // (2 * w)))
+        if split < rows:
+            rows = split
+            reason = (f"{n_samples} rows in at least 2 chunks per worker for {w} default "
+                      f"workers (chunks of >= {MIN_CHUNK_ROWS} rows; {per_row:.0f} stored "
+                      "bytes per row)")
+        if n_samples <= rows:
+            rows, reason = max(1, n_samples), f"all {n_samples} rows in one chunk ({reason})"
+    return rows, reason
+
+
 def auto_chunk_rows(
     layout: str, n_features: int, dtype: Any, *, nnz_per_row: float | None = None,
     n_samples: int | None = None,
 ) -> int:
-    """Rows per chunk so that a chunk is about 32 MiB uncompressed (X and y).
-
-    At least 1024 rows, and never more than ``n_samples`` when it is known.
-    """
-    item = np.dtype(dtype).itemsize
-    if layout == "dense":
-        row_bytes = n_features * item + 8
-    else:  # data + int32 index per stored value, int64 indptr and float64 y per row
-        row_bytes = (nnz_per_row or 0.0) * (item + 4) + 16
-    rows = max(MIN_CHUNK_ROWS, int(TARGET_CHUNK_BYTES // max(row_bytes, 1.0)))
-    if n_samples is not None:
-        rows = min(rows, max(1, n_samples))
-    return rows
+    """Rows per chunk of ``chunk_plan`` (without its reason)."""
+    return chunk_plan(layout, n_features, dtype, nnz_per_row=nnz_per_row,
+                      n_samples=n_samples)[0]
 
 
 def choose_layout(layout: str, *, sparse_input: bool, density: float | None) -> str:
@@ -103,6 +139,7 @@ def _write(
     blocks: Iterable[Block], dst: str | os.PathLike[str], *, name: str, n_features: int,
     layout: str, dtype: np.dtype, chunk_rows: int, overwrite: bool, provenance: dict,
     storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
+    chunk_reason: str | None = None,
 ) -> Dataset:
     """Append every block to a new dataset; on any error nothing is left at ``dst``."""
     try:
@@ -113,8 +150,7 @@ def _write(
             for block in blocks:
                 writer.append(block)
             _check_labels(writer, name)
-            if attrs:
-                writer.update_attrs(attrs)
+            writer.update_attrs({**(attrs or {}), "chunk_reason": chunk_reason or "given"})
     finally:
         close = getattr(blocks, "close", None)
         if close is not None:
