@@ -61,7 +61,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         kwargs["label_column"] = label_column
     if args.fill_missing is not None and not math.isfinite(args.fill_missing):
         raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
-    for flag in ("feature_columns", "fill_missing", "format"):
+    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits"):
         if getattr(args, flag) is not None:
             kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
@@ -111,8 +111,15 @@ def add_data_commands(sub: Any) -> None:
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "
                         "without labels are converted so without this flag")
-    p.add_argument("--format", choices=["libsvm", "csv", "numpy", "parquet"], default=None,
-                   help="input format (default: from the name)")
+    p.add_argument("--format", choices=["libsvm", "csv", "numpy", "parquet", "criteo"],
+                   default=None, help="input format (default: from the name); criteo: label, "
+                   "13 integer and 26 categorical columns, tab-separated, empty fields missing")
+    p.add_argument("--categorical", type=_column_list, default=None, metavar="A,B,...",
+                   help="CSV/TSV/Parquet columns (names or positions) hashed as column=value "
+                        "tokens into 2**--hash-bits signed features (scikit-learn's "
+                        "FeatureHasher scheme)")
+    p.add_argument("--hash-bits", type=int, default=None, metavar="B",
+                   help="hashed features: 2**B (default 18, like VW's -b)")
     p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
                    help="Parquet: the feature columns (default: all but the label)")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",

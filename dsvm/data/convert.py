@@ -41,6 +41,7 @@ from dsvm.data.planning import (
 )
 from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_tmp_dir
 from dsvm.data.spread import clustered_labels
+from dsvm.data.table_csv_source import CRITEO_COLUMNS, TableCSVSource
 from dsvm.data.text import source_kind
 from dsvm.exceptions import DataFormatError, DataOrderWarning
 
@@ -74,6 +75,8 @@ class _Options:
     feature_columns: Sequence[str] | None = None
     fill_missing: float | None = None
     format: str | None = None
+    categorical: Sequence[int | str] | None = None
+    hash_bits: int | None = None
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
@@ -90,10 +93,14 @@ class _Options:
         self.kind = _kind(self.src, self.format, self.storage_options)
         if self.fill_missing is not None and not np.isfinite(float(self.fill_missing)):
             raise ValueError(f"fill_missing must be a finite number; got {self.fill_missing!r}")
-        if (self.feature_columns is not None or self.fill_missing is not None) \
-                and self.kind != "parquet":
-            raise ValueError("feature_columns= and fill_missing= are for Parquet input; "
-                             f"{self.name} is read as {self.kind}")
+        tabular = self.kind in ("parquet", "criteo") or (self.kind == "csv" and self.categorical)
+        for opt in ("feature_columns", "fill_missing", "categorical", "hash_bits"):
+            if getattr(self, opt) is not None and not (tabular or opt == "categorical"
+                                                       and self.kind == "csv"):
+                raise ValueError(f"{opt}= is for Parquet, CSV/TSV with categorical= columns or "
+                                 f"format='criteo'; {self.name} is read as {self.kind}")
+        if self.feature_columns is not None and self.kind != "parquet":
+            raise ValueError("feature_columns= is for Parquet input")
         if self.labels is not None and self.kind != "numpy":
             raise ValueError(
                 f"labels= is for .npy/.npz inputs; {self.name} is read as {self.kind} text, "
@@ -129,6 +136,8 @@ def _open_libsvm(o: _Options) -> _Opened:
 
 
 def _open_csv(o: _Options) -> _Opened:
+    if o.categorical:
+        return _open_table_csv(o)
     source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
                        storage_options=o.storage_options)
     if o.n_features is not None and o.n_features != source.n_features:
@@ -149,10 +158,32 @@ def _open_numpy(o: _Options) -> _Opened:
     return _Opened(source, source.n_features, source.n_samples, source.nnz)
 
 
+def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
+    source = TableCSVSource(o.src, **{
+        "label_column": o.label_column, "categorical": o.categorical or (),
+        "hash_bits": o.hash_bits, "delimiter": o.delimiter, "dtype": o.dtype,
+        "storage_options": o.storage_options, "fill_missing": o.fill_missing, **preset})
+    if o.shuffle:
+        raise ValueError("shuffle=True is not available with categorical= columns yet; "
+                         "convert, then shuffle with dsvm.data.shuffle_dataset")
+    assert source.n_features is not None
+    return _Opened(source, source.n_features)
+
+
+def _open_criteo(o: _Options) -> _Opened:
+    """Criteo's layout: label, I1..I13, C1..C26, tab-separated, empty fields missing."""
+    return _open_table_csv(
+        o, column_names=CRITEO_COLUMNS, delimiter="\t",
+        label_column=None if o.labeled is False else "label",
+        categorical=o.categorical or [f"C{i}" for i in range(1, 27)],
+        fill_missing=0.0 if o.fill_missing is None else o.fill_missing)
+
+
 def _open_parquet(o: _Options) -> _Opened:
     source = ParquetSource(o.src, label_column=o.label_column, feature_columns=o.feature_columns,
                            fill_missing=o.fill_missing, dtype=o.dtype,
-                           storage_options=o.storage_options)
+                           storage_options=o.storage_options, categorical=o.categorical or (),
+                           hash_bits=o.hash_bits)
     assert source.n_features is not None
     if o.n_features is not None and o.n_features != source.n_features:
         raise ValueError(
@@ -161,7 +192,7 @@ def _open_parquet(o: _Options) -> _Opened:
 
 
 _DRIVERS = {"libsvm": _open_libsvm, "csv": _open_csv, "numpy": _open_numpy,
-            "parquet": _open_parquet}
+            "parquet": _open_parquet, "criteo": _open_criteo}
 FORMATS = tuple(_DRIVERS)
 
 
@@ -207,6 +238,8 @@ def convert(
     feature_columns: Sequence[str] | None = None,
     fill_missing: float | None = None,
     format: str | None = None,
+    categorical: Sequence[int | str] | None = None,
+    hash_bits: int | None = None,
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -225,6 +258,10 @@ def convert(
     - ``feature_columns`` (Parquet): default every column but the label, all numeric.
     - ``fill_missing`` (Parquet): the value of a null feature; by default an error naming
       the file, row group, column and row.
+    - ``categorical``/``hash_bits`` (CSV/TSV, Parquet): columns hashed as ``column=value``
+      tokens into ``2**hash_bits`` signed features after the numeric ones, as scikit-learn's
+      FeatureHasher does (dsvm.data.hashing; the spec is stored as attribute ``hashing``).
+      ``format="criteo"``: label, I1..I13, C1..C26, tab-separated, empty fields missing.
     - ``n_features``: libsvm: an index above it is an error (default: the largest found).
     - ``chunk_rows``: default sized from the bytes stored per row (see ``auto_chunk_rows``).
     - ``layout``: "auto" keeps dense input dense and makes sparse input dense at density
@@ -241,6 +278,7 @@ def convert(
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,
         delimiter=delimiter, storage_options=storage_options, labeled=labeled,
         feature_columns=feature_columns, fill_missing=fill_missing, format=format,
+        categorical=categorical, hash_bits=hash_bits,
     ))
 
 
@@ -256,7 +294,7 @@ def _convert(o: _Options) -> Dataset:
         blocks = shuffle_blocks(blocks, seed=o.seed,
                                 n_buckets=n_buckets_for(n_samples, chunk_rows), layout=layout,
                                 dtype=o.dtype, tmp_dir=shuffle_tmp_dir(o.dst))
-    labels = o.labels
+    labels, spec = o.labels, getattr(opened.source, "spec", None)
     sources = [o.name] + ([os.fspath(labels)] if isinstance(labels, (str, os.PathLike)) else [])
     provenance = {"source": sources, "format": o.kind, "converter": "dsvm.data.convert"}
     logger.info("converting %s (%s) to %s: layout=%s chunk_rows=%d", o.name, o.kind,
@@ -265,7 +303,8 @@ def _convert(o: _Options) -> Dataset:
                      dtype=o.dtype, chunk_rows=chunk_rows, overwrite=o.overwrite,
                      provenance=provenance, storage_options=o.storage_options,
                      attrs={"shuffled": bool(o.shuffle),
-                            "shuffle_seed": int(o.seed) if o.shuffle else None},
+                            "shuffle_seed": int(o.seed) if o.shuffle else None,
+                            "hashing": None if spec is None else spec.attrs()},
                      labeled=opened.source.labeled, chunk_reason=reason)
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)

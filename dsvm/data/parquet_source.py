@@ -16,7 +16,9 @@ from typing import Any
 import fsspec
 import numpy as np
 
-from dsvm.data.blocks import DenseBlock
+from dsvm.data.arrow_blocks import BatchConverter, Where
+from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.hashing import hash_spec
 from dsvm.exceptions import DataFormatError
 
 BATCH_BYTES = 16 << 20
@@ -72,14 +74,13 @@ class ParquetSource:
     """Dense row blocks from Parquet; see the module docstring."""
 
     kind = "parquet"
-    sparse = False
     nnz = None
 
     def __init__(
         self, src: str | os.PathLike[str], *, label_column: int | str | None = None,
         feature_columns: Sequence[str] | None = None, fill_missing: float | None = None,
         dtype: Any = np.float32, storage_options: dict | None = None,
-        categorical: Sequence[str] = (),
+        categorical: Sequence[str] = (), hash_bits: int | None = None,
     ) -> None:
         try:
             import pyarrow.parquet as pq
@@ -100,7 +101,11 @@ class ParquetSource:
         self.labeled = label_column is not None
         self.categorical = list(categorical)
         self.columns = self._feature_columns(schema, feature_columns)
-        self.n_features: int | None = len(self.columns)
+        self.spec = hash_spec(self.categorical, hash_bits, self.columns)
+        self.sparse = self.spec is not None
+        self.converter = BatchConverter(self.columns, self.label_column, self.dtype,
+                                        self.fill_missing, self.spec)
+        self.n_features: int | None = self.converter.n_features
         self.n_samples = sum(self._open(f).metadata.num_rows for f in self.files)
 
     def _open(self, path: str) -> Any:
@@ -136,7 +141,8 @@ class ParquetSource:
         return [c for c in cols if c not in self.categorical]
 
     def _batch_rows(self) -> int:
-        return max(1024, BATCH_BYTES // max(1, 8 * (len(self.columns) + 1)))
+        width = len(self.columns) + 1 + 4 * len(self.categorical)  # a token costs ~32 bytes
+        return max(1024, BATCH_BYTES // max(1, 8 * width))
 
     def batches(self) -> Iterator[tuple[Any, str, int, int]]:
         """``(record batch, file, row group, first row of the batch in its row group)``."""
@@ -162,42 +168,9 @@ class ParquetSource:
                         f"{path}, row group {group}: cannot be read ({_one_line(exc)})"
                     ) from None
 
-    def column_values(self, batch: Any, column: str, where: tuple[str, int, int],
-                      fill: float | None) -> np.ndarray:
-        """A column of a batch as float64; a missing value is an error unless ``fill``."""
-        import pyarrow.compute as pc
-
-        arr = batch.column(column)
-        if hasattr(arr, "dictionary_decode"):
-            arr = arr.dictionary_decode()
-        if arr.null_count:
-            if fill is None:
-                path, group, offset = where
-                row = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
-                raise DataFormatError(
-                    f"{path}, row group {group}, column {column!r}, row {offset + row} of the "
-                    "row group: missing value (pass fill_missing= / --fill-missing VALUE to "
-                    "use a value instead)")
-            arr = pc.fill_null(arr.cast("float64"), fill)
-        return np.asarray(arr.cast("float64").to_numpy(zero_copy_only=False))
-
-    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock]:
+    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
         for batch, path, group, offset in self.batches():
-            yield self.dense_block(batch, (path, group, offset))
-
-    def dense_block(self, batch: Any, where: tuple[str, int, int]) -> DenseBlock:
-        X = np.empty((batch.num_rows, len(self.columns)), dtype=self.dtype)
-        for j, c in enumerate(self.columns):
-            X[:, j] = self.column_values(batch, c, where, self.fill_missing)
-        y = (self.column_values(batch, self.label_column, where, None) if self.labeled
-             else np.full(batch.num_rows, np.nan))
-        bad = ~np.isfinite(X)
-        if bad.any():
-            r, j = (int(v) for v in np.argwhere(bad)[0])
-            raise DataFormatError(
-                f"{where[0]}, row group {where[1]}, column {self.columns[j]!r}, row "
-                f"{where[2] + r} of the row group: {X[r, j]} is not a finite number")
-        return DenseBlock(X=X, y=y)
+            yield self.converter.block(batch, Where(path, group, offset))
 
     def close(self) -> None:
         pass
