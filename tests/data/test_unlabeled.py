@@ -67,6 +67,27 @@ def test_train_and_eval_refuse_an_unlabeled_dataset(model_and_data, tmp_path, ca
         dsvm.SVMClassifier(max_epochs=1).fit(str(tmp_path / "new.zarr"))
 
 
+def test_the_python_api_refuses_to_learn_or_score_from_an_unlabeled_dataset(model_and_data,
+                                                                             tmp_path):
+    """The regressor would otherwise train on the stored NaN labels, evaluate would average
+    them: every use that reads labels names the dataset and says it is unlabeled."""
+    _, X, y, model = model_and_data
+    np.save(tmp_path / "new.npy", X)
+    new = str(dsvm.convert(tmp_path / "new.npy", tmp_path / "new.zarr").url)
+    clf = dsvm.load(model)
+    labeled = dsvm.write_arrays(tmp_path / "l.zarr", X, y.astype(np.float64))
+    uses = {
+        "train": lambda: dsvm.SVMRegressor(max_epochs=1).fit(new),
+        "evaluate a model": lambda: clf.evaluate(new),
+        "evaluate a model ": lambda: clf.score(new),
+        "validate a fit": lambda: dsvm.SVMClassifier(max_epochs=1).fit(labeled, validation=new),
+    }
+    for purpose, use in uses.items():
+        with pytest.raises(DataFormatError, match=f"new.zarr is unlabeled.*{purpose.strip()}"):
+            use()
+    assert np.array_equal(clf.predict(new), clf.predict(X))  # scoring it still works
+
+
 def test_every_format_converts_without_labels(tmp_path):
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(50, 4)), 3)
