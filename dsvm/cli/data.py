@@ -33,10 +33,10 @@ def copy_bundled_data(directory: str, overwrite: bool) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from dsvm import SVMClassifier, convert
-
     if args.data is not None:
         return copy_bundled_data(args.data, args.overwrite)
+    from dsvm import SVMClassifier, convert
+
     with tempfile.TemporaryDirectory(prefix="dsvm-demo-") as tmp:
         print(f"dsvm demo: converting the bundled a9a (UCI Adult) to zarr in {tmp}")
         # 4,096-row chunks: a9a is small, and every worker's stream should get some chunks
