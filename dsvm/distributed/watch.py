@@ -13,6 +13,7 @@ The timeout is dask configuration, so it can be set per fit, per process or per 
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import CancelledError
 from typing import Any
@@ -62,9 +63,15 @@ def wait_for_result(client: Any, future: Any, what: str) -> Any:
     timeout = no_workers_timeout()
     no_workers_since: float | None = None
     lost_since: float | None = None
+    # Wait on a done-callback, not on future.result(timeout=...): distributed's sync() leaves
+    # its result unbound when the wait_for inside it is cancelled at the moment it times out
+    # (seen on a loaded machine: UnboundLocalError out of a detached job's reduction).
+    finished = threading.Event()
+    future.add_done_callback(lambda _: finished.set())
     while True:
         try:
-            return future.result(timeout=_POLL_SECONDS)
+            if finished.wait(_POLL_SECONDS):
+                return future.result()
         except (DaskTimeout, TimeoutError):
             pass
         except CancelledError as exc:
