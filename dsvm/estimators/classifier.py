@@ -33,7 +33,7 @@ class SVMClassifier(ClassifierMixin, SVMBase):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd"}, default="pegasos"
+    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd", "cocoa"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
@@ -44,7 +44,10 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``). ``"bsgd"``: budgeted SGD for
         the Gaussian kernel (papers/001; hinge loss, no intercept, see ``gamma``, ``budget``,
         ``merge``); parallel streams are combined by averaging their kernel expansions and
-        merging the union back to ``budget``.
+        merging the union back to ``budget``. ``"cocoa"``: CoCoA+ (dual coordinate descent
+        on each stream's rows, the streams' changes added, sigma' = n_streams; hinge or squared
+        hinge, L2; the intercept is LIBLINEAR's regularised bias feature; ``tol`` on the
+        relative duality gap; see :mod:`dsvm.solvers.cocoa` and ``local_iters``).
     loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
         ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
         ``"squared"``: (y - p)^2 = (1 - y p)^2, the LS-SVM loss.
@@ -127,6 +130,13 @@ class SVMClassifier(ClassifierMixin, SVMBase):
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
         ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
         to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
+    local_iters : float, default=1.0
+        ``solver="cocoa"``: passes of dual coordinate steps over each chunk's rows per round
+        while the chunk is in memory (CoCoA+'s H = local_iters x the round's rows; more local
+        work costs no extra reads). Values must be in the range (0, inf).
+    rounds_per_epoch : int, default=1
+        ``solver="cocoa"``: communication rounds per epoch; each reads 1/rounds_per_epoch of
+        every stream's chunks. Values must be in the range [1, inf).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into the rows' sample weights: ``{label: weight}``
         (missing labels weigh 1) or ``"balanced"``, n_samples / (n_classes * count_c), with
@@ -222,6 +232,8 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         gamma: float | str = "scale",
         budget: int = 500,
         merge: str = "lookup-wd",
+        local_iters: float = 1.0,
+        rounds_per_epoch: int = 1,
         class_weight: dict | str | None = None,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
@@ -253,6 +265,8 @@ class SVMClassifier(ClassifierMixin, SVMBase):
         self.n_components = n_components
         self.gamma = gamma
         self.budget = budget
+        self.local_iters = local_iters
+        self.rounds_per_epoch = rounds_per_epoch
         self.merge = merge
         self.class_weight = class_weight
         self.n_streams = n_streams
