@@ -28,6 +28,7 @@ from dsvm.data.duals import DualStore, dual_store_url, remove_store
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.distributed.cocoa_tasks import CocoaRound
 from dsvm.distributed.engine import Engine
+from dsvm.distributed.hooks import EPOCH_HOOKS
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
@@ -146,6 +147,8 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
                     classes=record.classes, seed=record.seed, n_streams=record.n_streams,
                     n_features=record.n_features_in, n_chunks=source.n_chunks,
                     source=source.describe()))
+            for hook in EPOCH_HOOKS.get():
+                hook(spec, state, record.history, record.converged)
             store.drop(epoch)  # version epoch + 1 is complete (and checkpointed)
             if record.converged:
                 logger.info("cocoa: relative duality gap %.3g <= tol=%g after epoch %d",

@@ -1,0 +1,108 @@
+"""solver='cocoa' through the normal fit: the same model in this process and on a 2-worker
+cluster, resume from a checkpoint, the dual store's versions, and a worker killed mid-epoch."""
+
+from __future__ import annotations
+
+import signal
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm.data.duals import DualStore
+from dsvm.distributed.hooks import epoch_hook
+from tests.conftest import ProcessCluster, load_libsvm
+from tests.distributed.test_failures import _kill_after_epoch
+
+CHUNK_ROWS = 1000
+
+
+@pytest.fixture(scope="module")
+def a9a_slice():
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    return X[:6000].astype(np.float64), y[:6000]
+
+
+@pytest.fixture(scope="module")
+def a9a_store(a9a_slice, tmp_path_factory):
+    X, y = a9a_slice
+    root = tmp_path_factory.mktemp("cocoa")
+    return dsvm.write_arrays(root / "a9a.zarr", X, y, chunk_rows=CHUNK_ROWS, dtype=np.float64)
+
+
+def _cocoa(**kw):
+    params = dict(solver="cocoa", alpha=1.0 / 6000, max_epochs=4, tol=None, random_state=0,
+                  n_streams=2, chunk_rows=CHUNK_ROWS, local_iters=2.0)
+    params.update(kw)
+    return dsvm.SVMClassifier(**params)
+
+
+def test_in_process_equals_two_workers(a9a_slice, a9a_store, local_client):
+    X, y = a9a_slice
+    here = _cocoa().fit(X, y)
+    there = _cocoa(client=local_client).fit(a9a_store.url)
+    np.testing.assert_allclose(there.coef_, here.coef_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(there.intercept_, here.intercept_, rtol=0, atol=1e-6)
+    gaps = [h["duality_gap"] for h in here.history_]
+    assert all(g >= -1e-12 for g in gaps)  # weak duality
+    assert gaps[-1] < 0.7 * gaps[0]
+    duals = [h["dual_objective"] for h in here.history_]
+    assert all(b >= a - 1e-12 for a, b in zip(duals, duals[1:]))  # CoCoA+ ascends the dual
+    assert here.score(X, y) > 0.83
+
+
+def test_resume_from_checkpoint_gives_the_uninterrupted_model(a9a_slice, tmp_path):
+    X, y = a9a_slice
+    whole = _cocoa().fit(X, y)
+    ckpt = tmp_path / "fit.ckpt"
+    first = _cocoa(max_epochs=2, checkpoint=ckpt).fit(X, y)
+    assert first.n_iter_ == 2
+    store = DualStore(f"{ckpt}.duals", 1)
+    assert store.versions() == [2]  # only the duals the checkpoint names are kept
+    resumed = _cocoa(checkpoint=ckpt).fit(X, y, resume=True)
+    assert resumed.n_iter_ == 4
+    np.testing.assert_array_equal(resumed.coef_, whole.coef_)
+    assert [h["objective"] for h in resumed.history_] == [h["objective"]
+                                                          for h in whole.history_]
+
+
+def test_tol_on_the_duality_gap_stops(a9a_slice):
+    X, y = a9a_slice
+    clf = _cocoa(max_epochs=30, tol=0.2).fit(X, y)
+    assert clf.history_[-1]["relative_gap"] <= 0.2 < clf.history_[-2]["relative_gap"]
+    assert clf.n_iter_ < 30
+
+
+def test_multiclass_one_vs_rest_in_one_pass():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 5)) * 3
+    y = rng.integers(0, 3, size=900)
+    X = centres[y] + rng.normal(size=(900, 5))
+    clf = _cocoa(alpha=1e-3, max_epochs=6, chunk_rows=200, loss="squared_hinge").fit(X, y)
+    assert clf.coef_.shape == (3, 5)
+    assert clf.score(X, y) > 0.9
+    assert clf.history_[-1]["relative_gap"] < clf.history_[0]["relative_gap"]
+
+
+@pytest.mark.distributed
+@pytest.mark.timeout(240)
+def test_worker_killed_mid_epoch_gives_the_identical_model(tmp_path, process_cluster):
+    data = dsvm.write_synthetic(tmp_path / "s.zarr", 200_000, 20, chunk_rows=CHUNK_ROWS,
+                                seed=0)
+
+    def fit(address):
+        return _cocoa(alpha=1e-4, max_epochs=3, client=address).fit(data)
+
+    reference = fit(process_cluster.address)
+    cluster = ProcessCluster(n_workers=2, memory_limit="1GiB")
+    try:
+        killed: list = []
+        worker = cluster.procs[1]
+        with epoch_hook(_kill_after_epoch(worker.pid, 1, 0.3, killed)):
+            survived = fit(cluster.address)
+        assert killed and worker.wait(5) == -signal.SIGKILL
+        assert survived.history_[1]["seconds"] > 0.3  # the kill landed inside epoch 2
+    finally:
+        cluster.close()
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    np.testing.assert_array_equal(survived.intercept_, reference.intercept_)
