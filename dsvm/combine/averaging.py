@@ -68,6 +68,7 @@ class ParameterAveraging:
     """Combine streams: average the iterates, pool the steps and the running averages."""
 
     name = "average"
+    intersect_support = False  # (class default: instances pickled before it existed)
 
     def __init__(self, intersect_support: bool = False) -> None:
         self.intersect_support = bool(intersect_support)
