@@ -20,7 +20,8 @@ An intercept is LIBLINEAR's bias feature: every row gets one more feature of val
 
 Multiclass one-vs-rest: ``K`` weight rows, one dual per (row, output); output k reads label +1
 where the row's class code is k and -1 elsewhere; binary (one output) reads code 1 as +1.
-Rows with ``C_i = 0`` (zero sample weight) are skipped: their duals stay 0.
+Rows with ``C_i = 0`` (zero sample weight) are skipped: their duals stay 0. An all-zero row
+(hinge, no bias) goes to alpha_i = C_i in one step, as in LIBLINEAR (its -G/Q_ii is +inf).
 """
 
 from __future__ import annotations
@@ -57,6 +58,19 @@ def _step(a, G, q, upper):
     return new
 
 
+@njit_inline
+def _zero_row(duals, i, upper):
+    """An all-zero row without bias (hinge): G = -1 whatever w, so LIBLINEAR's step with
+    Qbar_ii = 0 takes alpha_i to C_i (w does not move). Skipping it would leave the dual
+    short by C_i per such row (w8a: 4,203 empty rows, a relative gap of 0.64 at the optimum)."""
+    changed = 0
+    for k in range(duals.shape[1]):
+        if duals[i, k] != upper:
+            duals[i, k] = upper
+            changed += 1
+    return changed
+
+
 @njit_serial
 def dcd_dense(X, codes, cost, duals, V, dW, vb, db, order, sigma, loss, bias):
     """Coordinate steps on the dense rows ``X`` in ``order`` (row indices, repeats allowed).
@@ -81,6 +95,7 @@ def dcd_dense(X, codes, cost, duals, V, dW, vb, db, order, sigma, loss, bias):
         upper = c if loss == HINGE else np.inf
         q = sigma * sq + dii
         if q <= 0.0:
+            changed += _zero_row(duals, i, upper)
             continue
         for k in range(n_outputs):
             yk = _label(codes, i, k, n_outputs)
@@ -123,6 +138,7 @@ def dcd_csr(indptr, indices, data, codes, cost, duals, V, dW, vb, db, order, sig
         upper = c if loss == HINGE else np.inf
         q = sigma * sq + dii
         if q <= 0.0:
+            changed += _zero_row(duals, i, upper)
             continue
         for k in range(n_outputs):
             yk = _label(codes, i, k, n_outputs)
