@@ -35,6 +35,7 @@ from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
 from dsvm.training.engines import engine_for
 from dsvm.training.inputs import source_of
+from dsvm.training.loop import shuffle_window
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -61,7 +62,8 @@ def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
 
 
 def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedModel,
-              store: DualStore, epoch: int) -> tuple[SolverState, dict[str, Any]]:
+              store: DualStore, epoch: int, window: int = 1
+              ) -> tuple[SolverState, dict[str, Any]]:
     """One epoch: every chunk's duals updated once. Returns the new state and its record."""
     tic = time.perf_counter()
     state = record.state
@@ -71,7 +73,8 @@ def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedMo
     terms, n_rows, n_changed = np.zeros(4), 0, 0
     for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
         task = CocoaRound(coef, intercept, solver, record.class_values, store, epoch,
-                          record.seed, float(n_streams), source.n_samples, record.class_weight)
+                          record.seed, float(n_streams), source.n_samples, record.class_weight,
+                          window)
         partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
                                 name="cocoa-round", combine_name="cocoa-add",
                                 what=f"epoch {epoch + 1}, round {r + 1}")
@@ -134,9 +137,10 @@ def resumable(spec: FitSpec, source: Any) -> Any:
 def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
                record: FittedModel, store: DualStore) -> None:
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
+    window = shuffle_window(spec.params.get("shuffle_window"), source)
     try:
         for epoch in range(record.n_iter, spec.max_epochs):
-            state, row = run_epoch(engine, solver, source, record, store, epoch)
+            state, row = run_epoch(engine, solver, source, record, store, epoch, window)
             record.state = state
             record.history.append(row)
             progress.update(row)

@@ -11,7 +11,7 @@ import pytest
 import dsvm
 from dsvm.data.duals import DualStore
 from dsvm.distributed.hooks import epoch_hook
-from tests.conftest import ProcessCluster, load_libsvm
+from tests.conftest import ProcessCluster, liblinear_objective, load_libsvm
 from tests.distributed.test_failures import _kill_after_epoch
 
 CHUNK_ROWS = 1000
@@ -32,7 +32,7 @@ def a9a_store(a9a_slice, tmp_path_factory):
 
 def _cocoa(**kw):
     params = dict(solver="cocoa", alpha=1.0 / 6000, max_epochs=4, tol=None, random_state=0,
-                  n_streams=2, chunk_rows=CHUNK_ROWS, local_iters=2.0)
+                  n_streams=2, chunk_rows=CHUNK_ROWS, local_iters=10.0)
     params.update(kw)
     return dsvm.SVMClassifier(**params)
 
@@ -49,6 +49,23 @@ def test_in_process_equals_two_workers(a9a_slice, a9a_store, local_client):
     duals = [h["dual_objective"] for h in here.history_]
     assert all(b >= a - 1e-12 for a, b in zip(duals, duals[1:]))  # CoCoA+ ascends the dual
     assert here.score(X, y) > 0.83
+
+
+def test_two_streams_reach_liblinear_optimum_in_ten_epochs():
+    """The issue's acceptance on a slice: lambda = 1/n, no intercept, 2 streams, 10 epochs
+    (reads of the data): the primal objective within 0.1% of LIBLINEAR's optimum and the
+    relative duality gap certifies it. With the local solver taking one chunk at a time
+    (shuffle_window=1) the same fit stops at 1.7% (gap 5%); see dsvm.distributed.cocoa_tasks."""
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    X, y = X[:16000], y[:16000]
+    n = X.shape[0]
+    best = liblinear_objective(X, y, 1.0 / n)
+    clf = _cocoa(alpha=1.0 / n, fit_intercept=False, max_epochs=10, chunk_rows=2000,
+                 local_iters=50.0).fit(X, y)
+    w = clf.coef_.ravel()
+    primal = 0.5 / n * w @ w + np.maximum(0.0, 1.0 - y * (X @ w)).mean()
+    assert primal / best - 1.0 < 1e-3
+    assert clf.history_[-1]["relative_gap"] < 2e-3  # the gap of the model epoch 10 started from
 
 
 def test_resume_from_checkpoint_gives_the_uninterrupted_model(a9a_slice, tmp_path):
