@@ -9,7 +9,7 @@ hook takes the model and its exact hinge objective is computed afterwards on the
 (LinearSVC dual CD, tol 1e-6). Memory: peak RSS of each worker of a fresh cluster after a
 3-epoch CoCoA+ fit on generated data of n and 10 n rows.
 
-    python -m benchmarks.bench_cocoa [--epochs 20] [--local-iters 5]
+    python -m benchmarks.bench_cocoa [--epochs 10] [--local-iters 50]
 """
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ def memory_rows(rows: list[str], tmp: str, n: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--epochs", type=int, default=20)
-    parser.add_argument("--local-iters", type=float, default=5.0)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--local-iters", type=float, default=50.0)
     parser.add_argument("--memory-rows", type=int, default=50_000)
     args = parser.parse_args()
     import dsvm
@@ -123,9 +123,10 @@ def main() -> None:
         memory_rows(mem, tmp, args.memory_rows)
     plot(curves)
     body = "\n".join(table) + "\n\n" + (
-        f"CoCoA+ with local_iters={args.local_iters} (passes of dual steps over each chunk "
-        "while it is in memory), sigma' = 2, one round per epoch. The relative duality gap is "
-        "that of the model the last epoch started from. ![convergence](cocoa_convergence.png)"
+        f"CoCoA+ with local_iters={args.local_iters} (passes of dual steps over the rows of each "
+        "window of chunks in memory, default shuffle_window: a stream's chunks of an epoch in "
+        "one window here), sigma' = 2, one round per epoch. The relative duality gap is that "
+        "of the model the last epoch started from. ![convergence](cocoa_convergence.png)"
         "\n\nMemory per worker, CoCoA+ (duals in the zarr dual store, not in memory):\n\n"
         + "\n".join(mem))
     write_section("CoCoA+ (cocoa) convergence on 2 workers", body,

@@ -126,7 +126,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
         ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
         to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
-    local_iters, rounds_per_epoch : float > 0, default=1.0; int >= 1, default=1
+    local_iters, rounds_per_epoch : float > 0, default=50.0; int >= 1, default=1
         ``solver="cocoa"`` (:mod:`dsvm.solvers.cocoa`): passes of dual steps per round over each
         window of ``shuffle_window`` chunks in memory (no extra reads); rounds per epoch.
     class_weight : dict, "balanced" or None, default=None
@@ -224,7 +224,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         gamma: float | str = "scale",
         budget: int = 500,
         merge: str = "lookup-wd",
-        local_iters: float = 1.0, rounds_per_epoch: int = 1,
+        local_iters: float = 50.0, rounds_per_epoch: int = 1,
         class_weight: dict | str | None = None,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
