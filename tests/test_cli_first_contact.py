@@ -159,3 +159,13 @@ def test_a_cluster_without_workers_is_one_line(small, tmp_path):
     finally:
         scheduler.terminate()
         scheduler.wait(10)
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback(small):
+    """``dsvm info x.zarr | head -1`` printed a BrokenPipeError traceback once head had quit."""
+    _, train, _, _ = small
+    proc = subprocess.Popen([sys.executable, "-m", "dsvm", "info", train],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the command has started: its first print meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err

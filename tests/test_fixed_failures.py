@@ -3,6 +3,7 @@ new user would (issue #17). Each test failed before its fix."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from dsvm import SVMClassifier, SVMRegressor
 from dsvm.exceptions import ConvergenceWarning
 
 
-def test_bsgd_partial_fit_after_fit_continues_the_fit_in_a_subprocess():
+def test_bsgd_partial_fit_after_fit_continues_the_fit_in_a_subprocess(tmp_path):
     """Later partial_fit calls mapped the chunks through the published kernel expansion (30 wide)
     while the support-vector buffer was 3 wide: numba does not check bounds, the process died
     ("malloc(): invalid size"). In a subprocess, so that a crash fails this test, not the suite;
@@ -39,8 +40,11 @@ def test_bsgd_partial_fit_after_fit_continues_the_fit_in_a_subprocess():
         assert fresh.score(X, y) > 0.8
         print("ok")
     """)
+    # with numba's bounds checks on (compiled afresh: a cached unchecked kernel must not load),
+    # so that an index out of range is an IndexError here rather than corrupt memory
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 

@@ -66,6 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"dsvm {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``dsvm info x.zarr | head``): as Unix tools do, stop quietly;
+        # stdout goes to devnull so that Python's flush at exit does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool ended by the closed pipe
 
 
 if __name__ == "__main__":

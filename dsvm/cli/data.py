@@ -15,7 +15,26 @@ def _bundled(name: str) -> Path:
     return Path(__file__).resolve().parents[1] / "datasets" / name
 
 
+def copy_bundled_data(directory: str, overwrite: bool) -> int:
+    """``dsvm demo --data DIR``: the bundled a9a files where the README's Guide expects them."""
+    import shutil
+
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"--data {directory}: no such directory")
+    names = ("a9a.xz", "a9a.t.xz")
+    targets = [os.path.join(directory, name) for name in names]
+    existing = [t for t in targets if os.path.exists(t)]
+    if existing and not overwrite:
+        raise FileExistsError(f"--data {directory}: {existing[0]} exists (--overwrite replaces it)")
+    for name, target in zip(names, targets):
+        shutil.copyfile(_bundled(name), target)
+        print(f"copied the bundled {name} (UCI Adult, LIBSVM's a9a; see its README) to {target}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.data is not None:
+        return copy_bundled_data(args.data, args.overwrite)
     from dsvm import SVMClassifier, convert
 
     with tempfile.TemporaryDirectory(prefix="dsvm-demo-") as tmp:
@@ -92,6 +111,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--workers", type=int, default=None, metavar="N")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="only copy the bundled a9a.xz and a9a.t.xz into DIR (for the README's "
+                        "Guide) and exit")
+    p.add_argument("--overwrite", action="store_true", help="with --data: replace the files")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("convert",
