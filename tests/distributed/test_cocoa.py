@@ -10,7 +10,9 @@ import pytest
 
 import dsvm
 from dsvm.data.duals import DualStore
+from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.distributed.hooks import epoch_hook
+from dsvm.solvers.cocoa import chunk_rng, local_order
 from tests.conftest import ProcessCluster, liblinear_objective, load_libsvm
 from tests.distributed.test_failures import _kill_after_epoch
 
@@ -66,6 +68,52 @@ def test_two_streams_reach_liblinear_optimum_in_ten_epochs():
     primal = 0.5 / n * w @ w + np.maximum(0.0, 1.0 - y * (X @ w)).mean()
     assert primal / best - 1.0 < 1e-3
     assert clf.history_[-1]["relative_gap"] < 2e-3  # the gap of the model epoch 10 started from
+
+
+def numpy_cocoa(X, y, alpha, epochs, n_streams, chunk_rows, window, local_iters, seed):
+    """CoCoA+ (Ma et al. 2015, sigma' = K, gamma = 1) with LIBLINEAR's DCD steps written out in
+    NumPy, hinge loss, bias feature 1: each stream solves its local subproblem over windows of
+    its chunks against the round's w carrying its own dw, and the dw are added. The chunk
+    dealing and coordinate orders are the fit's (dsvm.data.order, dsvm.solvers.cocoa)."""
+    n, d = X.shape
+    Xb = np.hstack([X, np.ones((n, 1))])  # the bias feature, regularised like LIBLINEAR's -B 1
+    C = 1.0 / (alpha * n)
+    duals = np.zeros(n)
+    w = np.zeros(d + 1)
+    n_chunks = -(-n // chunk_rows)
+    rows_of = [np.arange(c * chunk_rows, min(n, (c + 1) * chunk_rows)) for c in range(n_chunks)]
+    for epoch in range(epochs):
+        dws = []
+        for stream in deal_chunks(epoch_chunk_order(seed, epoch, n_chunks), n_streams):
+            dw = np.zeros(d + 1)
+            for at in range(0, len(stream), window):
+                chunks = stream[at:at + window]
+                rows = np.concatenate([rows_of[c] for c in chunks])
+                order = local_order(len(rows), local_iters, chunk_rng(seed, epoch, chunks[0]))
+                for i in rows[order]:
+                    x = Xb[i]
+                    G = y[i] * x @ (w + n_streams * dw) - 1.0
+                    a = duals[i]
+                    new = min(max(a - G / (n_streams * x @ x), 0.0), C)
+                    duals[i] = new
+                    dw += (new - a) * y[i] * x
+            dws.append(dw)
+        w = w + sum(dws)
+    return w
+
+
+def test_fit_equals_a_numpy_cocoa():
+    """The fit's plumbing (windows, dual store versions, the added changes) against CoCoA+
+    written out in NumPy on the same orders: windows of 2 chunks over 3 per stream, a
+    fractional number of local passes, 3 epochs."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = np.where(X @ rng.normal(size=5) + 0.3 * rng.normal(size=600) > 0, 1.0, -1.0)
+    clf = _cocoa(alpha=1e-2, max_epochs=3, chunk_rows=100, local_iters=1.5,
+                 shuffle_window=2).fit(X, y)
+    w = numpy_cocoa(X, y, 1e-2, 3, 2, 100, 2, 1.5, draw_seed(0))
+    np.testing.assert_allclose(clf.coef_.ravel(), w[:-1], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(clf.intercept_, w[-1:], rtol=0, atol=1e-10)
 
 
 def test_resume_from_checkpoint_gives_the_uninterrupted_model(a9a_slice, tmp_path):
