@@ -156,7 +156,7 @@ def test_worker_killed_mid_epoch_gives_the_identical_model(tmp_path, process_clu
                                 seed=0)
 
     def fit(address):
-        return _cocoa(alpha=1e-4, max_epochs=3, client=address).fit(data)
+        return _cocoa(alpha=1e-4, max_epochs=3, local_iters=2.0, client=address).fit(data)
 
     reference = fit(process_cluster.address)
     cluster = ProcessCluster(n_workers=2, memory_limit="1GiB")
