@@ -15,4 +15,7 @@ def combiner_for(solver: object) -> Combiner:
 
     if isinstance(solver, BSGDSolver):
         return SVUnionMerge(solver.budget, solver.gamma, solver.merge)
+    penalty = getattr(solver, "penalty", "l2")
+    if penalty == "l1" or (penalty == "elasticnet" and getattr(solver, "l1_ratio", 0.0) > 0):
+        return ParameterAveraging(intersect_support=True)  # prox-aware: see combine.averaging
     return make_combiner("average")

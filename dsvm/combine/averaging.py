@@ -19,6 +19,15 @@ its own pass over its chunks, ending at (w_j, t_j, abar_j, n_j). The next state 
 
   since stream j's average is (n_0 abar_0 + its own weighted iterates) / n_j.
 
+* **L1 / elastic net** (``intersect_support=True``): a stream's last iterate is a prox output
+  with exact zeros, but the average of S streams is zero only where every stream is (the union
+  of their supports: a9a at alpha = 64/n, 20 epochs, had 24.4% zeros on 2 workers against
+  30.9% in one stream). The combined coefficient is kept only where it is non-zero in every
+  stream and set to exactly 0 elsewhere: the intersection of the supports, Bolasso's rule
+  (Bach, ICML 2008: the streams' disjoint row sets play the bootstrap replicates; a feature
+  that one stream's prox steps put at 0 has no support in its rows). The cluster model then has
+  at least as many zeros as any of its streams; with one stream nothing changes.
+
 The combine is associative: partials carry sums (and a stream count) that add, and the
 subtraction of the shared start happens once, in ``finalize``. Sums are float64 whatever the
 data's dtype, so grouping in the tree changes the result only by float64 rounding.
@@ -59,6 +68,10 @@ class ParameterAveraging:
     """Combine streams: average the iterates, pool the steps and the running averages."""
 
     name = "average"
+    intersect_support = False  # (class default: instances pickled before it existed)
+
+    def __init__(self, intersect_support: bool = False) -> None:
+        self.intersect_support = bool(intersect_support)
 
     def chunk(self, state: SolverState, stats: PassStats) -> AveragePartial | None:
         if stats.n_rows == 0:
@@ -66,6 +79,8 @@ class ParameterAveraging:
         r = float(stats.n_rows)
         iterate = {k: np.asarray(getattr(state, k), dtype=np.float64) * r for k in _ITERATE}
         iterate.update({"extra." + k: v.astype(np.float64) * r for k, v in state.extra.items()})
+        if self.intersect_support:  # how many streams have each coefficient non-zero
+            iterate["support"] = (np.asarray(state.coef) != 0).astype(np.float64)
         average = {
             k: np.asarray(getattr(state, k), dtype=np.float64) * state.n_avg
             for k in _AVERAGE
@@ -132,6 +147,8 @@ class ParameterAveraging:
                 if k.startswith("extra.")
             },
         )
+        if self.intersect_support and "support" in partial.iterate:
+            state.coef[partial.iterate["support"] < s] = 0
         return state, partial.stats
 
 

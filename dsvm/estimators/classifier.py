@@ -15,12 +15,12 @@ from sklearn.base import ClassifierMixin
 
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
-from dsvm.estimators.probabilities import LogisticProbabilities
 from dsvm.estimators.prediction import (
     labels_of,
     labels_of_frame,
     stored_labels,
 )
+from dsvm.estimators.probabilities import LogisticProbabilities
 from dsvm.training.inputs import is_dask_collection, is_dask_frame
 
 
@@ -32,7 +32,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd"}, default="pegasos"
+    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd", "cocoa"}, default="pegasos"
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
@@ -43,7 +43,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         LP-SVM (``penalty="l1"``), LS-SVM (``loss="squared"``). ``"bsgd"``: budgeted SGD for
         the Gaussian kernel (papers/001; hinge loss, no intercept, see ``gamma``, ``budget``,
         ``merge``); parallel streams are combined by averaging their kernel expansions and
-        merging the union back to ``budget``.
+        merging the union back to ``budget``. ``"cocoa"``: CoCoA+ (see ``local_iters``).
     loss : {"hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared"}, default="hinge"
         ``"smoothed_hinge"``: NESVM's smoothed hinge in its Huber form, smoothing ``mu``;
         ``"squared"``: (y - p)^2 = (1 - y p)^2, the LS-SVM loss.
@@ -122,10 +122,13 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         the variance of all feature values summed on the workers in one read of the data.
         Values must be in the range (0, inf).
     budget : int, default=500
-        ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range [1, inf).
+        ``solver="bsgd"``: support vectors kept per output (B). Values must be in [1, inf).
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
         ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
         to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
+    local_iters, rounds_per_epoch : float > 0, default=50.0; int >= 1, default=1
+        ``solver="cocoa"`` (:mod:`dsvm.solvers.cocoa`): passes of dual steps per round over each
+        window of ``shuffle_window`` chunks in memory (no extra reads); rounds per epoch.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, multiplied into the rows' sample weights: ``{label: weight}``
         (missing labels weigh 1) or ``"balanced"``, n_samples / (n_classes * count_c), with
@@ -221,6 +224,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         gamma: float | str = "scale",
         budget: int = 500,
         merge: str = "lookup-wd",
+        local_iters: float = 50.0, rounds_per_epoch: int = 1,
         class_weight: dict | str | None = None,
         n_streams: int | None = None,
         chunk_rows: int = 65536,
@@ -252,6 +256,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         self.n_components = n_components
         self.gamma = gamma
         self.budget = budget
+        self.local_iters, self.rounds_per_epoch = local_iters, rounds_per_epoch
         self.merge = merge
         self.class_weight = class_weight
         self.n_streams = n_streams

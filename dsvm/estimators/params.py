@@ -13,7 +13,7 @@ from dsvm.features.maps import RFF, Nystroem
 from dsvm.kernels.bsgd import MERGE_CODES
 from dsvm.training.kernel_maps import KERNELS
 
-CLASSIFIER_SOLVERS = ("asset", "asset*", "bsgd", "nesvm", "pegasos", "sgd")
+CLASSIFIER_SOLVERS = ("asset", "asset*", "bsgd", "cocoa", "nesvm", "pegasos", "sgd")
 CLASSIFIER_LOSSES = ("hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared")
 REGRESSION_SOLVERS = ("sgd", "pegasos", "asset", "asset*")
 REGRESSION_LOSSES = ("epsilon_insensitive", "squared")
@@ -62,6 +62,8 @@ CLASSIFIER: dict[str, Any] = {
     "mu0": NoneOr(_POSITIVE),
     "warm_start": _BOOL,
     "budget": _COUNT,
+    "local_iters": _POSITIVE,
+    "rounds_per_epoch": _COUNT,
     "merge": Options(tuple(MERGE_CODES)),
     "class_weight": AnyOf((NoneOr(Options(("balanced",))), InstanceOf((dict,), "a dict")),
                           "a dict, 'balanced' or None"),

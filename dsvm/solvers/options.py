@@ -43,7 +43,8 @@ def solver_params(cls: type, params: Mapping[str, Any], n_samples: int | None) -
     names = {f.name for f in fields(cls)}
     out = {k: params[k] for k in names if k in params}
     for key, kind in (("alpha", float), ("batch_size", int), ("gamma", float), ("budget", int),
-                      ("rho", float), ("l1_ratio", float)):
+                      ("rho", float), ("l1_ratio", float),
+                      ("local_iters", float), ("rounds_per_epoch", int)):
         if key in out:
             out[key] = kind(out[key])
     if "loss_param" in names:

@@ -8,6 +8,7 @@ from typing import Any
 from dsvm.solvers.asset import AssetSolver, AssetStarSolver
 from dsvm.solvers.base import LocalSolver
 from dsvm.solvers.bsgd import BSGDSolver
+from dsvm.solvers.cocoa import CocoaSolver
 from dsvm.solvers.options import check_penalty, solver_params
 from dsvm.solvers.pegasos import PegasosSolver
 from dsvm.solvers.sgd import SGDSolver
@@ -15,6 +16,7 @@ from dsvm.solvers.sgd import SGDSolver
 SOLVERS: dict[str, type] = {"pegasos": PegasosSolver, "sgd": SGDSolver}
 SOLVERS.update({"asset": AssetSolver, "asset*": AssetStarSolver})
 SOLVERS["bsgd"] = BSGDSolver
+SOLVERS["cocoa"] = CocoaSolver
 
 
 def solver_class(name: str) -> type:

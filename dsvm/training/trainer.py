@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.nesvm import fit_nesvm
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -33,6 +34,11 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                 "deterministic full-gradient method: rerun it, or warm-start it from a model "
                 "(warm_start=True or init=).")
         return fit_nesvm(spec, X, y, sample_weight, validation=validation, init=init, warm=warm)
+    if spec.solver == "cocoa":
+        if init is not None or warm is not None:
+            raise ValueError("solver='cocoa' starts from zero duals (w = 0); init= and "
+                             "warm_start need solver='nesvm'.")
+        return fit_cocoa(spec, X, y, sample_weight, validation=validation, resume=resume)
     if init is not None:
         raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
                          "(use partial_fit to continue a fit).")
@@ -46,6 +52,10 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
                 classes: Any = None, sample_weight: Any = None,
                 validation: Any = None) -> FittedModel:
     """One epoch over ``X``, continuing ``previous`` (None: the first call)."""
+    if spec.solver == "cocoa":
+        raise ValueError(
+            "solver='cocoa' keeps a dual variable per training row and has no partial_fit; "
+            "call fit (resume a long fit from checkpoint=).")
     if spec.solver == "nesvm":
         raise ValueError(
             "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "

@@ -1,0 +1,101 @@
+"""Per-row state that lives with the rows: CoCoA+'s dual variables, chunked like ``y``.
+
+A dual store is a zarr (v3) hierarchy at a path or URL that every worker can reach (next to
+the checkpoint, or a scratch folder on the workers' shared storage). The duals of row chunk
+``c`` after ``v`` updates are the array ``v{v}/c{c}`` of shape (rows of chunk c, n_outputs),
+float64, one zarr chunk. Every chunk is updated exactly once per epoch, so ``v`` is the epoch
+count: the task of epoch ``e`` reads version ``e`` of its chunks and writes version ``e + 1``.
+A task that is re-run (its worker was lost) reads the same input and writes the same output;
+a version is dropped only once the next one is complete (and the checkpoint that names it
+written). Version 0 is all zeros and never stored.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DualStore:
+    """Where the duals of a fit live (``url``: a local path or an fsspec URL)."""
+
+    url: str
+    n_outputs: int
+
+    def _path(self, version: int, chunk: int) -> str:
+        return f"{self.url.rstrip('/')}/v{int(version)}/c{int(chunk)}"
+
+    def read(self, chunk: int, version: int, n_rows: int) -> np.ndarray:
+        """The (n_rows, n_outputs) duals of ``chunk`` after ``version`` epochs (a new array)."""
+        if version == 0:
+            return np.zeros((n_rows, self.n_outputs))
+        import zarr
+
+        try:
+            arr = zarr.open_array(store=self._path(version, chunk), mode="r")
+        except FileNotFoundError:
+            arr = None
+        if arr is None or arr.shape != (n_rows, self.n_outputs):
+            found = "missing" if arr is None else f"of shape {arr.shape}"
+            raise FileNotFoundError(
+                f"Dual store {self.url}: the duals of chunk {chunk} after epoch {version} are "
+                f"{found}; expected {(n_rows, self.n_outputs)} (was the store deleted, or "
+                "the checkpoint moved without it?).")
+        return np.array(arr[...], dtype=np.float64)
+
+    def write(self, chunk: int, version: int, duals: np.ndarray) -> None:
+        """Store ``duals`` as version ``version`` of ``chunk`` (overwrites: idempotent)."""
+        import zarr
+
+        duals = np.ascontiguousarray(duals, dtype=np.float64)
+        arr = zarr.open_array(store=self._path(version, chunk), mode="w", shape=duals.shape,
+                              chunks=duals.shape if duals.size else (1, self.n_outputs),
+                              dtype="float64", fill_value=0.0)
+        arr[...] = duals
+
+    def drop(self, version: int) -> None:
+        """Delete every chunk's duals of ``version`` (0 is never stored)."""
+        if version <= 0:
+            return
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(f"{self.url.rstrip('/')}/v{int(version)}")
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+
+    def versions(self) -> list[int]:
+        """The versions present (for checks and tests)."""
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(self.url)
+        if not fs.exists(path):
+            return []
+        names = [os.path.basename(p.rstrip("/")) for p in fs.ls(path, detail=False)]
+        return sorted(int(n[1:]) for n in names if n.startswith("v") and n[1:].isdigit())
+
+
+def dual_store_url(checkpoint: str | os.PathLike | None) -> tuple[str, bool]:
+    """(url, temporary): next to the checkpoint (``<checkpoint>.duals``, kept for resume), else
+    a scratch folder under ``$DSVM_SCRATCH`` (a folder the workers share; default: the system
+    temporary folder, which a LocalCluster shares) removed when the fit ends."""
+    if checkpoint is not None:
+        return f"{os.fspath(checkpoint).rstrip('/')}.duals", False
+    root = os.environ.get("DSVM_SCRATCH") or None
+    return tempfile.mkdtemp(prefix="dsvm-duals-", dir=root), True
+
+
+def remove_store(url: str) -> None:
+    """Delete a whole dual store (a fit's scratch store when it ends)."""
+    if "://" not in url:
+        shutil.rmtree(url, ignore_errors=True)
+        return
+    import fsspec
+
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)

@@ -1,0 +1,169 @@
+"""A CoCoA+ fit: rounds of local dual coordinate descent whose changes of w are added.
+
+Each epoch re-draws the chunk order and deals the chunks to ``n_streams`` streams (as the
+stochastic solvers do); each stream's chunks are cut into ``rounds_per_epoch`` rounds. In a
+round every stream runs :class:`dsvm.distributed.cocoa_tasks.CocoaRound` over its chunks of
+the round (one task each, sigma' = n_streams) and the engine adds their changes of w in a tree
+on the workers (:mod:`dsvm.combine.adding`). The duals live in a :class:`DualStore` next to
+the checkpoint (kept for resume) or in a scratch folder (removed at the end).
+
+``history_[i]`` records the primal and dual objectives and the duality gap of the model and
+duals epoch i started from (measured while its rows were read: no extra pass; with several
+rounds per epoch each row's loss is measured at the model of its round, so the gap is an
+estimate). ``tol`` stops the fit once the relative gap (gap / primal) is at most ``tol``; the
+model returned is the one after that epoch, which has gone one more epoch up the dual.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from dsvm.combine.adding import add_partials, added
+from dsvm.data.duals import DualStore, dual_store_url, remove_store
+from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
+from dsvm.distributed.cocoa_tasks import CocoaRound
+from dsvm.distributed.engine import Engine
+from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
+from dsvm.solvers.base import SolverState
+from dsvm.solvers.cocoa import CocoaSolver, duality_gap
+from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
+from dsvm.training.engines import engine_for
+from dsvm.training.inputs import source_of
+from dsvm.training.loop import shuffle_window
+from dsvm.training.progress import EpochProgress
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+from dsvm.training.stochastic import restored, start
+
+logger = logging.getLogger(__name__)
+
+
+def check_cocoa(spec: FitSpec, validation: Any) -> None:
+    """What CoCoA+ does not do (yet), with the reason."""
+    for name, ok in (("early_stopping", not spec.params.get("early_stopping")),
+                     ("kernel", spec.params.get("kernel", "linear") == "linear"),
+                     ("validation", validation is None)):
+        if not ok:
+            raise ValueError(f"solver='cocoa' does not support {name}= (it stops on its "
+                             "duality gap, tol=, and trains linear models); use "
+                             "solver='sgd' or 'pegasos' for it.")
+
+
+def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
+    """Each stream's chunks cut into ``n_rounds`` consecutive parts: the groups of each round."""
+    cut = [np.array_split(np.asarray(s, dtype=np.int64), n_rounds) for s in streams]
+    return [[[int(c) for c in parts[r]] for parts in cut] for r in range(n_rounds)]
+
+
+def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedModel,
+              store: DualStore, epoch: int, window: int = 1
+              ) -> tuple[SolverState, dict[str, Any]]:
+    """One epoch: every chunk's duals updated once. Returns the new state and its record."""
+    tic = time.perf_counter()
+    state = record.state
+    coef, intercept = state.coef, state.intercept
+    n_streams = record.n_streams
+    order = epoch_chunk_order(record.seed, epoch, source.n_chunks)
+    terms, n_rows, n_changed = np.zeros(4), 0, 0
+    for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
+        task = CocoaRound(coef, intercept, solver, record.class_values, store, epoch,
+                          record.seed, float(n_streams), source.n_samples, record.class_weight,
+                          window)
+        partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
+                                name="cocoa-round", combine_name="cocoa-add",
+                                what=f"epoch {epoch + 1}, round {r + 1}")
+        if partial is not None:
+            terms += partial.terms
+            n_rows += partial.n_rows
+            n_changed += partial.n_changed
+        coef, intercept = added(coef, intercept, partial)
+    primal, dual = duality_gap(solver.alpha, state.coef, state.intercept, solver.bias, terms)
+    seconds = time.perf_counter() - tic
+    row = {
+        "epoch": epoch + 1, "objective": primal, "dual_objective": dual,
+        "duality_gap": primal - dual, "relative_gap": (primal - dual) / max(abs(primal), 1e-300),
+        "train_loss": float(terms[3]) / max(n_rows, 1), "seconds": seconds,
+        "rows_per_s": n_rows / max(seconds, 1e-9), "n_rows": n_rows, "dual_steps": n_changed,
+        "val_accuracy": None, "t": float(state.t + n_rows),
+    }
+    return SolverState(coef=coef, intercept=intercept, t=state.t + n_rows), row
+
+
+def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
+              validation: Any = None, resume: bool = False) -> FittedModel:
+    """Train with CoCoA+ for up to ``spec.max_epochs`` epochs (see the module notes)."""
+    check_cocoa(spec, validation)
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows)
+        ckpt = resumable(spec, source) if resume else None
+        if ckpt is None:
+            record = start(spec, engine, source, classes=None, text=text,
+                           seed=draw_seed(spec.random_state), fmap=None)
+        else:
+            record = restored(spec, ckpt, source, None)
+        solver = spec.make_solver(source.n_samples)
+        url, temporary = dual_store_url(spec.checkpoint)
+        store = DualStore(url, record.state.n_outputs)
+        if ckpt is None and not temporary:
+            remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
+        try:
+            if not (ckpt is not None and ckpt.converged):
+                run_epochs(spec, engine, solver, source, record, store)
+        finally:
+            if temporary:
+                remove_store(url)
+        return publish(record, solver, source.dtype)
+
+
+def resumable(spec: FitSpec, source: Any) -> Any:
+    """The checkpoint to resume from, or None (see :func:`resume_checkpoint`); CoCoA+ keeps
+    w in float64 whatever the data's dtype (it is the running sum of the dual steps)."""
+    if spec.checkpoint is None:
+        raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
+    if not checkpoint_exists(spec.checkpoint):
+        return None
+    ckpt = load_checkpoint(spec.checkpoint)
+    check_resumable(spec, ckpt, source.n_features, np.dtype(np.float64),
+                    os.fspath(spec.checkpoint))
+    return ckpt
+
+
+def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
+               record: FittedModel, store: DualStore) -> None:
+    progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
+    window = shuffle_window(spec.params.get("shuffle_window"), source)
+    try:
+        for epoch in range(record.n_iter, spec.max_epochs):
+            state, row = run_epoch(engine, solver, source, record, store, epoch, window)
+            record.state = state
+            record.history.append(row)
+            progress.update(row)
+            record.converged = spec.tol is not None and row["relative_gap"] <= spec.tol
+            if spec.checkpoint is not None:
+                save_checkpoint(spec.checkpoint, checkpoint_of(
+                    spec, state, history=record.history, converged=record.converged,
+                    classes=record.classes, seed=record.seed, n_streams=record.n_streams,
+                    n_features=record.n_features_in, n_chunks=source.n_chunks,
+                    source=source.describe()))
+            for hook in EPOCH_HOOKS.get():
+                hook(spec, state, record.history, record.converged)
+            store.drop(epoch)  # version epoch + 1 is complete (and checkpointed)
+            if record.converged:
+                logger.info("cocoa: relative duality gap %.3g <= tol=%g after epoch %d",
+                            row["relative_gap"], spec.tol, epoch + 1)
+                break
+    finally:
+        progress.close()
+
+
+def publish(record: FittedModel, solver: CocoaSolver, dtype: np.dtype) -> FittedModel:
+    """coef_ in the data's dtype; intercept_ = the bias feature's weight times its value."""
+    record.coef = np.array(record.state.coef, dtype=dtype)
+    record.intercept = np.array(record.state.intercept * solver.bias, dtype=dtype)
+    return record
