@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dsvm.data.blocks import Block
+from dsvm.data.blocks import Block, DenseBlock
 from dsvm.data.order import row_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
@@ -76,12 +76,67 @@ def pass_over_window(
         codes.append(block_codes)
     if not blocks:
         return stats
+    n_rows = sum(block.n_samples for block in blocks)
+    order = (row_order(seed, epoch, window[0][0], n_rows) if len(blocks) == 1
+             else segment_order(seed, epoch, window[0][0], n_rows))
+    spanned = span_of_views(blocks, codes)
+    if spanned is not None:  # rows of one in-memory array: no copy, same visits
+        rows, all_codes, to_span = spanned
+        return solver.run_block(state, rows, all_codes, to_span[order]) + stats
     rows = concat_blocks(blocks)
-    order = (row_order(seed, epoch, window[0][0], rows.n_samples) if len(blocks) == 1
-             else segment_order(seed, epoch, window[0][0], rows.n_samples))
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
     return run + stats
+
+
+def span_of_views(blocks: list[Block], codes: list[np.ndarray]
+                  ) -> tuple[DenseBlock, np.ndarray, np.ndarray] | None:
+    """The rows of a window of dense blocks that are row ranges of one C-contiguous array
+    (in-memory input: ``ArraySource`` hands out views), as one view spanning them all, with
+    codes (and sample weights) placed at the blocks' rows and the map from a row's index in
+    the concatenated window to its row in the span. None when the blocks are not such views.
+
+    Concatenating a window copied every row once more per epoch: 0.17 s of a 0.28 s epoch on
+    2,000,000 x 100 float32 rows, twice the pass itself. The span may include rows of chunks
+    outside the window; the order never visits them and their codes are never read (they are
+    left uninitialised: ``np.empty`` pages that nothing touches cost nothing).
+    """
+    if len(blocks) < 2 or not all(isinstance(b, DenseBlock) for b in blocks):
+        return None
+    first = blocks[0].X
+    base = first.base
+    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous:
+        return None
+    row_bytes = first.shape[1] * first.itemsize
+    base_ptr = base.__array_interface__["data"][0]
+    starts = []
+    for b in blocks:
+        X = b.X
+        if (X.base is not base or X.dtype != first.dtype or X.shape[1] != first.shape[1]
+                or not X.flags.c_contiguous or row_bytes == 0):
+            return None
+        offset = X.__array_interface__["data"][0] - base_ptr
+        if offset < 0 or offset % row_bytes:
+            return None
+        starts.append(offset // row_bytes)
+    lo = min(starts)
+    hi = max(s + b.n_samples for s, b in zip(starts, blocks))
+    if hi * row_bytes > base.nbytes:
+        return None
+    span = np.ndarray((hi - lo, first.shape[1]), first.dtype, buffer=base, offset=lo * row_bytes)
+    span_codes = np.empty(hi - lo, codes[0].dtype)
+    weighted = any(b.sample_weight is not None for b in blocks)
+    sw = np.empty(hi - lo) if weighted else None
+    to_span = np.empty(sum(b.n_samples for b in blocks), np.int64)
+    at = 0
+    for start, b, c in zip(starts, blocks, codes):
+        rows = slice(start - lo, start - lo + b.n_samples)
+        span_codes[rows] = c
+        if sw is not None:
+            sw[rows] = 1.0 if b.sample_weight is None else b.sample_weight
+        to_span[at:at + b.n_samples] = np.arange(rows.start, rows.stop)
+        at += b.n_samples
+    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, to_span
 
 
 # Rows of a window are interleaved in runs of this many consecutive stored rows, the runs in a
