@@ -61,6 +61,19 @@ def pass_over_window(
     drawn from (seed, epoch, the window's first chunk). The probe losses are taken chunk by
     chunk (every s-th row of each chunk: the same rows every epoch, whatever the windows).
     A window of one chunk is exactly :func:`pass_over_chunk`.
+
+    **Row order.** One chunk: a uniform random permutation of its rows. Several: runs of
+    ``SEGMENT_ROWS`` (16) consecutive stored rows, the runs in a uniform random order over the
+    whole window (:func:`segment_order`), re-drawn every epoch. Why it is as good as a
+    permutation of single rows: every row is still visited exactly once per epoch, and a step
+    sees a row of any chunk of the window with the same probability; only rows stored next to
+    each other stay together for up to 16 steps, which a step size of 1/(lambda t) cannot tell
+    from a permutation unless neighbouring rows are strongly alike for far longer than 16 rows
+    (label-sorted a9a in 2,000-row chunks: 84.1-84.8% against 84.5-85.0% with single rows;
+    runs of 64 fell to 82-83%). What it buys: the rows of a run stream from memory instead of
+    costing a cache miss each (a random order of single rows over 8 chunks ran at half the
+    speed). In-memory dense input is passed as a view of the caller's array
+    (:func:`span_of_views`): the same rows in the same order as the concatenated window.
     """
     stats = PassStats()
     blocks, codes = [], []
