@@ -6,13 +6,13 @@ scale into u = W[k] and flushed the lazy average 200 times in its first pass, ea
 sweep over 16 + 32 MB, 0.5 s in all (twice the rest of the pass). While those folds happen the
 model has only seen a few thousand rows, so u is non-zero on a few percent of its coordinates.
 
-Once u is known to be all zero (Pegasos' first step zeroes it: 1 - eta_1 lambda = 0), a pass
-over CSR rows records the coordinates its steps touch: ``mark[k, j]`` says whether j is listed,
-``idx[k, :n[k]]`` lists them. The folds, the flushes of the average into ``A`` (u is zero
-elsewhere, so A + c u changes nowhere else) and ||u||^2 then sweep the list. When the list
-would outgrow ``SUPPORT_FRACTION`` of the coordinates, tracking stops for good (``n[k] = -1``)
-and the sweeps are dense again; the steps after that pay nothing for it. Dense rows touch every
-coordinate at once, so their kernels never track (``track_support`` is False at compile time).
+When a pass over CSR rows starts from an all-zero u (||u||^2 == 0, which the pass measures anyway:
+a fit's first pass), it records the coordinates its steps touch: ``mark[k, j]`` says whether j is
+listed, ``idx[k, :n[k]]`` lists them. The folds, the flushes of the average into ``A`` (u is zero
+elsewhere, so A + c u changes nowhere else) and ||u||^2 then sweep the list. When the list would
+outgrow ``SUPPORT_FRACTION`` of the coordinates, tracking stops for good (``n[k] = -1``) and the
+sweeps are dense again; the steps after that pay nothing for it. Dense rows touch every coordinate
+at once, so their kernels never track (``track_support`` is False at compile time).
 
 The results are those of the dense sweeps (the same products; only ||u||^2 is summed in another
 order).
