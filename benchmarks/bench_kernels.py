@@ -48,7 +48,11 @@ def sparse_problem(n: int, d: int, nnz: int, seed: int = 0
     w = rng.standard_normal(d).astype(np.float32)
     score = X @ w
     y = np.where(score + 0.4 * score.std() * rng.standard_normal(m) > 0, 1.0, -1.0)
-    return X[:n], y[:n], X[n:], y[n:]
+    def int32(A: sp.csr_matrix) -> sp.csr_matrix:  # scikit-learn takes 32-bit indices only
+        return sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                             shape=A.shape)
+
+    return int32(X[:n]), y[:n], int32(X[n:]), y[n:]
 
 
 @numba.njit(fastmath=True, nogil=True)
@@ -220,7 +224,8 @@ def real_section(repeat: int) -> str:
             continue
         with opener(path) as f:
             X, y = load_svmlight_file(f, n_features=d, dtype=np.float32)
-        X = sp.csr_matrix(X, dtype=np.float32)
+        X = sp.csr_matrix((X.data.astype(np.float32), X.indices.astype(np.int32),
+                           X.indptr.astype(np.int32)), shape=X.shape)
         n = X.shape[0]
         out = []
         for solver in ("sgd", "pegasos"):

@@ -12,6 +12,7 @@ from dsvm.data.order import row_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import probe_loss_sums
+from dsvm.kernels.shuffle import expand_runs
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
@@ -90,12 +91,13 @@ def pass_over_window(
     if not blocks:
         return stats
     n_rows = sum(block.n_samples for block in blocks)
-    order = (row_order(seed, epoch, window[0][0], n_rows) if len(blocks) == 1
-             else segment_order(seed, epoch, window[0][0], n_rows))
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
         rows, all_codes, to_span = spanned
-        return solver.run_block(state, rows, all_codes, to_span[order]) + stats
+        order = segment_order(seed, epoch, window[0][0], n_rows, row_map=to_span)
+        return solver.run_block(state, rows, all_codes, order) + stats
+    order = (row_order(seed, epoch, window[0][0], n_rows) if len(blocks) == 1
+             else segment_order(seed, epoch, window[0][0], n_rows))
     rows = concat_blocks(blocks)
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
@@ -111,8 +113,9 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
 
     Concatenating a window copied every row once more per epoch: 0.17 s of a 0.28 s epoch on
     2,000,000 x 100 float32 rows, twice the pass itself. The span may include rows of chunks
-    outside the window; the order never visits them and their codes are never read (they are
-    left uninitialised: ``np.empty`` pages that nothing touches cost nothing).
+    outside the window; the order never visits them. Only for a pass over the window's rows
+    in ``order``: the state must be calibrated already (as the training loop ships it), since
+    a solver calibrating on the block would look at the span's first rows.
     """
     if len(blocks) < 2 or not all(isinstance(b, DenseBlock) for b in blocks):
         return None
@@ -137,9 +140,12 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
     if hi * row_bytes > base.nbytes:
         return None
     span = np.ndarray((hi - lo, first.shape[1]), first.dtype, buffer=base, offset=lo * row_bytes)
-    span_codes = np.empty(hi - lo, codes[0].dtype)
+    # Rows of the span outside the window get code 0 and weight 0 (np.zeros: untouched pages
+    # cost nothing): the order never visits them, and a zero weight leaves what is computed
+    # from all weights (Pegasos' radius from the largest) as for the window alone.
+    span_codes = np.zeros(hi - lo, codes[0].dtype)
     weighted = any(b.sample_weight is not None for b in blocks)
-    sw = np.empty(hi - lo) if weighted else None
+    sw = np.zeros(hi - lo) if weighted else None
     to_span = np.empty(sum(b.n_samples for b in blocks), np.int64)
     at = 0
     for start, b, c in zip(starts, blocks, codes):
@@ -161,14 +167,13 @@ SEGMENT_ROWS = 16
 
 
 def segment_order(seed: int, epoch: int, key: int, n_rows: int,
-                  segment: int = SEGMENT_ROWS) -> np.ndarray:
+                  segment: int = SEGMENT_ROWS, row_map: np.ndarray | None = None) -> np.ndarray:
     """Rows 0..n_rows-1 in runs of ``segment`` consecutive rows, the runs in a random order
-    drawn from (seed, epoch, key)."""
+    drawn from (seed, epoch, key); each row i given as ``row_map[i]`` when there is one."""
     n_segments = -(-n_rows // segment)
     runs = row_order(seed, epoch, key, n_segments)
-    starts = runs * segment
-    order = (starts[:, None] + np.arange(segment)[None, :]).ravel()
-    return order[order < n_rows].astype(np.int64)
+    empty = np.empty(0, np.int64)
+    return expand_runs(runs, segment, n_rows, empty if row_map is None else row_map)
 
 
 def with_class_weight(block: Block, codes: np.ndarray,
