@@ -50,10 +50,21 @@ def write_section(name: str, body: str, command: str) -> None:
 
 
 def worker_peak_rss(client: Any) -> dict[str, int]:
-    """Peak resident set size of each worker process since it started (bytes)."""
+    """Peak resident set size of each worker process since it started (bytes).
+
+    Reads the process's own high-water mark (``VmHWM``), which starts afresh at exec. Linux's
+    ``ru_maxrss`` does not: a spawned worker inherits the peak of the process that forked it, so
+    a worker started from a large pytest process reported that process's peak."""
     import resource
 
     def peak() -> int:
+        try:
+            with open("/proc/self/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024  # kB
+        except OSError:
+            pass
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
     return client.run(peak)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -52,12 +53,26 @@ def cmd_convert(args: argparse.Namespace) -> int:
         layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
         overwrite=args.overwrite,
     )
-    if label_column is not None:
+    if args.no_labels:
+        if args.labels or label_column is not None:
+            raise ValueError("--no-labels cannot be combined with --labels or --label-column")
+        kwargs["labeled"] = False
+    elif label_column is not None:
         kwargs["label_column"] = label_column
+    if args.fill_missing is not None and not math.isfinite(args.fill_missing):
+        raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
+    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits"):
+        if getattr(args, flag) is not None:
+            kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
     print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
-          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}")
+          f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
+          + ("" if ds.labeled else ", unlabeled (for predict only)"))
     return 0
+
+
+def _column_list(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -79,7 +94,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("convert", help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
+    p = sub.add_parser("convert",
+                       help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
     p.add_argument("src")
     p.add_argument("dst")
     p.add_argument("--labels", metavar="Y.npy", help="labels for a .npy X")
@@ -91,6 +107,23 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
+    p.add_argument("--no-labels", action="store_true",
+                   help="the data has no labels (svmlight lines of index:value only, CSV "
+                        "without a label column): a dataset for predict only. .npy/.npz "
+                        "without labels are converted so without this flag")
+    p.add_argument("--format", choices=["libsvm", "csv", "numpy", "parquet", "criteo"],
+                   default=None, help="input format (default: from the name); criteo: label, "
+                   "13 integer and 26 categorical columns, tab-separated, empty fields missing")
+    p.add_argument("--categorical", type=_column_list, default=None, metavar="A,B,...",
+                   help="CSV/TSV/Parquet columns (names or positions) hashed as column=value "
+                        "tokens into 2**--hash-bits signed features (scikit-learn's "
+                        "FeatureHasher scheme)")
+    p.add_argument("--hash-bits", type=int, default=None, metavar="B",
+                   help="hashed features: 2**B (default 18, like VW's -b)")
+    p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
+                   help="Parquet: the feature columns (default: all but the label)")
+    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
+                   help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(func=cmd_convert)

@@ -24,6 +24,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import dsvm
 
     clf = dsvm.load(args.model)
+    dsvm.open_dataset(args.dataset).require_labels("evaluate a model")
     clf.client = client_arg(args)
     try:
         result = clf.evaluate(args.dataset)

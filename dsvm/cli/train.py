@@ -83,7 +83,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     check_outputs(args)
     dataset = open_dataset(args.dataset)
+    dataset.require_labels("train")
     validation = open_dataset(args.validation) if args.validation else None
+    if validation is not None:
+        validation.require_labels("validate")
     if validation is not None and validation.n_features != dataset.n_features:
         raise ValueError(f"--validation {args.validation} has {validation.n_features} features "
                          f"but the training data {args.dataset} has {dataset.n_features}.")

@@ -5,11 +5,13 @@
 to ``write_arrays`` needs it.
 """
 
+from dsvm.data.arrays import write_arrays
 from dsvm.data.blocks import CSRBlock, DenseBlock, block_from_arrays
-from dsvm.data.convert import convert, write_arrays
+from dsvm.data.convert import convert
+from dsvm.data.dataset import Dataset, open_dataset
 from dsvm.data.shuffle import shuffle_dataset
 from dsvm.data.synthetic import write_synthetic
-from dsvm.data.zarr_store import Dataset, DatasetWriter, open_dataset
+from dsvm.data.writer import DatasetWriter
 
 __all__ = [
     "CSRBlock",

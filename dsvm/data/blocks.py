@@ -7,7 +7,6 @@ read-only (they often come straight from zarr or dask); nothing downstream write
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -92,7 +91,7 @@ class CSRBlock:
         )
 
 
-Block = Union[DenseBlock, CSRBlock]
+Block = DenseBlock | CSRBlock
 
 
 def block_from_arrays(
@@ -108,7 +107,8 @@ def block_from_arrays(
         csr = sp.csr_matrix(X)
         if not csr.has_sorted_indices:
             csr = csr.sorted_indices()  # a sorted copy: never mutate the caller's matrix
-        data = csr.data if csr.data.dtype in (np.float32, np.float64) else csr.data.astype(np.float64)
+        floating = csr.data.dtype in (np.float32, np.float64)
+        data = csr.data if floating else csr.data.astype(np.float64)
         return CSRBlock(
             indptr=csr.indptr.astype(np.int64, copy=False),
             indices=csr.indices.astype(np.int32, copy=False),

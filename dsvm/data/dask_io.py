@@ -1,6 +1,8 @@
 """Dask views of datasets, and dask arrays as a stream of blocks. No training logic here.
 
-This is the only module of dsvm.data that imports dask.
+This is the only module of dsvm.data that imports dask. It takes any object with the
+``dsvm.data.dataset.Dataset`` interface and imports nothing of it, so that
+``Dataset.to_dask`` can import this module without an import cycle.
 """
 
 from __future__ import annotations
@@ -15,20 +17,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock, block_from_arrays
-from dsvm.data.zarr_store import Dataset
 from dsvm.exceptions import DataLayoutError
 
 
-def _chunk_X(index: np.ndarray, ds: Dataset) -> Any:
+def _chunk_X(index: np.ndarray, ds: Any) -> Any:
     """Task body: row chunk ``index[0]`` of X (ndarray, or scipy.sparse.csr_matrix)."""
     return ds.read_chunk(int(index[0])).to_matrix()
 
 
-def _chunk_y(index: np.ndarray, ds: Dataset) -> np.ndarray:
+def _chunk_y(index: np.ndarray, ds: Any) -> np.ndarray:
     return ds.read_chunk_labels(int(index[0]))[0]
 
 
-def dataset_to_dask(ds: Dataset) -> tuple[da.Array, da.Array]:
+def dataset_to_dask(ds: Any) -> tuple[da.Array, da.Array]:
     """(X, y) with one dask chunk per row chunk; sparse X has scipy CSR chunks (``meta``)."""
     rows = tuple(int(r) for r in np.diff(ds.chunk_starts))
     f = ds.n_features
@@ -47,13 +48,13 @@ def dataset_to_dask(ds: Dataset) -> tuple[da.Array, da.Array]:
     return X, y
 
 
-def dataset_to_delayed(ds: Dataset) -> list[Any]:
+def dataset_to_delayed(ds: Any) -> list[Any]:
     """One ``Delayed[Block]`` per row chunk."""
     read = dask.delayed(_read_block, pure=True)
     return [read(ds, i) for i in range(ds.n_chunks)]
 
 
-def _read_block(ds: Dataset, i: int) -> Block:
+def _read_block(ds: Any, i: int) -> Block:
     return ds.read_chunk(i)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import zarr
 
-from dsvm.data.zarr_store import _Location, _remove, check_destination
+from dsvm.data.location import _Location, _remove, check_destination
 from dsvm.exceptions import DataFormatError
 
 PREDICTIONS_FORMAT = "dsvm-predictions"

@@ -21,9 +21,10 @@ from typing import IO, Any
 
 import numpy as np
 
+from dsvm.data.block_ops import coerce_block, concat_blocks, take_rows
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
-from dsvm.data.readers import coerce_block, concat_blocks, take_rows
-from dsvm.data.zarr_store import Dataset, DatasetWriter, open_dataset
+from dsvm.data.dataset import Dataset, open_dataset
+from dsvm.data.writer import DatasetWriter
 
 logger = logging.getLogger(__name__)
 
@@ -147,12 +148,13 @@ def shuffle_dataset(
     rows = int(chunk_rows or ds.attrs.get("chunk_rows") or 1)
     provenance = dict(ds.attrs.get("provenance") or {})
     provenance.update({"shuffled_from": ds.url, "converter": "dsvm.data.shuffle_dataset"})
-    blocks = shuffle_blocks(ds.iter_chunks(), seed=seed, n_buckets=n_buckets_for(ds.n_samples, rows),
+    n_buckets = n_buckets_for(ds.n_samples, rows)
+    blocks = shuffle_blocks(ds.iter_chunks(), seed=seed, n_buckets=n_buckets,
                             layout=ds.layout, dtype=ds.dtype, tmp_dir=shuffle_tmp_dir(dst))
     try:
         with DatasetWriter(dst, n_features=ds.n_features, layout=ds.layout, dtype=ds.dtype,
                            chunk_rows=rows, provenance=provenance, overwrite=overwrite,
-                           storage_options=storage_options) as writer:
+                           storage_options=storage_options, labeled=ds.labeled) as writer:
             for block in blocks:
                 writer.append(block)
             writer.update_attrs({"shuffled": True, "shuffle_seed": int(seed)})

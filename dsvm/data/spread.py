@@ -9,10 +9,9 @@ objective 44% above the optimum as converted, 98.5% and +1.8% after ``shuffle=Tr
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from dsvm.data.zarr_store import Dataset
+from dsvm.data.dataset import Dataset
 
 # A chunk is "clustered" when one class's count is this many binomial standard deviations off
 # what the class's overall share predicts, and off by at least this share of the chunk.

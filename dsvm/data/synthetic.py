@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import DenseBlock
-from dsvm.data.zarr_store import Dataset, DatasetWriter
+from dsvm.data.dataset import Dataset
+from dsvm.data.writer import DatasetWriter
 
 GENERATION_ROWS = 8192  # rows drawn per random stream; the data do not depend on chunk_rows
 TASKS = ("classification", "regression")
@@ -70,7 +71,7 @@ def write_synthetic(
     ``generator`` attribute (``w``, ``b``, ``task``, ``noise``, ``seed``, ``n_classes``), so a
     test can score the generating model. The data depend on ``seed`` but not on ``chunk_rows``.
     """
-    from dsvm.data.convert import _check_dtype, _check_positive_int, auto_chunk_rows
+    from dsvm.data.planning import _check_dtype, _check_positive_int, auto_chunk_rows
 
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}; got {task!r}")

@@ -110,6 +110,8 @@ class DatasetSource:
         return np.dtype(self.dataset.dtype)
 
     def label_values(self) -> np.ndarray:
+        if not getattr(self.dataset, "labeled", True):
+            self.dataset.require_labels("train a classifier")
         classes = self.dataset.classes
         if classes is None:
             raise ValueError(

@@ -6,7 +6,7 @@ prediction goes through :mod:`dsvm.estimators.prediction`.
 """
 
 from dsvm.estimators.classifier import SVMClassifier
-from dsvm.estimators.persistence import load
+from dsvm.estimators.loading import load
 from dsvm.estimators.plotting import plot_history
 from dsvm.estimators.regressor import SVMRegressor
 

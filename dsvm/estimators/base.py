@@ -166,11 +166,11 @@ class SVMBase(BaseEstimator):
             return np.arange(len(classes), dtype=np.float64)
         return np.asarray(classes, dtype=np.float64)
 
-    def _dataset_source(self, X: Any, y: Any = None) -> Any:
+    def _dataset_source(self, X: Any, y: Any = None, purpose: str | None = None) -> Any:
         text = getattr(self, "classes_", None)
         text = text if text is not None and text.dtype.kind not in "biuf" else None
         source, _ = source_of(X, y, classify=self._task == "classification",
-                              chunk_rows=self.chunk_rows, text_classes=text)
+                              chunk_rows=self.chunk_rows, text_classes=text, purpose=purpose)
         self._check_features(source.n_features)
         return source
 
@@ -246,7 +246,8 @@ class SVMBase(BaseEstimator):
         """Evaluation sums over data (through the fitted map), summed by tasks on the workers
         for a dataset."""
         self._check_fitted()
-        source = map_source(self._dataset_source(X, y), getattr(self, "feature_map_", None))
+        source = map_source(self._dataset_source(X, y, "evaluate a model"),
+                            getattr(self, "feature_map_", None))
         with prediction_engine(source, self.client, self.n_workers) as engine:
             return evaluation.evaluate(engine, self.coef_, self.intercept_, source,
                                        self._class_values(), self._spec().loss)

@@ -12,20 +12,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
+from dsvm.estimators.probabilities import LogisticProbabilities
 from dsvm.estimators.prediction import (
     labels_of,
     labels_of_frame,
-    probabilities,
     stored_labels,
 )
 from dsvm.training.inputs import is_dask_collection, is_dask_frame
 
 
-class SVMClassifier(ClassifierMixin, SVMBase):
+class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
     """Linear SVM classifier trained by distributed stochastic passes over chunked data.
 
     Minimises ``alpha/2 * ||w||^2 + mean_i loss(y_i, w.x_i + b)`` (one such problem per class in
@@ -305,33 +304,6 @@ class SVMClassifier(ClassifierMixin, SVMBase):
             return scores.map_blocks(labels_of, self.classes_, dtype=self.classes_.dtype,
                                      drop_axis=1 if scores.ndim == 2 else None)
         return labels_of(scores, self.classes_)
-
-    def _check_proba(self) -> bool:
-        if self.loss != "logistic":
-            raise AttributeError(
-                f"probability estimates are not available for loss={self.loss!r}: they need "
-                "loss='logistic' (for other losses, calibrate the decision values with "
-                "sklearn.calibration.CalibratedClassifierCV).")
-        return True
-
-    @available_if(_check_proba)
-    def predict_proba(self, X: Any) -> Any:
-        """Class probabilities (n_samples, n_classes), for ``loss="logistic"``: the logistic
-        function of the decision values (one-vs-rest: normalised over the classes, as
-        scikit-learn's SGDClassifier does). Dask input gives a lazy dask array."""
-        scores = self._decision(X)
-        if is_dask_collection(scores):
-            n = len(self.classes_)
-            return scores.map_blocks(probabilities, dtype=np.float64,
-                                     chunks=(scores.chunks[0], (n,)),
-                                     new_axis=1 if scores.ndim == 1 else None)
-        return probabilities(scores)
-
-    @available_if(_check_proba)
-    def predict_log_proba(self, X: Any) -> Any:
-        """The logarithm of :meth:`predict_proba`."""
-        proba = self.predict_proba(X)
-        return np.log(proba) if not is_dask_collection(proba) else proba.map_blocks(np.log)
 
     def _stored_labels(self) -> np.ndarray:
         return stored_labels(self.classes_)

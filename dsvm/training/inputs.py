@@ -107,13 +107,16 @@ def text_label_set(known: np.ndarray | None, distinct: Callable[[], Any]) -> np.
     return np.unique(np.asarray(distinct()).astype(str))
 
 
-def dataset_source(X: Any, y: Any, sample_weight: Any) -> DatasetSource:
+def dataset_source(X: Any, y: Any, sample_weight: Any, purpose: str | None) -> DatasetSource:
     if y is not None:
         raise ValueError(
             "y must be None when X is a dataset path or Dataset: the labels are stored in it.")
     if sample_weight is not None:
         raise ValueError("sample_weight must be stored in the dataset when X is a dataset.")
-    return DatasetSource(X if isinstance(X, Dataset) else open_dataset(X))
+    dataset = X if isinstance(X, Dataset) else open_dataset(X)
+    if purpose is not None:
+        dataset.require_labels(purpose)  # an unlabeled dataset's NaN labels must not train
+    return DatasetSource(dataset)
 
 
 def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
@@ -147,6 +150,7 @@ def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_ro
 
 def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: bool = True,
               chunk_rows: int = 65536, text_classes: np.ndarray | None = None,
+              purpose: str | None = "train",
               ) -> tuple[Any, np.ndarray | None]:
     """(source, text label set or None) for user input ``X``/``y``/``sample_weight``.
 
@@ -156,7 +160,7 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
     if is_parquet_ref(X):
         X = read_parquet(X)
     elif is_dataset_ref(X):
-        return dataset_source(X, y, sample_weight), text_classes
+        return dataset_source(X, y, sample_weight, purpose), text_classes
     if is_dask_frame(X):
         return frame_source(X, y, sample_weight, classify=classify, text_classes=text_classes)
     if y is None:
@@ -175,5 +179,5 @@ def validation_source(validation: Any, *, classify: bool, chunk_rows: int,
                               chunk_rows=chunk_rows, text_classes=text_classes)
         return source
     source, _ = source_of(validation, None, classify=classify, chunk_rows=chunk_rows,
-                          text_classes=text_classes)
+                          text_classes=text_classes, purpose="validate a fit")
     return source

@@ -33,7 +33,7 @@ def shared_file(rel: str) -> Path:
 
 
 def collect(ds):  # noqa: ANN001, ANN201 - test helper
-    """Read every chunk of a dataset and stack: (X dense ndarray or CSR matrix, y, sample_weight)."""
+    """Every chunk of a dataset, stacked: (X dense ndarray or CSR matrix, y, sample_weight)."""
     blocks = [ds.read_chunk(i) for i in range(ds.n_chunks)]
     if ds.layout == "dense":
         X = np.concatenate([b.X for b in blocks]) if blocks else np.zeros((0, ds.n_features))

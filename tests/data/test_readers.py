@@ -209,11 +209,12 @@ def test_npy_errors(tmp_path, dense_problem):
     with pytest.raises(DataFormatError, match=r"X\.npy has 203 rows but .*short\.npy has shape"):
         convert(tmp_path / "X.npy", tmp_path / "o.zarr", labels=tmp_path / "short.npy")
     with pytest.raises(DataFormatError, match="holds no labels; pass labels="):
-        convert(tmp_path / "X.npy", tmp_path / "o.zarr")
+        convert(tmp_path / "X.npy", tmp_path / "o.zarr", labeled=True)  # without: unlabeled
     Xbad = X.copy()
     Xbad[150, 2] = np.inf
     np.save(tmp_path / "Xbad.npy", Xbad)
-    with pytest.raises(DataFormatError, match=r"Xbad\.npy, row 150: X has the non-finite value inf"):
+    with pytest.raises(DataFormatError,
+                       match=r"Xbad\.npy, row 150: X has the non-finite value inf"):
         convert(tmp_path / "Xbad.npy", tmp_path / "o.zarr", labels=y)
     np.save(tmp_path / "ystr.npy", np.array(["a"] * 203))
     with pytest.raises(DataFormatError, match=r"ystr\.npy, row 0: label .* is not a number"):

@@ -24,7 +24,8 @@ def _labels_file(tmp_path, y):
 def test_sorted_labels_warn_and_shuffle_fixes_it(tmp_path):
     y = np.array([1] * 300 + [-1] * 2700)
     src = _labels_file(tmp_path, y)
-    with pytest.warns(DataOrderWarning, match=r"d.svm: labels are clustered .* chunk 0 has 40% of class -1.0"):
+    with pytest.warns(DataOrderWarning,
+                      match=r"d.svm: labels are clustered .* chunk 0 has 40% of class -1.0"):
         dsvm.convert(src, tmp_path / "sorted.zarr", chunk_rows=500)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataOrderWarning)

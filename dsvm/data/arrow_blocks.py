@@ -1,0 +1,96 @@
+"""Row blocks from pyarrow record batches (Parquet, and CSV/TSV with categorical columns).
+
+Numeric columns become features as they are; categorical columns are hashed (dsvm.data.hashing)
+into a CSR block; a missing numeric value is an error naming the file, the row group or line,
+the column and the row, unless ``fill_missing`` gives the value to use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.hashing import HashSpec, arrow_codes, hashed_columns
+from dsvm.exceptions import DataFormatError
+
+
+@dataclass
+class Where:
+    """Where a batch came from, to name a row in messages: a Parquet row group (``group``) or
+    a text file's lines (``first_line``, the 1-based line of the batch's first row)."""
+
+    path: str
+    group: int | None = None
+    offset: int = 0
+    first_line: int | None = None
+
+    def row(self, column: str, r: int) -> str:
+        if self.first_line is not None:
+            return f"{self.path}, line {self.first_line + r}, column {column!r}"
+        return (f"{self.path}, row group {self.group}, column {column!r}, row {self.offset + r} "
+                "of the row group")
+
+
+@dataclass
+class BatchConverter:
+    """Turns a record batch into a block: ``numeric`` columns, hashed ``spec.categorical``."""
+
+    numeric: list[str]
+    label: str | None
+    dtype: np.dtype
+    fill_missing: float | None = None
+    spec: HashSpec | None = None
+
+    @property
+    def n_features(self) -> int:
+        return self.spec.n_features if self.spec is not None else len(self.numeric)
+
+    def values(self, batch: Any, column: str, where: Where, fill: float | None) -> np.ndarray:
+        """A column as float64; a missing value is an error unless ``fill`` is given."""
+        import pyarrow.compute as pc
+
+        arr = batch.column(column)
+        if hasattr(arr, "dictionary_decode"):
+            arr = arr.dictionary_decode()
+        if arr.null_count:
+            if fill is None:
+                r = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
+                raise DataFormatError(
+                    f"{where.row(column, r)}: missing value (pass fill_missing= / "
+                    "--fill-missing VALUE to use a value instead)")
+            arr = pc.fill_null(arr.cast("float64"), fill)
+        out = np.asarray(arr.cast("float64").to_numpy(zero_copy_only=False))
+        if not np.isfinite(out).all():
+            r = int(np.flatnonzero(~np.isfinite(out))[0])
+            raise DataFormatError(f"{where.row(column, r)}: {out[r]} is not a finite number")
+        return out
+
+    def labels(self, batch: Any, where: Where) -> np.ndarray:
+        if self.label is None:
+            return np.full(batch.num_rows, np.nan)
+        return self.values(batch, self.label, where, None)
+
+    def block(self, batch: Any, where: Where) -> DenseBlock | CSRBlock:
+        n = batch.num_rows
+        X = np.empty((n, len(self.numeric)), dtype=self.dtype)
+        for j, c in enumerate(self.numeric):
+            X[:, j] = self.values(batch, c, where, self.fill_missing)
+        y = self.labels(batch, where)
+        if self.spec is None:
+            return DenseBlock(X=X, y=y)
+        rows, cols = np.nonzero(X)
+        hr, hc, hv = hashed_columns(
+            [(c, *arrow_codes(batch.column(c))) for c in self.spec.categorical],
+            int(self.spec.hash_bits), n)
+        m = sp.csr_matrix(
+            (np.concatenate([X[rows, cols].astype(np.float64), hv]),
+             (np.concatenate([rows, hr]), np.concatenate([cols, hc + self.spec.offset]))),
+            shape=(n, self.spec.n_features))
+        m.sum_duplicates()
+        m.eliminate_zeros()  # two tokens of a row that collide with opposite signs
+        return CSRBlock(indptr=m.indptr.astype(np.int64), indices=m.indices.astype(np.int32),
+                        data=m.data.astype(self.dtype), y=y, n_features=self.spec.n_features)

@@ -1,0 +1,389 @@
+"""The on-disk dataset format: a zarr (v3) group of row chunks, dense or CSR.
+
+Layout of a dataset group (local path or any fsspec URL)::
+
+    zarr.json                 attributes, see below
+    chunk_starts              int64 (n_chunks + 1,): row offset of each row chunk
+    y                         float64 (n_samples,), zarr chunks (chunk_rows,); absent when unlabeled
+    sample_weight             optional, like y
+    X                         dense: (n_samples, n_features) float32/float64,
+                              chunks (chunk_rows, n_features)
+    X/indptr                  sparse: int64 (n_samples + 1,), global offsets, chunks (chunk_rows,)
+    X/indices                 sparse: int32 (nnz,), column of each stored value
+    X/data                    sparse: float32/float64 (nnz,)
+    X/chunk_nnz_starts        sparse: int64 (n_chunks + 1,): offset of each row chunk in
+                              data/indices
+
+Row chunks are regular (``chunk_rows`` rows, except the last), so dense ``X``, ``y`` and
+``sample_weight`` use plain zarr chunking and row chunk *c* is zarr chunk *c*. For CSR, row chunk
+*c* is the slice ``chunk_nnz_starts[c]:chunk_nnz_starts[c + 1]`` of ``data``/``indices``; their zarr
+chunk is a quarter of the first row chunk's nnz, so reading a row chunk touches about four or five
+zarr chunks and reads at most ~25% more than it needs.
+
+Attributes: ``dsvm_format`` (1), ``complete`` (written True last), ``n_samples``, ``n_features``,
+``n_chunks``, ``chunk_rows`` (the nominal row count of a chunk; the offsets are the
+``chunk_starts`` array), ``layout``, ``dtype``, ``labeled`` (False for data converted without
+labels, to be scored only; absent means True), ``classes`` (sorted distinct labels, or None
+beyond 1000 distinct values), ``class_counts``, ``nnz`` (sparse), ``has_sample_weight``,
+``provenance``, ``shuffled``, ``shuffle_seed`` and anything a writer adds (``generator``...).
+
+This is the only module of dsvm that imports za
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import zarr
+
+from dsvm.data.attrs import DTYPES, FORMAT_VERSION, LAYOUTS
+from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.location import _Location
+from dsvm.exceptions import DataFormatError, DataLayoutError
+
+logger = logging.getLogger(__name__)
+
+
+class Dataset:
+    """A dsvm dataset on disk: metadata in memory, chunks read on demand.
+
+    Cheap to pickle: it holds the URL, the attributes and the chunk table; zarr handles are
+    opened lazily in each process and dropped when pickled. ``read_chunk(i)`` reads row chunk
+    ``i`` only.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: dict | None,
+        attrs: dict,
+        chunk_starts: np.ndarray,
+        chunk_nnz_starts: np.ndarray | None = None,
+    ) -> None:
+        self.url = url
+        self.storage_options = dict(storage_options or {})
+        self.attrs = dict(attrs)
+        self.chunk_starts = np.asarray(chunk_starts, dtype=np.int64)
+        self.chunk_nnz_starts = (
+            None if chunk_nnz_starts is None else np.asarray(chunk_nnz_starts, dtype=np.int64)
+        )
+        self._handles: dict[str, Any] | None = None
+
+    # ---- metadata ------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        return int(self.attrs["n_samples"])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.attrs["n_features"])
+
+    @property
+    def n_chunks(self) -> int:
+        return int(self.chunk_starts.shape[0] - 1)
+
+    @property
+    def layout(self) -> str:
+        return str(self.attrs["layout"])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.attrs["dtype"])
+
+    @property
+    def labeled(self) -> bool:
+        """False for a dataset converted without labels: it can be scored, not trained on."""
+        return bool(self.attrs.get("labeled", True))
+
+    def require_labels(self, purpose: str) -> None:
+        """Raise ``DataFormatError`` (one line) when the dataset has no labels."""
+        if not self.labeled:
+            raise DataFormatError(
+                f"{self.url} is unlabeled (converted without labels), so it cannot be used to "
+                f"{purpose}; use it with predict, or convert the data with its labels"
+            )
+
+    @property
+    def classes(self) -> np.ndarray | None:
+        classes = self.attrs.get("classes")
+        return None if classes is None else np.asarray(classes, dtype=np.float64)
+
+    @property
+    def has_sample_weight(self) -> bool:
+        return bool(self.attrs.get("has_sample_weight", False))
+
+    @property
+    def nnz(self) -> int:
+        """Stored values: nnz for sparse, n_samples * n_features for dense."""
+        if self.layout == "sparse":
+            return int(self.attrs["nnz"])
+        return self.n_samples * self.n_features
+
+    @property
+    def nbytes(self) -> int:
+        """Uncompressed bytes of X and y (and indptr/indices for sparse)."""
+        n, item = self.n_samples, self.dtype.itemsize
+        if self.layout == "dense":
+            return n * self.n_features * item + 8 * n
+        return self.nnz * (item + 4) + 8 * (n + 1) + 8 * n
+
+    def chunk_n_rows(self, i: int) -> int:
+        i = self._check_chunk_index(i)
+        return int(self.chunk_starts[i + 1] - self.chunk_starts[i])
+
+    # ---- reading -------------------------------------------------------------------------
+    def _open(self) -> dict[str, Any]:
+        if self._handles is None:
+            names = (["y"] if self.labeled else []) + (
+                ["sample_weight"] if self.has_sample_weight else [])
+            names += ["X"] if self.layout == "dense" else ["X/indptr", "X/indices", "X/data"]
+            # Every task ships its own unpickled copy of the Dataset: share the zarr handles
+            # per process, keyed so that a dataset rewritten at the same URL is reopened.
+            key = (self.url, json.dumps(self.storage_options, sort_keys=True, default=str),
+                   str((self.attrs.get("provenance") or {}).get("date")), self.n_samples,
+                   self.nnz, tuple(names))
+            self._handles = _open_handles(key)
+        return self._handles
+
+    def _check_chunk_index(self, i: int) -> int:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"chunk index must be an int; got {type(i).__name__}")
+        if not 0 <= i < self.n_chunks:
+            raise IndexError(f"chunk {i} is out of range: {self.url} has {self.n_chunks} chunks")
+        return int(i)
+
+    def read_chunk(self, i: int) -> DenseBlock | CSRBlock:
+        """Read row chunk ``i`` (and nothing else) as a block. Arrays may be read-only."""
+        i = self._check_chunk_index(i)
+        h = self._open()
+        start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
+        y, sw = self._labels(h, start, stop)
+        if self.layout == "dense":
+            X = np.asarray(h["X"][start:stop])
+            self._check_lengths(i, X.shape[0], y, sw)
+            return DenseBlock(X=X, y=y, sample_weight=sw)
+        assert self.chunk_nnz_starts is not None
+        n0, n1 = int(self.chunk_nnz_starts[i]), int(self.chunk_nnz_starts[i + 1])
+        # indptr[start:stop] is exactly one zarr chunk; its closing offset comes from the table.
+        head = np.asarray(h["X/indptr"][start:stop], dtype=np.int64)
+        indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
+        indptr[:-1] = head - n0
+        indptr[-1] = n1 - n0
+        indices = np.asarray(h["X/indices"][n0:n1])
+        data = np.asarray(h["X/data"][n0:n1])
+        self._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=indices.shape[0],
+                            n_data=data.shape[0])
+        return CSRBlock(indptr=indptr, indices=indices, data=data, y=y,
+                        n_features=self.n_features, sample_weight=sw)
+
+    def read_chunk_labels(self, i: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(y, sample_weight)`` of row chunk ``i`` without reading X."""
+        i = self._check_chunk_index(i)
+        start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
+        return self._labels(self._open(), start, stop)
+
+    def _labels(self, h: dict[str, Any], start: int, stop: int
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+        # An unlabeled dataset stores no y; its blocks carry NaN labels, which no loss accepts.
+        y = np.asarray(h["y"][start:stop]) if self.labeled else np.full(stop - start, np.nan)
+        sw = np.asarray(h["sample_weight"][start:stop]) if self.has_sample_weight else None
+        return y, sw
+
+    def _check_lengths(
+        self,
+        i: int,
+        n_rows: int,
+        y: np.ndarray,
+        sw: np.ndarray | None,
+        *,
+        indptr: np.ndarray | None = None,
+        n_indices: int = 0,
+        n_data: int = 0,
+    ) -> None:
+        expected = self.chunk_n_rows(i)
+        where = f"{self.url}, chunk {i}"
+        if indptr is not None and indptr.shape[0] - 1 != expected:
+            raise DataLayoutError(
+                f"{where}: X/indptr has {indptr.shape[0] - 1} rows but the chunk table says "
+                f"{expected}; the dataset is damaged, convert it again"
+            )
+        if n_rows != y.shape[0]:
+            raise DataLayoutError(
+                f"{where}: X has {n_rows} rows but y has {y.shape[0]}; the dataset is damaged, "
+                "convert it again"
+            )
+        if sw is not None and sw.shape[0] != n_rows:
+            raise DataLayoutError(
+                f"{where}: X has {n_rows} rows but sample_weight has {sw.shape[0]}"
+            )
+        if indptr is not None:
+            nnz = int(indptr[-1])
+            if n_indices != nnz or n_data != nnz or (indptr.shape[0] > 1 and indptr[0] != 0):
+                raise DataLayoutError(
+                    f"{where}: the chunk table gives {nnz} stored values but X/indices has "
+                    f"{n_indices} and X/data has {n_data}; the dataset is damaged"
+                )
+
+    def iter_chunks(self) -> Iterator[DenseBlock | CSRBlock]:
+        """Read the chunks one after the other (one chunk in memory at a time)."""
+        for i in range(self.n_chunks):
+            yield self.read_chunk(i)
+
+    def to_dask(self) -> tuple[Any, Any]:
+        """(X, y) as dask arrays with one dask chunk per row chunk (see dsvm.data.dask_io)."""
+        from dsvm.data.dask_io import dataset_to_dask
+
+        return dataset_to_dask(self)
+
+    # ---- description ---------------------------------------------------------------------
+    def _disk_bytes(self) -> int | None:
+        loc = _Location(self.url, self.storage_options)
+        if loc.is_local:
+            total = 0
+            for root, _dirs, files in os.walk(loc.url):
+                total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+            return total
+        if loc.url.startswith("memory://"):
+            fs, path = loc.fs()
+            return int(fs.du(path))
+        return None  # listing a bucket is not cheap
+
+    def info(self) -> dict[str, Any]:
+        """JSON-serialisable summary (what ``dsvm info`` prints)."""
+        sizes = np.diff(self.chunk_starts)
+        out: dict[str, Any] = {
+            "url": self.url,
+            "layout": self.layout,
+            "dtype": self.dtype.name,
+            "n_samples": self.n_samples,
+            "n_features": self.n_features,
+            "n_chunks": self.n_chunks,
+            "chunk_rows": int(self.attrs.get("chunk_rows", sizes.max() if sizes.size else 0)),
+            "last_chunk_rows": int(sizes[-1]) if sizes.size else 0,
+            "chunk_bytes": int(self.nbytes * int(sizes.max()) / max(1, self.n_samples))
+            if sizes.size else 0,
+            "chunk_reason": self.attrs.get("chunk_reason", "not recorded"),
+            "labels": ("unlabeled" if not self.labeled else "classes"
+                       if self.attrs.get("classes") is not None else "targets"),
+            "classes": self.attrs.get("classes"),
+            "class_counts": self.attrs.get("class_counts"),
+            "has_sample_weight": self.has_sample_weight,
+            "nnz": self.nnz,
+            "density": self.nnz / max(1, self.n_samples * self.n_features),
+            "nbytes": self.nbytes,
+            "nbytes_on_disk": self._disk_bytes(),
+            "provenance": self.attrs.get("provenance"),
+            "shuffled": bool(self.attrs.get("shuffled", False)),
+            "shuffle_seed": self.attrs.get("shuffle_seed"),
+        }
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.url!r}, layout={self.layout!r}, dtype={self.dtype.name}, "
+            f"n_samples={self.n_samples}, n_features={self.n_features}, n_chunks={self.n_chunks})"
+        )
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        # The write date makes a rewritten dataset at the same URL a different token.
+        prov = self.attrs.get("provenance") or {}
+        return ("dsvm.Dataset", self.url, self.n_samples, self.n_features, self.layout,
+                self.dtype.name, str(prov.get("date")))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_handles"] = None  # zarr handles are reopened lazily in the receiving process
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+@functools.lru_cache(maxsize=32)
+def _open_handles(key: tuple) -> dict[str, Any]:
+    url, options, _date, _n, _nnz, names = key
+    loc = _Location(url, json.loads(options))
+    group = zarr.open_group(loc.store(read_only=True), mode="r")
+    return {name: group[name] for name in names}
+
+
+def open_dataset(
+    path_or_url: str | os.PathLike[str], *, storage_options: dict | None = None
+) -> Dataset:
+    """Open a dsvm dataset written by ``convert``/``write_arrays``/``DatasetWriter``.
+
+    Reads the attributes and the chunk table and checks that the arrays agree with them;
+    raises ``FileNotFoundError`` when nothing is there and ``DataLayoutError`` for a group that
+    is not a complete dsvm dataset.
+    """
+    loc = _Location(path_or_url, storage_options)
+    if not loc.exists():
+        raise FileNotFoundError(f"no dsvm dataset at {loc.url}: the path does not exist")
+    try:
+        group = zarr.open_group(loc.store(read_only=True), mode="r")
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        raise DataLayoutError(
+            f"{loc.url} is not a zarr group, so not a dsvm dataset ({exc})") from exc
+    attrs = dict(group.attrs)
+    version = attrs.get("dsvm_format")
+    if version is None:
+        raise DataLayoutError(f"{loc.url} is not a dsvm dataset (no 'dsvm_format' attribute)")
+    if version != FORMAT_VERSION:
+        raise DataLayoutError(
+            f"{loc.url} has dsvm_format={version!r}; this version of dsvm reads format "
+            f"{FORMAT_VERSION}. Convert the source data again with this version"
+        )
+    if attrs.get("complete") is not True:
+        raise DataLayoutError(
+            f"{loc.url} is incomplete: the write did not finish (attribute 'complete' is not "
+            "true). Delete it and convert again"
+        )
+    chunk_starts = np.asarray(group["chunk_starts"][:], dtype=np.int64)
+    nnz_starts = None
+    if attrs["layout"] == "sparse":
+        nnz_starts = np.asarray(group["X/chunk_nnz_starts"][:], dtype=np.int64)
+    _validate_layout(loc.url, group, attrs, chunk_starts, nnz_starts)
+    return Dataset(loc.url, loc.storage_options, attrs, chunk_starts, nnz_starts)
+
+
+def _validate_layout(
+    url: str, group: Any, attrs: dict, chunk_starts: np.ndarray, nnz_starts: np.ndarray | None
+) -> None:
+    """Cheap metadata checks: every array's length agrees with the attributes."""
+    n, f = int(attrs["n_samples"]), int(attrs["n_features"])
+    if attrs.get("layout") not in LAYOUTS or attrs.get("dtype") not in DTYPES:
+        raise DataLayoutError(
+            f"{url}: unknown layout {attrs.get('layout')!r} or dtype {attrs.get('dtype')!r}"
+        )
+    if (chunk_starts.ndim != 1 or chunk_starts.shape[0] < 1 or chunk_starts[0] != 0
+            or chunk_starts[-1] != n or np.any(np.diff(chunk_starts) < 0)):
+        raise DataLayoutError(
+            f"{url}: the chunk table chunk_starts does not cover rows 0..{n} in order"
+        )
+    expected = {"y": (n,)} if attrs.get("labeled", True) else {}
+    if attrs.get("has_sample_weight"):
+        expected["sample_weight"] = (n,)
+    if attrs["layout"] == "dense":
+        expected["X"] = (n, f)
+    else:
+        nnz = int(attrs["nnz"])
+        expected.update({"X/indptr": (n + 1,), "X/indices": (nnz,), "X/data": (nnz,)})
+        assert nnz_starts is not None
+        if nnz_starts.shape != chunk_starts.shape or nnz_starts[0] != 0 or nnz_starts[-1] != nnz:
+            raise DataLayoutError(
+                f"{url}: X/chunk_nnz_starts has {nnz_starts.shape[0]} entries for "
+                f"{chunk_starts.shape[0]} chunk offsets or does not end at nnz={nnz}"
+            )
+    for name, shape in expected.items():
+        got = tuple(group[name].shape)
+        if got != shape:
+            raise DataLayoutError(
+                f"{url}: {name} has shape {got} but the attributes say {shape} "
+                f"(n_samples={n}); the dataset is damaged, convert it again"
+            )

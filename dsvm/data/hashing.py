@@ -1,0 +1,125 @@
+"""Categorical columns through the hashing trick (#11 item 3).
+
+Each ``column=value`` token of a row is hashed to one of ``2**hash_bits`` features with a sign,
+exactly as scikit-learn's ``FeatureHasher(n_features=2**hash_bits, input_type="string",
+alternate_sign=True)`` does on the row's list of tokens (signed 32-bit MurmurHash3, seed 0; the
+index is ``abs(h) % n_features``, the sign that of ``h``; tokens that collide within a row
+add up). Missing values (null, or an empty field in text) give no token. Numeric columns are
+kept as they are, as the first features; the hashed features follow them.
+
+Only the distinct values of a column in a batch are hashed (through FeatureHasher itself), so
+the cost per row is NumPy indexing, not a Python call per token. ``HashSpec.attrs()`` is what
+the dataset stores (attribute ``hashing``), so that raw rows can later be hashed identically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SCHEME = ("sklearn.feature_extraction.FeatureHasher(input_type='string', alternate_sign=True): "
+          "signed MurmurHash3_32 (seed 0) of the UTF-8 token 'column=value'")
+MAX_HASH_BITS = 30
+DEFAULT_HASH_BITS = 18  # VW's default -b
+
+
+@dataclass
+class HashSpec:
+    """Which columns are hashed into how many features, and where the hashed block starts."""
+
+    categorical: list[str]
+    hash_bits: int
+    numeric: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        b = self.hash_bits
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) \
+                or not 1 <= b <= MAX_HASH_BITS:
+            raise ValueError(f"hash_bits must be an int in [1, {MAX_HASH_BITS}]; got {b!r}")
+        if not self.categorical:
+            raise ValueError("hash_bits= needs categorical= columns to hash")
+
+    @property
+    def offset(self) -> int:
+        """Index of the first hashed feature (after the numeric columns)."""
+        return len(self.numeric)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.numeric) + 2 ** int(self.hash_bits)
+
+    def attrs(self) -> dict[str, Any]:
+        return {"scheme": SCHEME, "hash_bits": int(self.hash_bits),
+                "categorical": list(self.categorical), "numeric": list(self.numeric),
+                "hashed_offset": self.offset, "token": "column=value",
+                "missing": "no token"}
+
+
+def hash_spec(categorical: Any, hash_bits: int | None, numeric: list[str]) -> HashSpec | None:
+    """The spec for ``categorical=``/``hash_bits=`` options (None when nothing is hashed)."""
+    categorical = list(categorical or [])
+    if not categorical:
+        if hash_bits is not None:
+            raise ValueError("hash_bits= needs categorical= columns to hash")
+        return None
+    return HashSpec(categorical, DEFAULT_HASH_BITS if hash_bits is None else hash_bits,
+                    list(numeric))
+
+
+def _hasher(bits: int) -> Any:
+    from sklearn.feature_extraction import FeatureHasher
+
+    return FeatureHasher(n_features=2 ** bits, input_type="string", alternate_sign=True)
+
+
+def hash_tokens(tokens: list[str], bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(feature index, sign) of each token, computed by FeatureHasher itself."""
+    if not tokens:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    m = _hasher(bits).transform([[t] for t in tokens])
+    index = np.zeros(len(tokens), np.int64)
+    sign = np.zeros(len(tokens), np.float64)
+    rows = np.repeat(np.arange(len(tokens)), np.diff(m.indptr))
+    index[rows] = m.indices
+    sign[rows] = m.data
+    return index, sign
+
+
+def hashed_columns(
+    columns: list[tuple[str, np.ndarray, np.ndarray]], bits: int, n_rows: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """COO entries (row, hashed feature, value) of categorical columns.
+
+    ``columns``: (name, codes, values) per column, where ``values`` are a column's distinct
+    values as strings and ``codes`` (n_rows,) index into them, -1 for a missing value.
+    """
+    rows, cols, vals = [], [], []
+    for name, codes, values in columns:
+        index, sign = hash_tokens([f"{name}={v}" for v in values], bits)
+        present = np.flatnonzero(codes >= 0)
+        rows.append(present)
+        cols.append(index[codes[present]])
+        vals.append(sign[codes[present]])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+
+
+def arrow_codes(arr: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, distinct values as str) of a pyarrow array; null (and "") -> code -1."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(arr.type):
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            arr = arr.cast(pa.string())
+        arr = pc.dictionary_encode(arr)
+    values = arr.dictionary.to_pylist()
+    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    values = ["" if v is None else str(v) for v in values]
+    empty = [i for i, v in enumerate(values) if v == ""]
+    if empty:  # an empty text field is a missing value, as in Criteo's files
+        codes[np.isin(codes, empty)] = -1
+    return codes, np.asarray(values, dtype=object)

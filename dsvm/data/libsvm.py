@@ -1,0 +1,218 @@
+"""svmlight/libsvm text as CSR row blocks; bad input is a ``DataFormatError`` naming the file,
+the 1-based line and the offending token.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.blocks import CSRBlock
+from dsvm.data.text import (
+    _COLON,
+    _COMMENT_RE,
+    _QID_RE,
+    BLOCK_BYTES,
+    _BadToken,
+    _parse_numbers,
+    _Text,
+    _token_text,
+    iter_text_blocks,
+)
+from dsvm.exceptions import DataFormatError
+
+_NO_LABEL_RE = re.compile(rb"(?m)^(?=[ \t\r\v\f]*[^ \t\r\v\f\n])")
+
+@dataclass
+class SourceStats:
+    """What a full pass over a source found: rows, largest feature index, stored values."""
+
+    n_samples: int
+    n_features: int
+    nnz: int
+
+
+def parse_libsvm_block(
+    buf: bytes, first_line: int, name: str, *, n_features: int | None, dtype: np.dtype,
+    labeled: bool = True,
+) -> tuple[CSRBlock, int]:
+    """Parse whole lines of svmlight text into a CSRBlock; also return the largest index.
+
+    Lines are ``label [qid:q] index:value ... [# comment]`` with 1-based increasing indices;
+    blank and comment-only lines are skipped; unsorted indices are sorted, duplicates raise.
+    Bytes <= 0x20 (space, tab, CR, other control characters) separate tokens.
+    """
+    if b"#" in buf:
+        buf = _COMMENT_RE.sub(b"", buf)
+    if b"qid:" in buf:
+        buf = _QID_RE.sub(b"", buf)
+    if not labeled:
+        # Lines are ``index:value ...`` only: give each non-blank line a placeholder label so
+        # the one parser below applies (line numbers are unchanged), then drop it as NaN.
+        block, max_index = parse_libsvm_block(_NO_LABEL_RE.sub(b"0 ", buf), first_line, name,
+                                              n_features=n_features, dtype=dtype)
+        return replace(block, y=np.full(block.n_samples, np.nan)), max_index
+    text = _Text(buf)
+    a = text.a
+    sep = a <= 32
+    sep |= a == _COLON
+    starts, stops = text.tokens(sep)
+    del sep
+    k = starts.shape[0]
+    if k == 0:
+        return _empty_csr(n_features or 0, dtype), 0
+
+    def fail(pos: int, msg: str) -> DataFormatError:
+        return DataFormatError(f"{name}, line {text.line_of(int(pos), first_line)}: {msg}")
+
+    # Classify tokens by their neighbours: "i:v" splits into an index (followed by ':') and a
+    # value (preceded by ':'); anything else must be the label that starts a line.
+    is_val = text.pad[starts] == _COLON  # pad[p] is the byte before p
+    is_idx = text.pad[stops + 1] == _COLON  # pad[stop + 1] is the byte at the (exclusive) stop
+    first_of_line = text.first_of_line()
+    is_label = ~(is_val | is_idx)
+    paired = np.zeros(k, dtype=bool)  # index token directly followed by ":value"
+    paired[:-1] = is_val[1:] & (starts[1:] == stops[:-1] + 1)
+    back = np.zeros(k, dtype=bool)  # value token directly preceded by "index:"
+    back[1:] = paired[:-1]
+    bad = (is_val & is_idx) | (is_label != first_of_line) | (is_idx & ~paired) | (is_val & ~back)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        token = _token_text(buf, int(starts[j]))
+        if first_of_line[j] and not is_label[j]:
+            raise fail(starts[j], f"expected a numeric label before the features, got {token!r}")
+        if is_label[j]:
+            pos = int(starts[j])
+            end = buf.find(b"\n", pos)
+            line_text = buf[buf.rfind(b"\n", 0, pos) + 1:len(buf) if end < 0 else end]
+            hint = "" if b":" in line_text else (
+                " (a table of numbers? give the file a .csv or .tsv name)")
+            raise fail(starts[j], f"token {token!r} is not of the form index:value{hint}")
+        raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
+    idx_tok = np.flatnonzero(is_idx)
+    if buf.count(b":") != idx_tok.shape[0]:
+        stray = int(np.setdiff1d(np.flatnonzero(a == _COLON), stops[idx_tok])[0])
+        raise fail(stray, f"stray ':' in {_token_text(buf, stray)!r}")
+    try:
+        values, is_uint = _parse_numbers(text, exact=dtype != np.float32)
+    except _BadToken as exc:
+        j = exc.k
+        token = buf[starts[j]:stops[j]].decode("utf-8", "replace")
+        what = "label" if is_label[j] else "feature index" if is_idx[j] else "feature value"
+        hint = " is not a positive integer" if is_idx[j] else " is not a number"
+        raise fail(starts[j], f"{what} {token!r}{hint}") from None
+    return _assemble_libsvm(text, values, is_uint, np.flatnonzero(is_label), idx_tok, fail,
+                            n_features=n_features, dtype=dtype)
+
+
+def _assemble_libsvm(
+    text: _Text, values: np.ndarray, is_uint: np.ndarray, lab_tok: np.ndarray,
+    idx_tok: np.ndarray, fail: Any, *, n_features: int | None, dtype: np.dtype,
+) -> tuple[CSRBlock, int]:
+    """Turn classified, parsed tokens into CSR arrays, checking indices and finiteness.
+
+    Tokens come as ``label (index value)*`` per row, so each value token directly follows its
+    index token and row r holds (lab_tok[r+1] - lab_tok[r] - 1) / 2 features.
+    """
+    buf, starts = text.buf, text.starts
+    val_tok = idx_tok + 1
+    idx_pos = starts[idx_tok]
+    index = values[idx_tok]
+    if not is_uint[idx_tok].all():
+        j = int(np.flatnonzero(~is_uint[idx_tok])[0])
+        token = buf[idx_pos[j]:idx_pos[j] + 40].split(b":")[0].decode("utf-8", "replace")
+        raise fail(idx_pos[j], f"feature index {token!r} is not a positive integer")
+    limit = n_features if n_features is not None else 2**31 - 1
+    out = (index < 1) | (index > limit)
+    if out.any():
+        j = int(np.flatnonzero(out)[0])
+        hint = ("indices are 1-based" if index[j] < 1 else
+                f"n_features={n_features}" if n_features is not None else "indices must be < 2**31")
+        raise fail(idx_pos[j], f"feature index {int(index[j])} is out of range; {hint}")
+    labels = values[lab_tok]
+    data = values[val_tok]
+    for arr, what, tok in ((labels, "label", lab_tok), (data, "value", val_tok)):
+        finite = np.isfinite(arr)
+        if not finite.all():
+            pos = int(starts[tok[np.flatnonzero(~finite)[0]]])
+            raise fail(pos, f"{what} {_token_text(buf, pos)!r} is not finite")
+    n_rows = lab_tok.shape[0]
+    counts = (np.diff(lab_tok, append=starts.shape[0]) - 1) // 2
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    col = index.astype(np.int64)
+    # Within a row indices must increase; a decrease is fine where a new row starts.
+    step_ok = np.diff(col) > 0
+    row_first = indptr[1:-1]
+    step_ok[row_first[(row_first > 0) & (row_first < col.shape[0])] - 1] = True
+    if not step_ok.all():
+        # Unsorted within a row: sort (a new array, nothing user-visible is mutated), then any
+        # remaining zero step inside a row is a duplicate index.
+        row = np.repeat(np.arange(n_rows), counts)
+        order = np.lexsort((col, row))
+        col, data, idx_pos = col[order], data[order], idx_pos[order]
+        dup = (np.diff(col) == 0) & (row[1:] == row[:-1])
+        if dup.any():
+            j = int(np.flatnonzero(dup)[0]) + 1
+            raise fail(idx_pos[j], f"duplicate feature index {int(col[j])}")
+    max_index = int(col.max()) if col.size else 0
+    block = CSRBlock(
+        indptr=indptr, indices=(col - 1).astype(np.int32), data=data.astype(dtype),
+        y=labels, n_features=n_features if n_features is not None else max_index,
+    )
+    return block, max_index
+
+
+def _empty_csr(n_features: int, dtype: np.dtype) -> CSRBlock:
+    return CSRBlock(indptr=np.zeros(1, np.int64), indices=np.zeros(0, np.int32),
+                    data=np.zeros(0, dtype), y=np.zeros(0), n_features=n_features)
+
+
+class LibSVMSource:
+    """svmlight/libsvm text (plain, .gz, .bz2, .xz), local or fsspec URL."""
+
+    kind = "libsvm"
+    sparse = True
+
+    def __init__(self, src: str | os.PathLike[str], *, dtype: Any = np.float32,
+                 labeled: bool = True,
+                 storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES) -> None:
+        self.src, self.name = src, os.fspath(src)
+        self.dtype = np.dtype(dtype)
+        self.labeled = labeled
+        self.storage_options = storage_options
+        self.block_bytes = block_bytes
+        self.n_samples: int | None = None
+        self.n_features: int | None = None
+        self.nnz: int | None = None
+
+    def scan(self, n_features: int | None = None) -> SourceStats:
+        """A full validating pass: row count, largest index, nnz (bounded memory).
+
+        With ``n_features`` an index above it is reported here, before anything is written.
+        """
+        n = nnz = max_index = 0
+        for block, block_max in self._parse(n_features):
+            n += block.n_samples
+            nnz += int(block.indptr[-1])
+            max_index = max(max_index, block_max)
+        self.n_samples, self.n_features, self.nnz = n, n_features or max_index, nnz
+        return SourceStats(n, max_index, nnz)
+
+    def _parse(self, n_features: int | None) -> Iterator[tuple[CSRBlock, int]]:
+        for buf, line in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
+            block, max_index = parse_libsvm_block(buf, line, self.name, n_features=n_features,
+                                                  labeled=self.labeled,
+                                                  dtype=self.dtype)
+            if block.n_samples:
+                yield block, max_index
+
+    def blocks(self, n_features: int) -> Iterator[CSRBlock]:
+        """CSR blocks with ``n_features`` columns (an index above it is an error)."""
+        for block, _ in self._parse(n_features):
+            yield block

@@ -1,0 +1,132 @@
+"""CSV/TSV with categorical columns (and Criteo's layout) through pyarrow's streaming CSV reader.
+
+The plain numeric CSV reader (dsvm.data.csv_source) parses numbers only; text with categorical
+columns goes through ``pyarrow.csv.open_csv`` instead, a block of about ``BLOCK_BYTES`` at a
+time (bounded memory), and each record batch becomes a block as for Parquet
+(dsvm.data.arrow_blocks): numeric columns as they are, categorical columns hashed.
+
+``--format criteo``: Criteo's display-advertising files (``train.txt``): no header, tab
+separated, a 0/1 label, 13 integer columns I1..I13, 26 categorical columns C1..C26 (hex
+strings); empty fields are missing values: no token for a categorical column, 0 (not stored)
+for an integer column unless ``fill_missing`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.arrow_blocks import BatchConverter, Where
+from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
+from dsvm.data.hashing import hash_spec
+from dsvm.data.text import is_number, open_binary
+from dsvm.exceptions import DataFormatError
+
+BLOCK_BYTES = 8 << 20
+CRITEO_COLUMNS = (["label"] + [f"I{i}" for i in range(1, 14)]
+                  + [f"C{i}" for i in range(1, 27)])
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _has_header(fields: list[str], categorical: Sequence[int | str]) -> bool:
+    """Categorical columns named: the first line must be a header. Given by position: it is
+    one when a field of another column is not a number."""
+    if not all(isinstance(c, (int, np.integer)) or str(c).lstrip("-").isdigit()
+               for c in categorical):
+        return True
+    cats = {int(c) % len(fields) for c in categorical}
+    return not all(is_number(f) for i, f in enumerate(fields) if f and i not in cats)
+
+
+class TableCSVSource:
+    """Delimited text with hashed categorical columns; see the module docstring."""
+
+    kind = "csv"
+    sparse = True
+    nnz = None
+    n_samples = None
+
+    def __init__(
+        self, src: str | os.PathLike[str], *, label_column: int | str | None = 0,
+        categorical: Sequence[int | str] = (), hash_bits: int | None = None,
+        delimiter: str | None = None, dtype: Any = np.float32,
+        storage_options: dict | None = None, fill_missing: float | None = None,
+        column_names: Sequence[str] | None = None,
+    ) -> None:
+        self.src, self.name = src, os.fspath(src)
+        self.dtype = np.dtype(dtype)
+        self.storage_options = storage_options
+        self.fill_missing = fill_missing
+        line, self.header_line = _first_line(src, storage_options)
+        if not line:
+            raise DataFormatError(f"{self.name}: the file has no data lines")
+        text = line.decode("utf-8", "replace").rstrip("\r")
+        self.delimiter = delimiter or _sniff_delimiter(self.name, text)
+        fields = _split_fields(text, self.delimiter)
+        if column_names is not None:
+            self.has_header, self.names = False, list(column_names)
+            if len(fields) != len(self.names):
+                raise DataFormatError(
+                    f"{self.name}, line {self.header_line}: found {len(fields)} fields, "
+                    f"expected {len(self.names)}")
+        else:
+            self.has_header = _has_header(fields, categorical)
+            self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
+        self.label = None if label_column is None else self._column(label_column, "label_column")
+        cats = [self._column(c, "categorical") for c in categorical]
+        numeric = [c for c in self.names if c != self.label and c not in cats]
+        self.spec = hash_spec(cats, hash_bits, numeric)
+        self.labeled = self.label is not None
+        self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec)
+        self.n_features: int | None = self.converter.n_features
+
+    def _column(self, col: int | str, what: str) -> str:
+        if isinstance(col, str) and col in self.names:
+            return col
+        if isinstance(col, str) and col.lstrip("-").isdigit():
+            col = int(col)
+        if isinstance(col, (int, np.integer)) and -len(self.names) <= col < len(self.names):
+            return self.names[col]
+        raise DataFormatError(
+            f"{self.name}: {what} {col!r} is not a column; the columns are {self.names}")
+
+    def _reader(self, f: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        types = {c: pa.float64() for c in self.converter.numeric}
+        if self.label is not None:
+            types[self.label] = pa.float64()
+        for c in self.spec.categorical if self.spec else []:
+            types[c] = pa.string()
+        return pcsv.open_csv(
+            f, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES, column_names=self.names,
+                                              skip_rows=self.header_line if self.has_header
+                                              else self.header_line - 1),
+            parse_options=pcsv.ParseOptions(delimiter=self.delimiter),
+            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True))
+
+    def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
+        line = self.header_line + int(self.has_header)
+        with open_binary(self.src, self.storage_options) as f:
+            try:
+                reader = self._reader(f)
+                while True:
+                    try:
+                        batch = reader.read_next_batch()
+                    except StopIteration:
+                        return
+                    yield self.converter.block(batch, Where(self.name, first_line=line))
+                    line += batch.num_rows
+            except DataFormatError:
+                raise
+            except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+                raise DataFormatError(
+                    f"{self.name}, after line {line - 1}: {_one_line(exc)}") from None

@@ -1,0 +1,389 @@
+"""Writing a dataset block by block (``DatasetWriter``); the format is described in
+dsvm.data.dataset.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from typing import Any
+
+import numpy as np
+import zarr
+
+from dsvm.data.attrs import (
+    _COMPRESSORS,
+    _MIN_NNZ_CHUNK,
+    _RESERVED_ATTRS,
+    DTYPES,
+    FORMAT_VERSION,
+    LAYOUTS,
+    MAX_CLASSES,
+    _jsonable,
+    _provenance,
+)
+from dsvm.data.block_ops import check_block_values, coerce_block, concat_blocks, slice_block
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.data.dataset import Dataset, open_dataset
+from dsvm.data.location import _Location, _make_parents, _remove, check_destination
+from dsvm.exceptions import DataLayoutError
+
+logger = logging.getLogger(__name__)
+
+
+class _Appender1D:
+    """Append to a growing 1-D zarr array in whole zarr chunks (no read-modify-write)."""
+
+    def __init__(self, array: Any, initial: np.ndarray | None = None) -> None:
+        self.array = array
+        self.chunk = int(array.chunks[0])
+        self.written = 0
+        self.tail = np.zeros(0, dtype=array.dtype) if initial is None else initial
+
+    def append(self, values: np.ndarray) -> None:
+        buf = np.concatenate([self.tail, np.asarray(values, dtype=self.tail.dtype)])
+        k = (buf.shape[0] // self.chunk) * self.chunk
+        if k:
+            self._write(buf[:k])
+        self.tail = buf[k:].copy()
+
+    def finish(self) -> None:
+        if self.tail.shape[0]:
+            self._write(self.tail)
+        self.tail = self.tail[:0]
+
+    def _write(self, values: np.ndarray) -> None:
+        self.array.resize((self.written + values.shape[0],))
+        self.array[self.written:self.written + values.shape[0]] = values
+        self.written += values.shape[0]
+
+
+class DatasetWriter:
+    """Write a dataset block by block; blocks of any size are re-chunked to ``chunk_rows``.
+
+    Use as a context manager. On success ``close()`` writes the attributes, then
+    ``complete=True``, and returns the opened ``Dataset``. On an exception inside the ``with``
+    block everything written is removed. Local paths are written into a sibling directory
+    ``<dst>.tmp-<random>`` that is renamed onto ``dst`` at the end; on other fsspec stores the
+    group is written in place and deleted on failure (``complete`` stays false until the end,
+    so ``open_dataset`` never accepts a half-written group).
+
+    Memory: at most one chunk of pending rows plus the block being appended.
+    """
+
+    def __init__(
+        self,
+        dst: str | os.PathLike[str],
+        *,
+        n_features: int,
+        layout: str,
+        dtype: str | np.dtype | type,
+        chunk_rows: int,
+        provenance: dict | None = None,
+        overwrite: bool = False,
+        storage_options: dict | None = None,
+        source_name: str | None = None,
+        labeled: bool = True,
+    ) -> None:
+        self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
+        self.labeled = bool(labeled)
+        self.n_features, self.layout, self.chunk_rows = int(n_features), layout, int(chunk_rows)
+        self._loc = _Location(dst, storage_options)
+        self.url = self._loc.url
+        self._source_name = source_name or self.url
+        self._overwrite = overwrite
+        check_destination(self._loc, overwrite=overwrite)
+        self._provenance = _provenance(provenance)
+        self._extra_attrs: dict[str, Any] = {"shuffled": False, "shuffle_seed": None}
+        self._write_url = (
+            f"{self.url}.tmp-{secrets.token_hex(4)}" if self._loc.is_local else self.url
+        )
+        self._made_dirs: list[str] = []
+        self._state = "open"
+        if self._loc.is_local:
+            self._made_dirs = _make_parents(self.url)
+        elif self._loc.exists():
+            _remove(self._loc)  # overwrite=True was checked above
+        try:
+            self._group = zarr.open_group(
+                self._loc.store(url=self._write_url, read_only=False), mode="w")
+            self._group.attrs.update({"dsvm_format": FORMAT_VERSION, "complete": False})
+        except BaseException:
+            self.abort()
+            raise
+        self._pending: list[Block] = []
+        self._pending_rows = 0
+        self._n_written = 0
+        self._nnz = 0
+        self._chunk_starts = [0]
+        self._nnz_starts = [0]
+        self._arrays: dict[str, Any] | None = None
+        self._appenders: dict[str, _Appender1D] = {}
+        self._label_counts: dict[float, int] | None = {} if self.labeled else None
+        self._has_sw: bool | None = None
+        self.dataset: Dataset | None = None
+
+    # ---- public --------------------------------------------------------------------------
+    def __enter__(self) -> DatasetWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+    @property
+    def n_samples(self) -> int:
+        """Rows appended so far."""
+        return self._n_written + self._pending_rows
+
+    @property
+    def label_counts(self) -> dict[float, int] | None:
+        """Distinct labels appended so far with their counts; None beyond 1000 distinct values."""
+        return None if self._label_counts is None else dict(self._label_counts)
+
+    def update_attrs(self, attrs: dict[str, Any]) -> None:
+        """Extra JSON attributes to store at close (e.g. ``shuffled``, ``generator``)."""
+        clash = _RESERVED_ATTRS.intersection(attrs)
+        if clash:
+            raise ValueError(f"attributes {sorted(clash)} are managed by the writer")
+        self._extra_attrs.update(attrs)
+
+    def append(self, block: Block) -> None:
+        """Append rows; any number per call (the writer re-chunks them)."""
+        self._require_open()
+        self._check_shapes(block)
+        self._count_labels(block.y)
+        n = block.n_samples
+        pos = 0
+        while pos < n:
+            take = min(n - pos, self.chunk_rows - self._pending_rows)
+            piece = block if (pos == 0 and take == n) else slice_block(block, pos, pos + take)
+            self._pending.append(piece)
+            self._pending_rows += take
+            pos += take
+            if self._pending_rows == self.chunk_rows:
+                self._flush()
+
+    def close(self) -> Dataset:
+        """Write the last chunk and the attributes, set ``complete=True``; return the Dataset."""
+        if self._state == "closed":
+            assert self.dataset is not None
+            return self.dataset
+        self._require_open()
+        try:
+            self._flush()
+            if self._arrays is None:
+                self._create_arrays(None)
+            self._finish()
+        except BaseException:
+            self.abort()
+            raise
+        self._state = "closed"
+        self.dataset = open_dataset(self.url, storage_options=self._loc.storage_options)
+        logger.debug("wrote %r", self.dataset)
+        return self.dataset
+
+    def abort(self) -> None:
+        """Remove everything written so far (called automatically on errors)."""
+        if self._state == "open":
+            self._state = "aborted"
+            try:
+                _remove(self._loc, self._write_url)
+                for path in self._made_dirs:  # deepest first; only the ones we created
+                    os.rmdir(path)
+            except OSError as exc:  # pragma: no cover - cleanup is best effort
+                logger.warning("could not remove partial dataset %s: %s", self._write_url, exc)
+
+    # ---- internals -----------------------------------------------------------------------
+    def _require_open(self) -> None:
+        if self._state != "open":
+            raise ValueError(f"DatasetWriter for {self.url} is {self._state}")
+
+    def _check_shapes(self, block: Block) -> None:
+        where = f"{self._source_name}, rows from {self.n_samples}"
+        has_sw = _check_block_shape(block, self.n_features, where)
+        if block.n_samples == 0:
+            return
+        if self._has_sw is None:
+            self._has_sw = has_sw
+        elif self._has_sw != has_sw:
+            raise DataLayoutError(
+                f"{where}: some blocks have sample_weight and some do not; give it for all rows"
+            )
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pieces = [coerce_block(p, self.layout, self.dtype) for p in self._pending]
+        chunk = concat_blocks(pieces)
+        self._pending, self._pending_rows = [], 0
+        check_block_values(chunk, self._source_name, self._n_written, labeled=self.labeled)
+        if self._arrays is None:
+            self._create_arrays(chunk)
+        self._write_chunk(chunk)
+
+    def _create_arrays(self, first: Block | None) -> None:
+        # A dataset smaller than one chunk gets a single chunk of exactly n rows (and an empty
+        # one a nominal chunk of 1 row), so chunk_rows never exceeds n_samples.
+        if first is None:
+            self.chunk_rows = 1
+        elif first.n_samples < self.chunk_rows:
+            self.chunk_rows = first.n_samples
+        nnz_first = int(first.indptr[-1]) if isinstance(first, CSRBlock) else 0
+        self._arrays = _create_arrays(self._group, self.layout, self.chunk_rows, self.n_features,
+                                      self.dtype, bool(self._has_sw), nnz_first,
+                                      labeled=self.labeled)
+        if self.layout == "sparse":
+            self._appenders = {
+                "indptr": _Appender1D(self._arrays["X/indptr"], np.zeros(1, np.int64)),
+                "indices": _Appender1D(self._arrays["X/indices"]),
+                "data": _Appender1D(self._arrays["X/data"]),
+            }
+
+    def _write_chunk(self, chunk: Block) -> None:
+        assert self._arrays is not None
+        n = chunk.n_samples
+        if self.labeled:
+            self._arrays["y"].append(chunk.y)
+        if self._has_sw:
+            self._arrays["sample_weight"].append(chunk.sample_weight)
+        if isinstance(chunk, DenseBlock):
+            self._arrays["X"].append(chunk.X)
+        else:
+            self._appenders["indptr"].append(chunk.indptr[1:] + self._nnz)
+            self._appenders["indices"].append(chunk.indices)
+            self._appenders["data"].append(chunk.data)
+            self._nnz += int(chunk.indptr[-1])
+        self._n_written += n
+        self._chunk_starts.append(self._n_written)
+        self._nnz_starts.append(self._nnz)
+
+    def _count_labels(self, y: np.ndarray) -> None:
+        if self._label_counts is None:
+            return
+        values, counts = np.unique(y, return_counts=True)
+        for v, c in zip(values.tolist(), counts.tolist()):
+            self._label_counts[v] = self._label_counts.get(v, 0) + c
+        if len(self._label_counts) > MAX_CLASSES:
+            self._label_counts = None  # a regression target: stop counting
+
+    def _finish(self) -> None:
+        assert self._arrays is not None
+        g = self._group
+        for app in self._appenders.values():
+            app.finish()
+        kw = {"compressors": _COMPRESSORS, "fill_value": 0}
+        starts = np.asarray(self._chunk_starts, dtype=np.int64)
+        g.create_array("chunk_starts", shape=starts.shape, chunks=starts.shape, dtype="int64",
+                       **kw)[:] = starts
+        if self.layout == "sparse":
+            nnz_starts = np.asarray(self._nnz_starts, dtype=np.int64)
+            g["X"].create_array("chunk_nnz_starts", shape=nnz_starts.shape,
+                                chunks=nnz_starts.shape, dtype="int64", **kw)[:] = nnz_starts
+        labels = self._label_counts
+        classes = None if labels is None else sorted(labels)
+        attrs: dict[str, Any] = {
+            "n_samples": self._n_written,
+            "n_features": self.n_features,
+            "n_chunks": len(self._chunk_starts) - 1,
+            "chunk_rows": self.chunk_rows,
+            "layout": self.layout,
+            "dtype": self.dtype.name,
+            "classes": classes,
+            "class_counts": None if labels is None else [labels[c] for c in classes or []],
+            "has_sample_weight": bool(self._has_sw),
+            "labeled": self.labeled,
+            "provenance": self._provenance,
+            **_jsonable(self._extra_attrs),
+        }
+        if self.layout == "sparse":
+            attrs["nnz"] = self._nnz
+        g.attrs.update(attrs)
+        g.attrs["complete"] = True  # last: only now may open_dataset accept the group
+        if self._loc.is_local:
+            _move_into_place(self._loc, self._write_url, overwrite=self._overwrite)
+
+
+def _check_writer_args(layout: str, dtype: Any, n_features: Any, chunk_rows: Any) -> np.dtype:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}")
+    dt = np.dtype(dtype)
+    if dt.name not in DTYPES:
+        raise ValueError(f"dtype must be float32 or float64; got {dt.name}")
+    if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) \
+            or not 1 <= n_features < 2**31:
+        raise ValueError(f"n_features must be an int in [1, 2**31); got {n_features!r}")
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+            or chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be a positive int; got {chunk_rows!r}")
+    return dt
+
+
+def _check_block_shape(block: Block, n_features: int, where: str) -> bool:
+    """Raise for a block that does not fit the dataset; return whether it has sample_weight."""
+    if not isinstance(block, (DenseBlock, CSRBlock)):
+        raise TypeError(f"append() takes a DenseBlock or CSRBlock; got {type(block).__name__}")
+    n = block.n_samples
+    if isinstance(block, DenseBlock) and block.X.ndim != 2:
+        raise DataLayoutError(f"{where}: X must be 2-D; got shape {block.X.shape}")
+    if block.n_features != n_features:
+        raise DataLayoutError(
+            f"{where}: the block has {block.n_features} features but the dataset has "
+            f"{n_features}"
+        )
+    if block.y.ndim != 1 or block.y.shape[0] != n:
+        raise DataLayoutError(f"{where}: X has {n} rows but y has shape {block.y.shape}")
+    sw = block.sample_weight
+    if sw is not None and sw.shape != (n,):
+        raise DataLayoutError(f"{where}: X has {n} rows but sample_weight has shape {sw.shape}")
+    return sw is not None
+
+
+def _create_arrays(group: Any, layout: str, rows: int, n_features: int, dtype: np.dtype,
+                   has_sw: bool, nnz_first: int, *, labeled: bool = True) -> dict[str, Any]:
+    """The empty, growable zarr arrays of a dataset with ``rows`` rows per chunk.
+
+    For CSR, data/indices get zarr chunks of a quarter of the first row chunk's nnz (at least
+    1024 values), so that reading a row chunk touches about five zarr chunks.
+    """
+    arrays: dict[str, Any] = {}
+    kw = {"compressors": _COMPRESSORS, "fill_value": 0}
+    if labeled:
+        arrays["y"] = group.create_array("y", shape=(0,), chunks=(rows,), dtype="float64", **kw)
+    if has_sw:
+        arrays["sample_weight"] = group.create_array(
+            "sample_weight", shape=(0,), chunks=(rows,), dtype="float64", **kw)
+    if layout == "dense":
+        arrays["X"] = group.create_array("X", shape=(0, n_features), chunks=(rows, n_features),
+                                         dtype=dtype, **kw)
+        return arrays
+    xg = group.create_group("X")
+    nnz_chunk = max(_MIN_NNZ_CHUNK, -(-nnz_first // 4))
+    nnz_chunk = -(-nnz_chunk // 1024) * 1024
+    arrays["X/indptr"] = xg.create_array("indptr", shape=(0,), chunks=(rows,), dtype="int64",
+                                         **kw)
+    arrays["X/indices"] = xg.create_array("indices", shape=(0,), chunks=(nnz_chunk,),
+                                          dtype="int32", **kw)
+    arrays["X/data"] = xg.create_array("data", shape=(0,), chunks=(nnz_chunk,), dtype=dtype,
+                                       **kw)
+    return arrays
+
+
+def _move_into_place(loc: _Location, write_url: str, *, overwrite: bool) -> None:
+    """Rename the finished temporary directory onto the destination (local paths)."""
+    old = None
+    if os.path.lexists(loc.url):
+        if not overwrite:
+            raise FileExistsError(
+                f"{loc.url} appeared while it was being written; pass overwrite=True"
+            )
+        old = f"{loc.url}.old-{secrets.token_hex(4)}"
+        os.rename(loc.url, old)
+    os.makedirs(os.path.dirname(loc.url) or ".", exist_ok=True)
+    os.rename(write_url, loc.url)
+    if old is not None:
+        _remove(loc, old)

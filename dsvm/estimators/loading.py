@@ -1,0 +1,59 @@
+"""Model files back to fitted estimators (saving is :mod:`dsvm.estimators.persistence`).
+
+This module imports the estimator classes, so it sits above them; keeping it apart from saving is
+what lets the classes' base import ``persistence`` without an import cycle."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dsvm._validation import validate_params
+from dsvm.estimators.classifier import SVMClassifier
+from dsvm.estimators.regressor import SVMRegressor
+from dsvm.exceptions import ModelFormatError
+from dsvm.io.models import ModelRecord, load_model_record
+from dsvm.training.kernel_maps import map_from_parts
+from dsvm.training.spec import params_from_json
+
+
+def estimator_of(record: ModelRecord, path: str) -> Any:
+    """A fitted estimator from a model file's record; refuses parameters that are not valid."""
+    kinds: dict[str, Any] = {"SVMClassifier": SVMClassifier, "SVMRegressor": SVMRegressor}
+    cls = kinds.get(record.estimator)
+    if cls is None:
+        raise ModelFormatError(f"{path}: unknown estimator {record.estimator!r} in model file.")
+    try:
+        est = cls(**params_from_json(record.params))
+        validate_params(cls.__name__, est.get_params(deep=False), cls._parameter_constraints)
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(f"{path}: the model's parameters are not valid: {exc}") from None
+    est.coef_ = record.coef
+    est.intercept_ = record.intercept
+    if cls is SVMClassifier:
+        est.classes_ = record.classes
+    est.n_features_in_ = record.n_features_in
+    est.n_iter_ = record.n_iter
+    est.t_ = record.t
+    est.history_ = list(record.history)
+    est.feature_map_ = map_from_parts(record.map_arrays, record.map_meta)
+    _check_shapes(est, path)
+    return est
+
+
+def _check_shapes(est: Any, path: str) -> None:
+    fmap = est.feature_map_
+    n_inputs = est.n_features_in_ if fmap is None else fmap.n_output_features
+    n_outputs = 1 if not hasattr(est, "classes_") or len(est.classes_) <= 2 else len(est.classes_)
+    if est.coef_.ndim != 2 or est.coef_.shape[1] != n_inputs or est.coef_.shape[0] != n_outputs \
+            or est.intercept_.shape != (n_outputs,):
+        raise ModelFormatError(
+            f"{path}: the model file is inconsistent: coef has shape {est.coef_.shape} and "
+            f"intercept {est.intercept_.shape}, but {n_outputs} output(s) over {n_inputs} "
+            f"(mapped) input features need ({n_outputs}, {n_inputs}) and ({n_outputs},).")
+
+
+def load(path: str | os.PathLike, storage_options: dict | None = None) -> Any:
+    """Load a model saved with ``estimator.save(path)`` (a path or fsspec URL); returns the
+    fitted estimator."""
+    return estimator_of(load_model_record(path, storage_options), os.fspath(path))

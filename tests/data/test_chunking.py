@@ -1,0 +1,66 @@
+"""Chunk sizes from the bytes actually stored (#11 item 5), and the CSR .npz path that reads
+blocks sized by nnz rather than n_features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dsvm
+from dsvm.cli import main
+from dsvm.data.planning import MIN_CHUNK_ROWS, chunk_plan, default_workers
+
+from .conftest import collect, shared_file
+
+
+def test_chunk_plan_follows_stored_bytes_not_n_features():
+    # 2**22 columns but 40 values a row: ~500 B a row, so tens of thousands of rows a chunk
+    rows, reason = chunk_plan("sparse", 2**22, "float32", nnz_per_row=40)
+    assert rows == (32 << 20) // (40 * 8 + 16) and "336 stored bytes per row" in reason
+    # with a known row count: at least 2 chunks per worker, chunks of >= 1024 rows
+    rows, reason = chunk_plan("sparse", 123, "float32", nnz_per_row=14, n_samples=32561,
+                              workers=2)
+    assert rows == -(-32561 // 4) and "2 default workers" in reason
+    rows, _ = chunk_plan("sparse", 123, "float32", nnz_per_row=14, n_samples=32561, workers=64)
+    assert rows == MIN_CHUNK_ROWS
+    rows, reason = chunk_plan("dense", 10, "float32", n_samples=900)
+    assert rows == 900 and "one chunk" in reason
+
+
+@pytest.mark.parametrize("rel", ["a9a/a9a.xz", "w8a/w8a.xz"])
+def test_small_real_sets_split_across_the_default_workers(rel, tmp_path, capsys):
+    ds = dsvm.convert(shared_file(rel), tmp_path / "d.zarr")
+    assert ds.n_chunks >= min(2 * default_workers(), ds.n_samples // MIN_CHUNK_ROWS)
+    assert ds.n_chunks >= 2
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "d.zarr")]) == 0
+    out = capsys.readouterr().out
+    assert "chunk_reason" in out and "default workers" in out and "chunk_bytes" in out
+
+
+def test_csr_npz_with_many_columns_reads_large_blocks(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    n, f, k = 5000, 2**22, 40
+    indices = np.sort(rng.choice(f, size=(n, k), replace=True), axis=1).astype(np.int32)
+    m = sp.csr_matrix((rng.random(n * k).astype(np.float32), indices.ravel(),
+                       np.arange(n + 1) * k), shape=(n, f))
+    m.sum_duplicates()
+    y = np.where(rng.random(n) > 0.5, 1.0, -1.0)
+    sp.save_npz(tmp_path / "m.npz", m)
+    np.save(tmp_path / "y.npy", y)
+    from dsvm.data import numpy_source
+
+    calls = []
+    original = numpy_source.NumpySource._block
+
+    def counting(self, start, stop):
+        calls.append(stop - start)
+        return original(self, start, stop)
+
+    monkeypatch.setattr(numpy_source.NumpySource, "_block", counting)
+    ds = dsvm.convert(tmp_path / "m.npz", tmp_path / "m.zarr", labels=tmp_path / "y.npy")
+    assert len(calls) == 1 and calls[0] == n  # one block of 5,000 rows, not 5,000 blocks
+    X, yd, _ = collect(ds)
+    assert (X != m).nnz == 0
+    np.testing.assert_array_equal(yd, y)

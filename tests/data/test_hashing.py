@@ -1,0 +1,90 @@
+"""Categorical columns through the hashing trick (#11 item 3): the hashed features equal
+scikit-learn's FeatureHasher on the rows' "column=value" tokens, for TSV, Criteo and Parquet."""
+
+from __future__ import annotations
+
+import lzma
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction import FeatureHasher
+
+import dsvm
+from dsvm.cli import main
+from dsvm.exceptions import DataFormatError
+
+from .conftest import collect, shared_file
+
+
+def _rows(n=800, seed=0):
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.4).astype(int)
+    num = np.round(rng.normal(size=n), 3)
+    city = np.array(["paris", "oslo", "lima", "", "rome"])[rng.integers(0, 5, n)]
+    dev = np.array([f"d{int(v)}" for v in rng.zipf(1.6, n) % 300])
+    return label, num, city, dev
+
+
+def _reference(city, dev, bits):
+    tokens = [[f"city={c}"] * bool(c) + [f"dev={d}"] for c, d in zip(city, dev)]
+    return FeatureHasher(n_features=2**bits, input_type="string").transform(tokens)
+
+
+def test_tsv_with_categorical_columns_equals_feature_hasher(tmp_path, capsys):
+    label, num, city, dev = _rows()
+    with open(tmp_path / "t.tsv", "w") as f:
+        f.write("y\tx\tcity\tdev\n")
+        for row in zip(label, num, city, dev):
+            f.write("\t".join(map(str, row)) + "\n")
+    capsys.readouterr()
+    code = main(["convert", str(tmp_path / "t.tsv"), str(tmp_path / "t.zarr"),
+                 "--label-column", "y", "--categorical", "city,dev", "--hash-bits", "10"])
+    assert code == 0, capsys.readouterr().err
+    ds = dsvm.open_dataset(tmp_path / "t.zarr")
+    assert ds.n_features == 1 + 2**10 and ds.layout == "sparse"
+    spec = ds.attrs["hashing"]
+    assert spec["hash_bits"] == 10 and spec["categorical"] == ["city", "dev"]
+    assert spec["numeric"] == ["x"] and "FeatureHasher" in spec["scheme"]
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(y, label)
+    np.testing.assert_allclose(X[:, 0].toarray().ravel(), num, rtol=1e-6)
+    assert abs(X[:, 1:] - _reference(city, dev, 10)).max() == 0
+
+
+def test_parquet_with_categorical_columns_equals_feature_hasher(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    label, num, city, dev = _rows(seed=1)
+    city_col = pa.array([c or None for c in city]).dictionary_encode()  # null: no token
+    pq.write_table(pa.table({"x": num, "city": city_col, "dev": dev, "y": label}),
+                   tmp_path / "t.parquet", row_group_size=300)
+    ds = dsvm.convert(tmp_path / "t.parquet", tmp_path / "t.zarr", label_column="y",
+                      categorical=["city", "dev"], hash_bits=12)
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(y, label)
+    assert abs(X[:, 1:] - _reference(city, dev, 12)).max() == 0
+
+
+def test_criteo_layout_out_of_the_box(tmp_path):
+    path = shared_file("criteo_sample/criteo_kaggle_head8000_dev.txt.xz")
+    ds = dsvm.convert(path, tmp_path / "c.zarr", format="criteo", hash_bits=16)
+    X, y, _ = collect(ds)
+    lines = lzma.open(path, "rt").read().splitlines()
+    assert ds.n_samples == len(lines) == 409 and set(np.unique(y)) == {0.0, 1.0}
+    fields = [ln.split("\t") for ln in lines]
+    tokens = [[f"C{j - 13}={v}" for j, v in enumerate(f) if j > 13 and v] for f in fields]
+    ref = FeatureHasher(n_features=2**16, input_type="string").transform(tokens)
+    assert abs(X[:, 13:] - ref).max() == 0
+    ints = np.array([[float(v or 0) for v in f[1:14]] for f in fields])
+    np.testing.assert_array_equal(X[:, :13].toarray(), ints)
+
+
+def test_bad_categorical_input_is_one_clear_line(tmp_path):
+    with open(tmp_path / "t.csv", "w") as f:
+        f.write("y,x,city\n1,0.5,paris\n0,abc,oslo\n")
+    with pytest.raises(DataFormatError, match="t.csv.*'town' is not a column"):
+        dsvm.convert(tmp_path / "t.csv", tmp_path / "a.zarr", categorical=["town"])
+    with pytest.raises(DataFormatError, match="t.csv.*abc"):
+        dsvm.convert(tmp_path / "t.csv", tmp_path / "b.zarr", categorical=["city"])
+    with pytest.raises(ValueError, match="hash_bits"):
+        dsvm.convert(tmp_path / "t.csv", tmp_path / "c.zarr", categorical=["city"], hash_bits=0)
