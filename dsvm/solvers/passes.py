@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dsvm.data.blocks import Block, DenseBlock
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.order import row_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
@@ -73,8 +73,8 @@ def pass_over_window(
     (label-sorted a9a in 2,000-row chunks: 84.1-84.8% against 84.5-85.0% with single rows;
     runs of 64 fell to 82-83%). What it buys: the rows of a run stream from memory instead of
     costing a cache miss each (a random order of single rows over 8 chunks ran at half the
-    speed). In-memory dense input is passed as a view of the caller's array
-    (:func:`span_of_views`): the same rows in the same order as the concatenated window.
+    speed). In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`,
+    dense and CSR): the same rows in the same order as the concatenated window.
     """
     stats = PassStats()
     blocks, codes = [], []
@@ -105,9 +105,10 @@ def pass_over_window(
 
 
 def span_of_views(blocks: list[Block], codes: list[np.ndarray]
-                  ) -> tuple[DenseBlock, np.ndarray, np.ndarray] | None:
+                  ) -> tuple[Block, np.ndarray, np.ndarray] | None:
     """The rows of a window of dense blocks that are row ranges of one C-contiguous array
-    (in-memory input: ``ArraySource`` hands out views), as one view spanning them all, with
+    (in-memory input: ``ArraySource`` hands out views; CSR: :func:`csr_span_of_views`), as
+    one view spanning them all, with
     codes (and sample weights) placed at the blocks' rows and the map from a row's index in
     the concatenated window to its row in the span. None when the blocks are not such views.
 
@@ -117,6 +118,8 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
     in ``order``: the state must be calibrated already (as the training loop ships it), since
     a solver calibrating on the block would look at the span's first rows.
     """
+    if len(blocks) >= 2 and all(isinstance(b, CSRBlock) for b in blocks):
+        return csr_span_of_views(blocks, codes)  # type: ignore[arg-type]
     if len(blocks) < 2 or not all(isinstance(b, DenseBlock) for b in blocks):
         return None
     first = blocks[0].X
@@ -140,22 +143,86 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
     if hi * row_bytes > base.nbytes:
         return None
     span = np.ndarray((hi - lo, first.shape[1]), first.dtype, buffer=base, offset=lo * row_bytes)
-    # Rows of the span outside the window get code 0 and weight 0 (np.zeros: untouched pages
-    # cost nothing): the order never visits them, and a zero weight leaves what is computed
-    # from all weights (Pegasos' radius from the largest) as for the window alone.
-    span_codes = np.zeros(hi - lo, codes[0].dtype)
+    span_codes, sw, to_span = _span_rows(blocks, codes, [s - lo for s in starts], hi - lo)
+    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, to_span
+
+
+def _span_rows(blocks: list[Block], codes: list[np.ndarray], starts: list[int], n_span: int
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Codes and sample weights of a span of ``n_span`` rows where block j's rows start at
+    span row ``starts[j]``, and the map from a row of the concatenated window to the span.
+
+    Rows of the span outside the window get code 0 and weight 0 (np.zeros: untouched pages
+    cost nothing): the order never visits them, and a zero weight leaves what is computed
+    from all weights (Pegasos' radius from the largest) as for the window alone."""
+    span_codes = np.zeros(n_span, codes[0].dtype)
     weighted = any(b.sample_weight is not None for b in blocks)
-    sw = np.zeros(hi - lo) if weighted else None
+    sw = np.zeros(n_span) if weighted else None
     to_span = np.empty(sum(b.n_samples for b in blocks), np.int64)
     at = 0
     for start, b, c in zip(starts, blocks, codes):
-        rows = slice(start - lo, start - lo + b.n_samples)
+        rows = slice(start, start + b.n_samples)
         span_codes[rows] = c
         if sw is not None:
             sw[rows] = 1.0 if b.sample_weight is None else b.sample_weight
         to_span[at:at + b.n_samples] = np.arange(rows.start, rows.stop)
         at += b.n_samples
-    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, to_span
+    return span_codes, sw, to_span
+
+
+def _offset_in(view: np.ndarray, base: np.ndarray) -> int:
+    """Element offset of a 1-D contiguous view inside ``base`` (-1 if it is not one)."""
+    if (view.base is not base or view.dtype != base.dtype or view.ndim != 1
+            or not view.flags.c_contiguous):
+        return -1
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset < 0 or offset % view.itemsize or offset + view.nbytes > base.nbytes:
+        return -1
+    return offset // view.itemsize
+
+
+def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
+                      ) -> tuple[CSRBlock, np.ndarray, np.ndarray] | None:
+    """:func:`span_of_views` for CSR blocks whose indices and data are views of the same two
+    arrays (in-memory sparse input: ``ArraySource`` hands out such views).
+
+    The span's indices and data are views from the first block's entries to the last's (in
+    storage order); its indptr (the only new array: 8 bytes a row) lists the blocks' rows in
+    storage order, with one extra row covering the entries between two blocks that are not
+    adjacent, which the order never visits. Concatenating a window copied every stored entry:
+    0.08-0.16 s of a 0.5-0.9 s epoch at 400,000 rows x 40 nonzeros.
+    """
+    first = blocks[0]
+    idx_base, dat_base = first.indices.base, first.data.base
+    if not isinstance(idx_base, np.ndarray) or not isinstance(dat_base, np.ndarray):
+        return None
+    offsets = []
+    for b in blocks:
+        off = _offset_in(b.indices, idx_base)
+        if (off < 0 or _offset_in(b.data, dat_base) != off or b.n_features != first.n_features
+                or int(b.indptr[0]) != 0):
+            return None
+        offsets.append(off)
+    placed = sorted(range(len(blocks)), key=offsets.__getitem__)
+    pieces, starts, end, n_span = [], [0] * len(blocks), offsets[placed[0]], 0
+    for j in placed:
+        b, off = blocks[j], offsets[j]
+        if off < end:  # overlapping views: not rows of one matrix in storage order
+            return None
+        if off > end:  # entries of chunks outside the window: one row never visited
+            pieces.append(np.array([end], np.int64))
+            n_span += 1
+        starts[j] = n_span
+        pieces.append(np.asarray(b.indptr[:-1], np.int64) + off)
+        n_span += b.n_samples
+        end = off + int(b.indptr[-1])
+    lo = offsets[placed[0]]
+    pieces.append(np.array([end], np.int64))
+    indptr = np.concatenate(pieces) - lo
+    span_codes, sw, to_span = _span_rows(blocks, codes, starts, n_span)  # type: ignore[arg-type]
+    span = CSRBlock(indptr=indptr, indices=idx_base[lo:end], data=dat_base[lo:end],
+                    y=np.empty(n_span), n_features=first.n_features, sample_weight=sw)
+    return span, span_codes, to_span
 
 
 # Rows of a window are interleaved in runs of this many consecutive stored rows, the runs in a
