@@ -171,4 +171,5 @@ def make_combiner(name: str) -> ParameterAveraging:
     try:
         return COMBINERS[name]()
     except KeyError:
-        raise ValueError(f"Unknown combine {name!r}; expected one of {sorted(COMBINERS)}.") from None
+        raise ValueError(
+            f"Unknown combine {name!r}; expected one of {sorted(COMBINERS)}.") from None

@@ -27,7 +27,12 @@ def _probe_array(parts: list[np.ndarray]) -> np.ndarray:
     # state's own: pickled once, and never written (a task copies its state before the pass).
     if len(parts) == 1 and parts[0].dtype == np.float64 and parts[0].flags.c_contiguous:
         return parts[0]
-    return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts])
+    out = np.empty((sum(p.shape[0] for p in parts), *parts[0].shape[1:]), np.float64)
+    at = 0
+    for p in parts:  # filled in place: np.concatenate of asarray copies made a float64 copy more
+        out[at:at + p.shape[0]] = p
+        at += p.shape[0]
+    return out
 
 
 def ship_with_probes(state: SolverState, solver: LocalSolver,
