@@ -74,7 +74,7 @@ from dsvm.kernels.support import (
     sup_zero,
     track_support,
 )
-from dsvm.kernels.weights import ovr_target, shrink_scale, vec_scale, vec_sqnorm
+from dsvm.kernels.weights import ovr_target, power_of, shrink_scale, vec_scale, vec_sqnorm
 
 
 @njit_serial
@@ -273,7 +273,7 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     start = 0
     while start < n:
         m = min(k_batch, n - start)
-        eta = eta0 / math.pow(1.0 + lam * eta0 * t, power)
+        eta = eta0 / power_of(1.0 + lam * eta0 * t, power)
         t += 1.0
         # Margins of all rows of the batch at the current iterate first, then the update.
         # (Written out in each kernel: numba's IR inlining of a helper holding this loop made
