@@ -54,17 +54,27 @@ from dsvm.kernels.averages import (
     avg_weight,
 )
 from dsvm.kernels.losses import loss_deriv_p, loss_value_p
-from dsvm.kernels.prefetch import PREFETCH_DISTANCE
+from dsvm.kernels.prefetch import PREFETCH_DISTANCE, WEIGHTS_AHEAD
 from dsvm.kernels.rows import (
     prefetch_item,
     prefetch_row,
+    prefetch_weights,
     row_axpy,
     row_axpy_comp,
     row_axpy_sq,
     row_axpy_sq_comp,
     row_dot,
 )
-from dsvm.kernels.weights import ovr_target, shrink_scale, vec_scale, vec_sqnorm
+from dsvm.kernels.support import (
+    SUPPORT_FRACTION,
+    mark_row,
+    sup_flush,
+    sup_scale,
+    sup_sqnorm,
+    sup_zero,
+    track_support,
+)
+from dsvm.kernels.weights import ovr_target, power_of, shrink_scale, vec_scale, vec_sqnorm
 
 
 @njit_serial
@@ -107,6 +117,19 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     for k in range(K):
         sq[k] = vec_sqnorm(W, k)
     csum = np.zeros(K)  # the average's lazy sum is A[k] + csum_k W[k] (kernels.averages)
+    # The support of W[k] while young (kernels.support): tracked over CSR rows from an all-zero
+    # W[k] (a fit's first pass); -1 = not tracked
+    sup_n = np.full(K, -1, np.int64)
+    young = False
+    if track_support(X) and n > 0:
+        for k in range(K):
+            young = young or sq[k] == 0.0
+    n_mark = W.shape[1] if young else 0
+    mark = np.zeros((K, n_mark), np.uint8)
+    sup_idx = np.empty((K, n_mark // SUPPORT_FRACTION), np.int32)
+    for k in range(K):
+        if young and sq[k] == 0.0:
+            sup_n[k] = 0
     if average:
         for k in range(K):
             avg_begin(A, ab, k, n_avg)
@@ -124,7 +147,12 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             ahead = start + r + PREFETCH_DISTANCE
             if ahead < n:
                 i_ahead = order[ahead]
-                prefetch_row(X, i_ahead)
+                if ahead + WEIGHTS_AHEAD < n:
+                    prefetch_row(X, order[ahead + WEIGHTS_AHEAD])
+                for k in range(K):
+                    prefetch_weights(X, i_ahead, W, k)
+                    if average:
+                        prefetch_weights(X, i_ahead, A, k)
                 prefetch_item(codes, i_ahead)
                 if has_sw:
                     prefetch_item(sample_weight, i_ahead)
@@ -145,8 +173,15 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             n_avg += a_t
         for k in range(K):
             if avg_flush_needed(csum[k], scale[k], factor, scale_min, n_avg):
-                avg_flush(A, k, csum, W)  # before u is folded, zeroed or dwarfed
-            s, q = shrink_scale(W, k, scale[k], sq[k], factor, scale_min)
+                sup_flush(A, k, csum, W, sup_idx, sup_n[k])  # before u is folded or dwarfed
+            # shrink_scale (kernels.weights), with the sweeps over the support while tracked
+            s, q = scale[k] * factor, sq[k]
+            if factor <= 0.0:
+                sup_zero(W, k, sup_idx, sup_n[k])
+                s, q = 1.0, 0.0
+            elif s < scale_min:
+                sup_scale(W, k, s, sup_idx, sup_n[k])
+                s, q = 1.0, sup_sqnorm(W, k, sup_idx, sup_n[k])
             # w = s u, so adding a x to w adds (a / s) x to u.
             cu = -eta / (m * s)
             comp = csum[k] != 0.0  # u is part of the average's sum: A absorbs its changes
@@ -155,20 +190,23 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             for r in range(m):
                 g = G[r, k]
                 if g != 0.0:
+                    i = order[start + r]
                     if comp:
-                        q += row_axpy_sq_comp(X, order[start + r], W, k, cu * g, A, cv)
+                        q += row_axpy_sq_comp(X, i, W, k, cu * g, A, cv)
                     else:
-                        q += row_axpy_sq(X, order[start + r], W, k, cu * g)
+                        q += row_axpy_sq(X, i, W, k, cu * g)
+                    if sup_n[k] >= 0:
+                        sup_n[k] = mark_row(X, i, mark, sup_idx, k, sup_n[k])
                     g_sum += g
             # Projection onto {||w|| <= radius}: ||w||^2 = s^2 ||u||^2, one multiply of s.
             norm2 = s * s * q
             if norm2 > radius * radius:
                 s *= radius / math.sqrt(norm2)
                 if s < scale_min:
-                    avg_flush(A, k, csum, W)
-                    vec_scale(W, k, s)
+                    sup_flush(A, k, csum, W, sup_idx, sup_n[k])
+                    sup_scale(W, k, s, sup_idx, sup_n[k])
                     s = 1.0
-                    q = vec_sqnorm(W, k)
+                    q = sup_sqnorm(W, k, sup_idx, sup_n[k])
             scale[k] = s
             sq[k] = q
             if fit_b and g_sum != 0.0:
@@ -181,12 +219,13 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             if a_t > 0.0:
                 csum[k], ab[k], flush = avg_add(csum[k], ab[k], a_t, s, b[k], n_avg)
                 if flush:
-                    avg_flush(A, k, csum, W)
+                    sup_flush(A, k, csum, W, sup_idx, sup_n[k])
         start += m
     for k in range(K):
         if average:
             avg_end(A, ab, k, csum, W, n_avg)
-        vec_scale(W, k, scale[k])
+        if scale[k] != 1.0:
+            sup_scale(W, k, scale[k], sup_idx, sup_n[k])
     hp[H.T] = t
     hp[H.N_AVG] = n_avg
     return loss_sum
@@ -234,7 +273,7 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
     start = 0
     while start < n:
         m = min(k_batch, n - start)
-        eta = eta0 / math.pow(1.0 + lam * eta0 * t, power)
+        eta = eta0 / power_of(1.0 + lam * eta0 * t, power)
         t += 1.0
         # Margins of all rows of the batch at the current iterate first, then the update.
         # (Written out in each kernel: numba's IR inlining of a helper holding this loop made
@@ -243,7 +282,12 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp):
             ahead = start + r + PREFETCH_DISTANCE
             if ahead < n:
                 i_ahead = order[ahead]
-                prefetch_row(X, i_ahead)
+                if ahead + WEIGHTS_AHEAD < n:
+                    prefetch_row(X, order[ahead + WEIGHTS_AHEAD])
+                for k in range(K):
+                    prefetch_weights(X, i_ahead, W, k)
+                    if average:
+                        prefetch_weights(X, i_ahead, A, k)
                 prefetch_item(codes, i_ahead)
                 if has_sw:
                     prefetch_item(sample_weight, i_ahead)

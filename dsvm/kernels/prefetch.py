@@ -17,6 +17,9 @@ from numba.extending import intrinsic
 # How many rows ahead of the current one to prefetch. Measured on 400-byte rows: 4-16 is flat;
 # much further and the prefetched lines start to be evicted before use.
 PREFETCH_DISTANCE = 8
+# Sparse rows: the row itself (indices, values) is fetched WEIGHTS_AHEAD rows further ahead than
+# the weights it touches, so that its indices are in cache when those prefetches are issued.
+WEIGHTS_AHEAD = 8
 _LINE = 64
 _MAX_LINES = 64  # never issue more than 4 KiB of hints for one row
 

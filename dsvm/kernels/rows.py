@@ -85,6 +85,11 @@ def prefetch_item(a, i):
     """Hint that ``a[i]`` of a 1-D array will be read soon (a no-op without the JIT)."""
 
 
+def prefetch_weights(X, i, W, k):
+    """Hint that the entries of ``W[k]`` that row i touches will be read soon (CSR rows only:
+    a dense row reads all of ``W[k]``, which stays in cache; a no-op without the JIT)."""
+
+
 def _is_csr(X):
     return isinstance(X, types.BaseTuple)
 
@@ -152,3 +157,20 @@ def _ol_prefetch_row(X, i):
 @overload(prefetch_item, **overload_options())
 def _ol_prefetch_item(a, i):
     return lambda a, i: prefetch_range(a, i, 1)
+
+
+@overload(prefetch_weights, **overload_options())
+def _ol_prefetch_weights(X, i, W, k):
+    if _is_csr(X):
+
+        def impl(X, i, W, k):
+            # W[k, j] for the row's indices j: each a likely miss in a large model (2^22
+            # features are 16-32 MB), gathered at random; issued a few rows ahead they overlap
+            # with the current rows' arithmetic instead of stalling it.
+            base = k * W.shape[1]
+            indices = X[1]
+            for jj in range(X[0][i], X[0][i + 1]):
+                prefetch_range(W, base + indices[jj], 1)
+
+        return impl
+    return lambda X, i, W, k: None

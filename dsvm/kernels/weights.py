@@ -15,6 +15,8 @@ numba would update atomically on every step).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import types
 from numba.extending import overload
@@ -50,6 +52,21 @@ def vec_combine(A, k, beta, W, gamma):
     """A[k] <- beta * A[k] + gamma * W[k] (in A's dtype, W[k] read as float64)."""
     for j in range(A.shape[1]):
         A[k, j] = beta * A[k, j] + gamma * np.float64(W[k, j])
+
+
+@njit_inline
+def power_of(x, power):
+    """x ** power for x > 0: SGD's step schedule per step. The schedule's usual powers (1,
+    0.75 when averaging, 0.5) by division and square roots: math.pow cost ~30 ns a step, a
+    tenth of a 40-nonzero sparse step."""
+    if power == 1.0:
+        return x
+    if power == 0.75:
+        r = math.sqrt(x)
+        return r * math.sqrt(r)
+    if power == 0.5:
+        return math.sqrt(x)
+    return math.pow(x, power)
 
 
 @njit_inline

@@ -7,11 +7,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from dsvm.data.blocks import Block
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.order import row_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import probe_loss_sums
+from dsvm.kernels.shuffle import expand_runs
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
@@ -61,6 +62,19 @@ def pass_over_window(
     drawn from (seed, epoch, the window's first chunk). The probe losses are taken chunk by
     chunk (every s-th row of each chunk: the same rows every epoch, whatever the windows).
     A window of one chunk is exactly :func:`pass_over_chunk`.
+
+    **Row order.** One chunk: a uniform random permutation of its rows. Several: runs of
+    ``SEGMENT_ROWS`` (16) consecutive stored rows, the runs in a uniform random order over the
+    whole window (:func:`segment_order`), re-drawn every epoch. Why it is as good as a
+    permutation of single rows: every row is still visited exactly once per epoch, and a step
+    sees a row of any chunk of the window with the same probability; only rows stored next to
+    each other stay together for up to 16 steps, which a step size of 1/(lambda t) cannot tell
+    from a permutation unless neighbouring rows are strongly alike for far longer than 16 rows
+    (label-sorted a9a in 2,000-row chunks: 84.1-84.8% against 84.5-85.0% with single rows;
+    runs of 64 fell to 82-83%). What it buys: the rows of a run stream from memory instead of
+    costing a cache miss each (a random order of single rows over 8 chunks ran at half the
+    speed). In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`,
+    dense and CSR): the same rows in the same order as the concatenated window.
     """
     stats = PassStats()
     blocks, codes = [], []
@@ -76,12 +90,139 @@ def pass_over_window(
         codes.append(block_codes)
     if not blocks:
         return stats
+    n_rows = sum(block.n_samples for block in blocks)
+    spanned = span_of_views(blocks, codes)
+    if spanned is not None:  # rows of one in-memory array: no copy, same visits
+        rows, all_codes, to_span = spanned
+        order = segment_order(seed, epoch, window[0][0], n_rows, row_map=to_span)
+        return solver.run_block(state, rows, all_codes, order) + stats
+    order = (row_order(seed, epoch, window[0][0], n_rows) if len(blocks) == 1
+             else segment_order(seed, epoch, window[0][0], n_rows))
     rows = concat_blocks(blocks)
-    order = (row_order(seed, epoch, window[0][0], rows.n_samples) if len(blocks) == 1
-             else segment_order(seed, epoch, window[0][0], rows.n_samples))
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
     return run + stats
+
+
+def span_of_views(blocks: list[Block], codes: list[np.ndarray]
+                  ) -> tuple[Block, np.ndarray, np.ndarray] | None:
+    """The rows of a window of dense blocks that are row ranges of one C-contiguous array
+    (in-memory input: ``ArraySource`` hands out views; CSR: :func:`csr_span_of_views`), as
+    one view spanning them all, with
+    codes (and sample weights) placed at the blocks' rows and the map from a row's index in
+    the concatenated window to its row in the span. None when the blocks are not such views.
+
+    Concatenating a window copied every row once more per epoch: 0.17 s of a 0.28 s epoch on
+    2,000,000 x 100 float32 rows, twice the pass itself. The span may include rows of chunks
+    outside the window; the order never visits them. Only for a pass over the window's rows
+    in ``order``: the state must be calibrated already (as the training loop ships it), since
+    a solver calibrating on the block would look at the span's first rows.
+    """
+    if len(blocks) >= 2 and all(isinstance(b, CSRBlock) for b in blocks):
+        return csr_span_of_views(blocks, codes)  # type: ignore[arg-type]
+    if len(blocks) < 2 or not all(isinstance(b, DenseBlock) for b in blocks):
+        return None
+    first = blocks[0].X
+    base = first.base
+    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous:
+        return None
+    row_bytes = first.shape[1] * first.itemsize
+    base_ptr = base.__array_interface__["data"][0]
+    starts = []
+    for b in blocks:
+        X = b.X
+        if (X.base is not base or X.dtype != first.dtype or X.shape[1] != first.shape[1]
+                or not X.flags.c_contiguous or row_bytes == 0):
+            return None
+        offset = X.__array_interface__["data"][0] - base_ptr
+        if offset < 0 or offset % row_bytes:
+            return None
+        starts.append(offset // row_bytes)
+    lo = min(starts)
+    hi = max(s + b.n_samples for s, b in zip(starts, blocks))
+    if hi * row_bytes > base.nbytes:
+        return None
+    span = np.ndarray((hi - lo, first.shape[1]), first.dtype, buffer=base, offset=lo * row_bytes)
+    span_codes, sw, to_span = _span_rows(blocks, codes, [s - lo for s in starts], hi - lo)
+    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, to_span
+
+
+def _span_rows(blocks: list[Block], codes: list[np.ndarray], starts: list[int], n_span: int
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Codes and sample weights of a span of ``n_span`` rows where block j's rows start at
+    span row ``starts[j]``, and the map from a row of the concatenated window to the span.
+
+    Rows of the span outside the window get code 0 and weight 0 (np.zeros: untouched pages
+    cost nothing): the order never visits them, and a zero weight leaves what is computed
+    from all weights (Pegasos' radius from the largest) as for the window alone."""
+    span_codes = np.zeros(n_span, codes[0].dtype)
+    weighted = any(b.sample_weight is not None for b in blocks)
+    sw = np.zeros(n_span) if weighted else None
+    to_span = np.empty(sum(b.n_samples for b in blocks), np.int64)
+    at = 0
+    for start, b, c in zip(starts, blocks, codes):
+        rows = slice(start, start + b.n_samples)
+        span_codes[rows] = c
+        if sw is not None:
+            sw[rows] = 1.0 if b.sample_weight is None else b.sample_weight
+        to_span[at:at + b.n_samples] = np.arange(rows.start, rows.stop)
+        at += b.n_samples
+    return span_codes, sw, to_span
+
+
+def _offset_in(view: np.ndarray, base: np.ndarray) -> int:
+    """Element offset of a 1-D contiguous view inside ``base`` (-1 if it is not one)."""
+    if (view.base is not base or view.dtype != base.dtype or view.ndim != 1
+            or not view.flags.c_contiguous):
+        return -1
+    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if offset < 0 or offset % view.itemsize or offset + view.nbytes > base.nbytes:
+        return -1
+    return offset // view.itemsize
+
+
+def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
+                      ) -> tuple[CSRBlock, np.ndarray, np.ndarray] | None:
+    """:func:`span_of_views` for CSR blocks whose indices and data are views of the same two
+    arrays (in-memory sparse input: ``ArraySource`` hands out such views).
+
+    The span's indices and data are views from the first block's entries to the last's (in
+    storage order); its indptr (the only new array: 8 bytes a row) lists the blocks' rows in
+    storage order, with one extra row covering the entries between two blocks that are not
+    adjacent, which the order never visits. Concatenating a window copied every stored entry:
+    0.08-0.16 s of a 0.5-0.9 s epoch at 400,000 rows x 40 nonzeros.
+    """
+    first = blocks[0]
+    idx_base, dat_base = first.indices.base, first.data.base
+    if not isinstance(idx_base, np.ndarray) or not isinstance(dat_base, np.ndarray):
+        return None
+    offsets = []
+    for b in blocks:
+        off = _offset_in(b.indices, idx_base)
+        if (off < 0 or _offset_in(b.data, dat_base) != off or b.n_features != first.n_features
+                or int(b.indptr[0]) != 0):
+            return None
+        offsets.append(off)
+    placed = sorted(range(len(blocks)), key=offsets.__getitem__)
+    pieces, starts, end, n_span = [], [0] * len(blocks), offsets[placed[0]], 0
+    for j in placed:
+        b, off = blocks[j], offsets[j]
+        if off < end:  # overlapping views: not rows of one matrix in storage order
+            return None
+        if off > end:  # entries of chunks outside the window: one row never visited
+            pieces.append(np.array([end], np.int64))
+            n_span += 1
+        starts[j] = n_span
+        pieces.append(np.asarray(b.indptr[:-1], np.int64) + off)
+        n_span += b.n_samples
+        end = off + int(b.indptr[-1])
+    lo = offsets[placed[0]]
+    pieces.append(np.array([end], np.int64))
+    indptr = np.concatenate(pieces) - lo
+    span_codes, sw, to_span = _span_rows(blocks, codes, starts, n_span)  # type: ignore[arg-type]
+    span = CSRBlock(indptr=indptr, indices=idx_base[lo:end], data=dat_base[lo:end],
+                    y=np.empty(n_span), n_features=first.n_features, sample_weight=sw)
+    return span, span_codes, to_span
 
 
 # Rows of a window are interleaved in runs of this many consecutive stored rows, the runs in a
@@ -93,14 +234,13 @@ SEGMENT_ROWS = 16
 
 
 def segment_order(seed: int, epoch: int, key: int, n_rows: int,
-                  segment: int = SEGMENT_ROWS) -> np.ndarray:
+                  segment: int = SEGMENT_ROWS, row_map: np.ndarray | None = None) -> np.ndarray:
     """Rows 0..n_rows-1 in runs of ``segment`` consecutive rows, the runs in a random order
-    drawn from (seed, epoch, key)."""
+    drawn from (seed, epoch, key); each row i given as ``row_map[i]`` when there is one."""
     n_segments = -(-n_rows // segment)
     runs = row_order(seed, epoch, key, n_segments)
-    starts = runs * segment
-    order = (starts[:, None] + np.arange(segment)[None, :]).ravel()
-    return order[order < n_rows].astype(np.int64)
+    empty = np.empty(0, np.int64)
+    return expand_runs(runs, segment, n_rows, empty if row_map is None else row_map)
 
 
 def with_class_weight(block: Block, codes: np.ndarray,

@@ -57,15 +57,15 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from dsvm.data.blocks import Block
+from dsvm.data.blocks import Block, CSRBlock
 from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.passes import sgd_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.objective import (
     KernelInputs,
-    run_pass_kernel,
     kernel_inputs,
+    run_pass_kernel,
     validate_common,
     writable_weights,
 )
@@ -82,6 +82,31 @@ from dsvm.solvers.targets import LossSpec, output_targets, pointwise_losses
 CALIBRATION_ROWS = 1000  # rows of a block that the eta0 search looks at (Bottou: 1000)
 _ETA_FACTOR = 2.0
 _ETA_MAX_TRIES = 60  # 2**60 either way from 1: far past any useful step size
+
+
+def compact_sample(block: Block, codes: np.ndarray, state: SolverState,
+                   m: int) -> tuple[tuple[Block, np.ndarray], SolverState]:
+    """The first ``m`` rows of ``block`` (and their codes) with a state to search eta0 from:
+    for sparse rows and all-zero weights (a fit's start), only the columns those rows use.
+
+    A trial pass from zero weights changes only the columns its rows touch; the others stay 0
+    under the L2 shrink and the L1 prox alike, and add nothing to the penalty or the margins.
+    So the search on the used columns picks the same eta0, in O(nnz of the sample) instead of
+    a dozen O(n_features) sweeps per trial (0.2 s of a 0.6 s epoch at 2^22 features).
+    """
+    if not isinstance(block, CSRBlock) or state.coef.any():
+        return (block, codes), state
+    lo, hi = int(block.indptr[0]), int(block.indptr[m])
+    cols, inv = np.unique(block.indices[lo:hi], return_inverse=True)
+    if 2 * len(cols) > block.n_features:
+        return (block, codes), state
+    sw = None if block.sample_weight is None else block.sample_weight[:m]
+    small = CSRBlock(indptr=np.asarray(block.indptr[:m + 1], np.int64) - lo,
+                     indices=inv.astype(np.int32).reshape(-1), data=block.data[lo:hi],
+                     y=block.y[:m], n_features=max(1, len(cols)), sample_weight=sw)
+    fresh = init_linear_state(small.n_features, state.n_outputs, state.coef.dtype)
+    return (small, codes[:m]), replace(fresh, intercept=state.intercept.copy(), t=state.t,
+                                       n_avg=state.n_avg)
 
 
 @dataclass(frozen=True)
@@ -171,8 +196,10 @@ class SGDSolver:
         m = min(block.n_samples, CALIBRATION_ROWS)
         if m == 0:
             raise ValueError("SGDSolver.calibrate: the block has no rows to calibrate eta0 on.")
-        args = kernel_inputs(block, codes, np.arange(m, dtype=np.int64), state, "SGDSolver")
-        return replace(state, eta0=self._search_eta0(state, args))
+        sample, sample_state = compact_sample(block, codes, state, m)
+        args = kernel_inputs(sample[0], sample[1], np.arange(m, dtype=np.int64), sample_state,
+                             "SGDSolver")
+        return replace(state, eta0=self._search_eta0(sample_state, args))
 
     def _search_eta0(self, state: SolverState, args: KernelInputs) -> float:
         """Bottou's determineEta0: factor-2 walk from eta = 1 towards the lower cost."""

@@ -27,7 +27,12 @@ def _probe_array(parts: list[np.ndarray]) -> np.ndarray:
     # state's own: pickled once, and never written (a task copies its state before the pass).
     if len(parts) == 1 and parts[0].dtype == np.float64 and parts[0].flags.c_contiguous:
         return parts[0]
-    return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts])
+    out = np.empty((sum(p.shape[0] for p in parts), *parts[0].shape[1:]), np.float64)
+    at = 0
+    for p in parts:  # filled in place: np.concatenate of asarray copies made a float64 copy more
+        out[at:at + p.shape[0]] = p
+        at += p.shape[0]
+    return out
 
 
 def ship_with_probes(state: SolverState, solver: LocalSolver,
@@ -37,10 +42,16 @@ def ship_with_probes(state: SolverState, solver: LocalSolver,
     if getattr(solver, "predictor", None) is not None:
         return replace(state, selection=None), None
     selection = selection_of(solver)
-    models, returned = (selection.candidates(state) if selection is not None
-                        else ([state.model()], 0))
-    shipped = replace(state, probe_coef=_probe_array([m[0] for m in models]),
-                      probe_intercept=_probe_array([m[1] for m in models]),
+    stacked = getattr(selection, "probe_arrays", None)
+    stacked = None if stacked is None else stacked(state)  # built in place, no copies
+    if stacked is not None:
+        coef, intercept, returned = stacked
+    else:
+        models, returned = (selection.candidates(state) if selection is not None
+                            else ([state.model()], 0))
+        coef = _probe_array([m[0] for m in models])
+        intercept = _probe_array([m[1] for m in models])
+    shipped = replace(state, probe_coef=coef, probe_intercept=intercept,
                       probe_stride=probe_stride(n_samples), selection=None)
     return shipped, returned
 

@@ -508,3 +508,33 @@ def test_max_row_sqnorm():
     for layout in LAYOUTS:
         assert max_row_sqnorm(kernel_X(X, layout, np.float64)) == pytest.approx(expected)
     assert max_row_sqnorm(kernel_X(np.zeros((0, 3)), "csr", np.float64)) == 0.0
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_young_support_folds_match_dense_and_reference(average):
+    """From zero weights a CSR pass sweeps only the coordinates its steps touched
+    (dsvm.kernels.support) while they are few: with scale_min close to 1 and a small radius
+    every step folds and projects, first over the listed support, then (once 60 sparse rows
+    have touched more than d / SUPPORT_FRACTION coordinates) densely. Both phases must give
+    the dense layout's and the NumPy reference's iterates and averages."""
+    rng = np.random.default_rng(21)
+    n, d = 60, 400
+    X = np.zeros((n, d))
+    for i in range(n):
+        X[i, rng.choice(d, size=5, replace=False)] = rng.normal(size=5)
+    codes = rng.integers(0, 3, size=n).astype(np.int32)
+    order = rng.permutation(n).astype(np.int64)
+    kw = dict(batch_size=2, radius=0.5, intercept_eta_max=0.5, average=average)
+    out = {}
+    for layout in LAYOUTS:
+        W, b = zeros_state(3, d, np.float64)
+        A, ab = np.zeros((3, d if average else 0)), np.zeros(3)
+        out[layout] = run_avg_pegasos(kernel_X(X, layout, np.float64), codes, None, order, W, b,
+                                      A, ab, scale_min=0.999, **kw)
+    for got, exp in zip(out["csr"][:4], out["dense"][:4]):
+        np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-12)
+    W, b = zeros_state(3, d, np.float64)
+    ref = avg_ref(X, codes, None, order, W, b, np.zeros((3, d)), np.zeros(3), **kw)
+    n_checked = 4 if average else 2  # without an average, the iterates (the same either way)
+    for g, r in zip(out["csr"][:n_checked], ref[:n_checked]):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)

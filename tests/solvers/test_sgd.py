@@ -241,3 +241,32 @@ def test_solvers_are_frozen_hashable_and_picklable():
         s.alpha = 1.0  # type: ignore[misc]
     assert s.name == "sgd" and s.power == 0.75
     assert SGDSolver(average=False).power == 1.0
+
+
+@pytest.mark.parametrize("penalty", ["l2", "elasticnet"])
+def test_eta0_search_on_the_sample_columns_equals_the_full_search(penalty):
+    """From zero weights on sparse rows the eta0 search runs on the columns the sample uses
+    (compact_sample); every trial cost, hence eta0, is that of the search on all columns."""
+    import scipy.sparse as sp
+
+    from dsvm.data.blocks import CSRBlock
+    from dsvm.solvers.sgd import compact_sample
+
+    rng = np.random.default_rng(4)
+    X = sp.random(1500, 200_000, density=0.0001, random_state=5, format="csr", dtype=np.float64)
+    w = rng.normal(size=200_000)
+    y = np.where(X @ w + 0.1 * rng.normal(size=1500) > 0, 1.0, -1.0)
+    block = CSRBlock(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, y,
+                     200_000)
+    codes = (y > 0).astype(np.int32)
+    solver = SGDSolver(alpha=1e-4, penalty=penalty)
+    state = solver.init_state(200_000, 1, np.float64)
+    (small, small_codes), small_state = compact_sample(block, codes, state, 1000)
+    assert small.n_features < 200_000 // 2 and small_state.coef.shape == (1, small.n_features)
+    order = np.arange(1000, dtype=np.int64)
+    full = kernel_inputs(block, codes, order, state, "t")
+    compact = kernel_inputs(small, small_codes, order, small_state, "t")
+    for eta in (0.25, 1.0, 4.0):
+        assert solver._trial_cost(small_state, compact, eta) == pytest.approx(
+            solver._trial_cost(state, full, eta), rel=1e-12)
+    assert solver.calibrate(state, block, codes).eta0 == solver._search_eta0(state, full)
