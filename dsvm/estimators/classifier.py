@@ -15,12 +15,12 @@ from sklearn.base import ClassifierMixin
 
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
-from dsvm.estimators.probabilities import LogisticProbabilities
 from dsvm.estimators.prediction import (
     labels_of,
     labels_of_frame,
     stored_labels,
 )
+from dsvm.estimators.probabilities import LogisticProbabilities
 from dsvm.training.inputs import is_dask_collection, is_dask_frame
 
 
@@ -122,7 +122,8 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         the variance of all feature values summed on the workers in one read of the data.
         Values must be in the range (0, inf).
     budget : int, default=500
-        ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range [1, inf).
+        ``solver="bsgd"``: support vectors kept per output (B). Values must be in the range
+        [1, inf).
     merge : {"gss", "gss-precise", "lookup-h", "lookup-wd"}, default="lookup-wd"
         ``solver="bsgd"``: how the merge coefficient is found (papers/001): golden section search
         to 0.01 or 1e-10, or the precomputed 400 x 400 lookup of h or of the weight degradation.
@@ -140,7 +141,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         A stream interleaves the rows of this many chunks at a time (runs of 16 stored rows in
         a random order; the windows are re-drawn every epoch from the seed), so that data
         stored sorted by label or by time trains like shuffled data without converting it
-        again. ``None``: 8, fewer when 8 chunks would hold more than 128 MB of rows; 1: each
+        again. ``None``: 16, fewer when 16 chunks would hold more than 128 MB of rows; 1: each
         chunk on its own, its rows in a random order (dsvm before 0.2).
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
