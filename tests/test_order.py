@@ -102,7 +102,7 @@ def test_info_shows_the_default_window(sorted_store, capsys):
     assert window["default"] and 0 < window["megabytes"] < 2
     assert window_for(None, DatasetSource(sorted_store)).chunks == window["chunks"]
     assert main(["info", str(sorted_store.url)]) == 0
-    assert "shuffle_window: 16 chunks (8,000 rows" in capsys.readouterr().out
+    assert "shuffle_window: 8 chunks (4,000 rows" in capsys.readouterr().out
 
 
 def test_train_takes_the_window_and_logs_it(sorted_store, tmp_path, capsys):

@@ -175,7 +175,7 @@ def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shuffle-window", type=int, default=None, metavar="N",
                    help="chunks whose rows a stream interleaves, so that data stored sorted "
                         "(by label, by time) trains like shuffled data; 1: one chunk at a time "
-                        "(default: 16, fewer above 128 MB of rows; `dsvm info` shows it)")
+                        "(default: 8, fewer above 128 MB of rows; `dsvm info` shows it)")
     p.add_argument("--no-intercept", action="store_true")
     p.add_argument("--no-average", action="store_true",
                    help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")

@@ -141,7 +141,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         A stream interleaves the rows of this many chunks at a time (runs of 16 stored rows in
         a random order; the windows are re-drawn every epoch from the seed), so that data
         stored sorted by label or by time trains like shuffled data without converting it
-        again. ``None``: 16, fewer when 16 chunks would hold more than 128 MB of rows; 1: each
+        again. ``None``: 8, fewer when 8 chunks would hold more than 128 MB of rows; 1: each
         chunk on its own, its rows in a random order (dsvm before 0.2).
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
