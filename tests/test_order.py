@@ -116,3 +116,16 @@ def test_train_takes_the_window_and_logs_it(sorted_store, tmp_path, capsys):
                  "--epochs", "2", "--shuffle-window", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--shuffle-window must be" in err, err
+
+
+def test_resume_with_windows_equals_the_uninterrupted_fit(a9a_slice, tmp_path):
+    """Windows are drawn from (seed, epoch, chunks): a resumed fit reads the same windows."""
+    (X, y), _, _ = a9a_slice
+    kw = dict(tol=None, random_state=0, chunk_rows=CHUNK_ROWS, n_streams=2, shuffle_window=3)
+    full = dsvm.SVMClassifier(max_epochs=4, **kw).fit(X, y)
+    ckpt = tmp_path / "fit.ckpt"
+    dsvm.SVMClassifier(max_epochs=2, checkpoint=ckpt, **kw).fit(X, y)
+    resumed = dsvm.SVMClassifier(max_epochs=4, checkpoint=ckpt, **kw).fit(X, y, resume=True)
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    other = dsvm.SVMClassifier(max_epochs=4, **{**kw, "shuffle_window": 4}).fit(X, y)
+    assert not np.array_equal(other.coef_, full.coef_)
