@@ -56,11 +56,11 @@ def test_dask_arrays_and_dataframes_get_the_window(a9a_slice, local_client):
     import dask.dataframe as dd
 
     (X, y), _, _ = a9a_slice
-    # every 5th row, still sorted: under 1 MB (dask arrays of more of this process's memory
-    # are persisted on the cluster first, which today recurses in DaskEngine._shipped_form)
-    rows = 200
-    X, y = np.asarray(X[::5].todense(), dtype=np.float32), y[::5]
-    kw = dict(max_epochs=3, tol=None, random_state=0, n_streams=2)
+    # 3.9 MB: dask arrays of this process's memory over 1 MB are persisted on the cluster
+    # before the fit (DaskEngine._shipped_form), so this also covers persisted input
+    rows = CHUNK_ROWS
+    X = np.asarray(X.todense(), dtype=np.float32)
+    kw = dict(max_epochs=2, tol=None, random_state=0, n_streams=2)
     in_memory = dsvm.SVMClassifier(chunk_rows=rows, **kw).fit(X, y)
     arrays = dsvm.SVMClassifier(client=local_client, **kw).fit(
         da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows))
@@ -70,8 +70,8 @@ def test_dask_arrays_and_dataframes_get_the_window(a9a_slice, local_client):
     assert ddf.npartitions == len(y) // rows
     frames = dsvm.SVMClassifier(client=local_client, **kw).fit(ddf, "label")
     np.testing.assert_allclose(frames.coef_, in_memory.coef_, rtol=1e-6, atol=1e-9)
-    one_chunk = dsvm.SVMClassifier(client=local_client, shuffle_window=1, **kw).fit(
-        da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows))
+    # and the windows matter: one chunk at a time gives another model
+    one_chunk = dsvm.SVMClassifier(chunk_rows=rows, shuffle_window=1, **kw).fit(X, y)
     assert not np.allclose(one_chunk.coef_, arrays.coef_)
 
 
