@@ -96,8 +96,13 @@ def _column_list(text: str) -> list[str]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
+    from dsvm.training.window import dataset_window
 
-    info = open_dataset(args.dataset).info()
+    dataset = open_dataset(args.dataset)
+    info = dataset.info()
+    window = dataset_window(dataset)
+    # what a fit with default settings interleaves (dsvm train --shuffle-window)
+    info["shuffle_window"] = window.as_dict() if args.json else window.describe()
     if args.json:
         print(json.dumps(info, indent=2, default=str))
     else:

@@ -49,7 +49,8 @@ def _common_params(args: argparse.Namespace) -> dict[str, Any]:
                 n_iter_no_change=args.n_iter_no_change, early_stopping=args.early_stopping,
                 validation_fraction=args.validation_fraction,
                 batch_size=args.batch_size, average=not args.no_average, rho=args.rho,
-                n_streams=args.streams, n_workers=args.workers, random_state=args.seed,
+                n_streams=args.streams, shuffle_window=args.shuffle_window,
+                n_workers=args.workers, random_state=args.seed,
                 verbose=0 if args.quiet else 2, checkpoint=args.checkpoint,
                 kernel=args.kernel, n_components=args.components, gamma=args.gamma)
 
@@ -171,6 +172,10 @@ def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--streams", type=int, default=None,
                    help="parallel streams per epoch (default: number of workers)")
+    p.add_argument("--shuffle-window", type=int, default=None, metavar="N",
+                   help="chunks whose rows a stream interleaves, so that data stored sorted "
+                        "(by label, by time) trains like shuffled data; 1: one chunk at a time "
+                        "(default: 8, fewer above 128 MB of rows; `dsvm info` shows it)")
     p.add_argument("--no-intercept", action="store_true")
     p.add_argument("--no-average", action="store_true",
                    help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")

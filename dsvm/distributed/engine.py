@@ -27,6 +27,7 @@ import pickle
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -142,9 +143,12 @@ class DaskEngine:
         if isinstance(inner, DaskSource) and not inner.on_cluster:
             # Arrays built from this process's memory: their graph holds the data. Persist them
             # once, spread over the workers, instead of shipping everything to every worker.
-            persisted = DaskSource(*self.client.persist(
-                [a for a in (inner.X, inner.y, inner.sample_weight) if a is not None]))
-            return self._shipped_form(source if inner is source else
+            arrays = self.client.persist(
+                [a for a in (inner.X, inner.y, inner.sample_weight) if a is not None])
+            persisted = replace(inner, X=arrays[0], y=arrays[1],
+                                sample_weight=arrays[2] if len(arrays) > 2 else None)
+            # (the persisted source itself: shipping the unpersisted one again recursed forever)
+            return self._shipped_form(persisted if inner is source else
                                       type(source)(persisted, source.fmap))
         [ref] = self.client.scatter([source], broadcast=True, hash=False)
         return ref

@@ -20,7 +20,6 @@ import numpy as np
 from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.engine import Engine
-from dsvm.distributed.sources import base_source
 from dsvm.distributed.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
 from dsvm.training.probes import (
@@ -44,25 +43,7 @@ class FitPlan:
     n_iter_no_change: int = 3
     verbose: int = 0
     shuffle_window: int = 1  # chunks whose rows a stream interleaves (see StreamPass)
-
-
-# A stream interleaves the rows of this many chunks at a time (order-robust streaming, see
-# dsvm.solvers.passes.pass_over_window), unless their rows exceed WINDOW_BYTES: label-sorted
-# a9a in 2,000-row chunks went from 77-78% test accuracy (one chunk at a time) to 84.1-84.8%
-# (shuffled: 84.9-85.0%).
-DEFAULT_WINDOW = 8
-WINDOW_BYTES = 128 << 20
-
-
-def shuffle_window(requested: int | None, source: Any) -> int:
-    """Chunks per window: ``requested`` (None: DEFAULT_WINDOW), at most WINDOW_BYTES of rows
-    (the average chunk's bytes; memory per worker stays bounded whatever the chunking)."""
-    window = DEFAULT_WINDOW if requested is None else int(requested)
-    nbytes = getattr(base_source(source), "nbytes", None)
-    if nbytes and source.n_chunks:
-        per_chunk = max(1.0, float(nbytes) / source.n_chunks)
-        window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
-    return max(1, window)
+    window_note: str = ""  # the window, described for the fit's log (training.window)
 
 
 @dataclass
@@ -199,8 +180,8 @@ def run_epochs(
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
-    ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history, converged)`` runs after every
-    epoch (checkpoints, job progress).
+    ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
+    converged)`` runs after every epoch (checkpoints, job progress).
     """
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
@@ -209,6 +190,8 @@ def run_epochs(
     rule = StoppingRule(tol, plan.n_iter_no_change, history,
                         key="holdout_objective" if holdout is not None else None)
     converged = False
+    if plan.window_note and first_epoch == 0:
+        progress.note(f"shuffle window: {plan.window_note}")
     try:
         for epoch in range(first_epoch, first_epoch + n_epochs):
             tic = time.perf_counter()

@@ -74,6 +74,16 @@ class EpochProgress:
             self.bar.write(line)
         self.bar.update(1)
 
+    def note(self, line: str) -> None:
+        """A line about the fit before its epochs (verbose >= 1; always logged at INFO)."""
+        logger.info(line)
+        if self.verbose < 1:
+            return
+        if self.bar is None:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self.bar.write(line)
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()

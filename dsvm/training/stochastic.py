@@ -29,15 +29,16 @@ from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.training import kernel_maps
-from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
+from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
-from dsvm.training.loop import FitPlan, run_epochs, shuffle_window
+from dsvm.training.loop import FitPlan, run_epochs
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
+from dsvm.training.window import window_for
 
 logger = logging.getLogger(__name__)
 
@@ -146,10 +147,10 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
     """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
+    window = window_for(spec.params.get("shuffle_window"), fit.source)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
                    n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
-                   shuffle_window=shuffle_window(spec.params.get("shuffle_window"),
-                                                 fit.source))
+                   shuffle_window=window.chunks, window_note=window.describe())
     validate = validation_scorer(engine, spec, record, solver, validation)
     holdout = None if fit.held_out is None else holdout_scorer(engine, spec, record, solver,
                                                                fit.held_out)

@@ -1,0 +1,131 @@
+"""Order-robust streaming (#13 item 1): data stored sorted by label trains like shuffled data
+with default settings, whatever the input (arrays, dask arrays, Dask DataFrames, datasets); the
+window is capped in bytes, shown by ``dsvm info`` and in the fit's log, and set by
+``dsvm train --shuffle-window``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm.cli import main
+from dsvm.distributed.sources import ArraySource, DatasetSource
+from dsvm.training.window import DEFAULT_WINDOW, WINDOW_BYTES, window_for
+from tests.conftest import load_libsvm
+
+N_ROWS, CHUNK_ROWS = 8000, 500  # 16 chunks, each of one class once sorted
+
+
+@pytest.fixture(scope="module")
+def a9a_slice():
+    """The first 8,000 rows of a9a sorted by label (-1 rows first), a shuffle of the same rows,
+    and 5,000 test rows."""
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    Xt, yt = load_libsvm("a9a/a9a.t.xz", 123)
+    X, y = X[:N_ROWS], y[:N_ROWS]
+    by_label = np.argsort(y, kind="stable")
+    shuffled = np.random.default_rng(0).permutation(N_ROWS)
+    return (X[by_label], y[by_label]), (X[shuffled], y[shuffled]), (Xt[:5000], yt[:5000])
+
+
+def _accuracy(train, test, **kw) -> float:
+    accs = [dsvm.SVMClassifier(max_epochs=10, tol=None, random_state=seed,
+                               chunk_rows=CHUNK_ROWS, **kw).fit(*train).score(*test)
+            for seed in (0, 1)]
+    return float(np.mean(accs))
+
+
+def test_a_label_sorted_slice_trains_like_the_shuffled_one(a9a_slice):
+    by_label, shuffled, test = a9a_slice
+    reference = _accuracy(shuffled, test)
+    assert reference > 0.82
+    # default settings: within a couple of points of the shuffled rows ...
+    assert _accuracy(by_label, test) > reference - 0.02
+    # ... where one chunk at a time (each chunk of one class) is far off
+    assert _accuracy(by_label, test, shuffle_window=1) < reference - 0.03
+
+
+def test_dask_arrays_and_dataframes_get_the_window(a9a_slice, local_client):
+    """Dask input is read chunk by chunk by the workers' tasks, like a dataset: the same
+    windows, hence the same model as the same rows in memory cut into the same chunks."""
+    pd = pytest.importorskip("pandas")
+    import dask.array as da
+    import dask.dataframe as dd
+
+    (X, y), _, _ = a9a_slice
+    # 3.9 MB: dask arrays of this process's memory over 1 MB are persisted on the cluster
+    # before the fit (DaskEngine._shipped_form), so this also covers persisted input
+    rows = CHUNK_ROWS
+    X = np.asarray(X.todense(), dtype=np.float32)
+    kw = dict(max_epochs=2, tol=None, random_state=0, n_streams=2)
+    in_memory = dsvm.SVMClassifier(chunk_rows=rows, **kw).fit(X, y)
+    arrays = dsvm.SVMClassifier(client=local_client, **kw).fit(
+        da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=rows))
+    np.testing.assert_allclose(arrays.coef_, in_memory.coef_, rtol=1e-6, atol=1e-9)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(label=y)
+    ddf = dd.from_pandas(frame, chunksize=rows, sort=False)
+    assert ddf.npartitions == len(y) // rows
+    frames = dsvm.SVMClassifier(client=local_client, **kw).fit(ddf, "label")
+    np.testing.assert_allclose(frames.coef_, in_memory.coef_, rtol=1e-6, atol=1e-9)
+    # and the windows matter: one chunk at a time gives another model
+    one_chunk = dsvm.SVMClassifier(chunk_rows=rows, shuffle_window=1, **kw).fit(X, y)
+    assert not np.allclose(one_chunk.coef_, arrays.coef_)
+
+
+def test_the_window_is_capped_in_bytes():
+    X = np.zeros((4096, 1024), dtype=np.float64)  # 32 MB
+    y = np.ones(4096)
+    assert window_for(None, ArraySource(X, y, chunk_rows=4096)).chunks == WINDOW_BYTES // X.nbytes
+    small = window_for(None, ArraySource(X, y, chunk_rows=64))
+    assert small.chunks == DEFAULT_WINDOW and not small.capped
+    assert window_for(3, ArraySource(X, y, chunk_rows=64)).chunks == 3
+    big = window_for(64, ArraySource(X, y, chunk_rows=2048))  # 16 MB chunks: 8 fit
+    assert big.chunks == WINDOW_BYTES // (X.nbytes // 2) and big.capped
+    assert "capped at 128 MB" in big.describe()
+
+
+@pytest.fixture(scope="module")
+def sorted_store(tmp_path_factory, a9a_slice):
+    (X, y), _, _ = a9a_slice
+    root = tmp_path_factory.mktemp("order")
+    return dsvm.write_arrays(root / "sorted.zarr", X, y, chunk_rows=CHUNK_ROWS)
+
+
+def test_info_shows_the_default_window(sorted_store, capsys):
+    assert main(["info", str(sorted_store.url), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    window = info["shuffle_window"]
+    assert window["chunks"] == DEFAULT_WINDOW and window["rows"] == DEFAULT_WINDOW * CHUNK_ROWS
+    assert window["default"] and 0 < window["megabytes"] < 2
+    assert window_for(None, DatasetSource(sorted_store)).chunks == window["chunks"]
+    assert main(["info", str(sorted_store.url)]) == 0
+    assert "shuffle_window: 8 chunks (4,000 rows" in capsys.readouterr().out
+
+
+def test_train_takes_the_window_and_logs_it(sorted_store, tmp_path, capsys):
+    model = tmp_path / "m.dsvm"
+    assert main(["train", str(sorted_store.url), "--out", str(model), "--epochs", "2",
+                 "--workers", "2", "--shuffle-window", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "shuffle window: 3 chunks (1,500 rows" in err and "shuffle_window=3" in err
+    assert dsvm.load(model).get_params()["shuffle_window"] == 3
+    assert main(["train", str(sorted_store.url), "--out", str(tmp_path / "b.dsvm"),
+                 "--epochs", "2", "--shuffle-window", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--shuffle-window must be" in err, err
+
+
+def test_resume_with_windows_equals_the_uninterrupted_fit(a9a_slice, tmp_path):
+    """Windows are drawn from (seed, epoch, chunks): a resumed fit reads the same windows."""
+    (X, y), _, _ = a9a_slice
+    kw = dict(tol=None, random_state=0, chunk_rows=CHUNK_ROWS, n_streams=2, shuffle_window=3)
+    full = dsvm.SVMClassifier(max_epochs=4, **kw).fit(X, y)
+    ckpt = tmp_path / "fit.ckpt"
+    dsvm.SVMClassifier(max_epochs=2, checkpoint=ckpt, **kw).fit(X, y)
+    resumed = dsvm.SVMClassifier(max_epochs=4, checkpoint=ckpt, **kw).fit(X, y, resume=True)
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    other = dsvm.SVMClassifier(max_epochs=4, **{**kw, "shuffle_window": 4}).fit(X, y)
+    assert not np.array_equal(other.coef_, full.coef_)
