@@ -89,8 +89,7 @@ class ParameterAveraging:
             stats=stats, single=state,
         )
 
-    @staticmethod
-    def _sums(p: AveragePartial) -> AveragePartial:
+    def _sums(self, p: AveragePartial) -> AveragePartial:
         """``p`` with its sums made (a lone stream's partial holds only its state)."""
         state = p.single
         if state is None:
