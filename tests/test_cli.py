@@ -79,6 +79,7 @@ def test_bad_parameter_exits_2(tmp_path, libsvm_file, capsys):
     assert "--alpha must be a float" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 @pytest.mark.timeout(300)
 def test_demo_runs_on_the_bundled_data():

@@ -115,6 +115,7 @@ def test_debug_shows_the_traceback(small, tmp_path):
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_scheduler_mistakes_are_one_line_and_quick(small, tmp_path):
     """An unreachable scheduler, the dashboard's HTTP port given by mistake (it used to hang
@@ -139,6 +140,7 @@ def test_scheduler_mistakes_are_one_line_and_quick(small, tmp_path):
         assert time.monotonic() - tic < 30
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 def test_a_cluster_without_workers_is_one_line(small, tmp_path):
     _, train, _, _ = small
@@ -169,3 +171,22 @@ def test_a_reader_that_goes_away_is_not_a_traceback(small):
     proc.stdout.close()  # before the command has started: its first print meets a closed pipe
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and err == "", err
+
+
+def test_cocoa_from_the_command_line(small, tmp_path, capsys):
+    """--solver cocoa and --local-iters reach the estimator; a bad value names the flag."""
+    import argparse
+
+    from dsvm.cli import build_parser
+    from dsvm.cli.train import make_estimator
+
+    _, train, _, _ = small
+    args = build_parser().parse_args(["train", train, "--out", str(tmp_path / "c.dsvm"),
+                                      "--solver", "cocoa", "--local-iters", "20"])
+    assert isinstance(args, argparse.Namespace)
+    est = make_estimator(args, "classification", client=None)
+    assert (est.solver, est.local_iters) == ("cocoa", 20.0)
+    run = _Run(capsys, "train", train, "--out", tmp_path / "c.dsvm", "--solver", "cocoa",
+               "--local-iters", "-1")
+    _one_line_error(run, "--local-iters", "-1")
+    assert not (tmp_path / "c.dsvm").exists()

@@ -17,6 +17,7 @@ REPO = CLUSTER.parent
 
 @pytest.mark.distributed
 @pytest.mark.timeout(180)
+@pytest.mark.slow
 def test_local_processes_recipe_trains_and_stops(tmp_path):
     run_dir = tmp_path / "cluster"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.distributed, pytest.mark.slow, pytest.mark.timeout(300)]
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 REPO = EXAMPLES.parent

@@ -31,7 +31,7 @@ FLAGS = {
     "validation_fraction": "--validation-fraction", "class_weight": "--class-weight",
     "fit_intercept": "--no-intercept", "average": "--no-average", "overwrite": "--overwrite",
     "chunk_rows": "--chunk-rows", "n_features": "--n-features", "label_column": "--label-column",
-    "shuffle_window": "--shuffle-window",
+    "shuffle_window": "--shuffle-window", "local_iters": "--local-iters",
 }
 
 

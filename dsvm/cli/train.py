@@ -63,6 +63,7 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
                             epsilon=args.epsilon, client=client, **_common_params(args))
     return SVMClassifier(solver=args.solver or "pegasos", loss=args.loss or "hinge",
                          mu=args.mu, mu0=args.mu0, budget=args.budget, merge=args.merge,
+                         local_iters=args.local_iters,
                          class_weight=args.class_weight, client=client, **_common_params(args))
 
 
@@ -123,7 +124,7 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                    help="auto: regression when the labels are not class-like (non-integer, or "
                         f"more than {MAX_CLASSES_FOR_AUTO} distinct values), else classification")
     p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm",
-                                                       "bsgd"],
+                                                       "bsgd", "cocoa"],
                    help="default: pegasos (classification), sgd (regression)")
     p.add_argument("--loss", default=None,
                    choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
@@ -201,6 +202,9 @@ def _add_kernel_args(p: argparse.ArgumentParser) -> None:
                    help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd); "
                         "default 'scale': 1 / (n_features * variance of the features)")
     p.add_argument("--budget", type=int, default=500, help="--solver bsgd: support vectors kept")
+    p.add_argument("--local-iters", type=float, default=50.0, metavar="PASSES",
+                   help="--solver cocoa: passes of dual coordinate steps over each window of "
+                        "chunks in memory per epoch (default 50)")
     p.add_argument("--merge", default="lookup-wd",
                    choices=["gss", "gss-precise", "lookup-h", "lookup-wd"],
                    help="--solver bsgd: merge coefficient by golden section search or lookup")

@@ -149,6 +149,7 @@ def test_multiclass_one_vs_rest_in_one_pass():
     assert clf.history_[-1]["relative_gap"] < clf.history_[0]["relative_gap"]
 
 
+@pytest.mark.slow
 @pytest.mark.distributed
 @pytest.mark.timeout(240)
 def test_worker_killed_mid_epoch_gives_the_identical_model(tmp_path, process_cluster):

@@ -16,7 +16,7 @@ from dsvm.distributed.hooks import epoch_hook
 from dsvm.exceptions import SchedulerLostError, WorkerLostError
 from tests.conftest import ProcessCluster
 
-pytestmark = [pytest.mark.distributed, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.distributed, pytest.mark.slow, pytest.mark.timeout(240)]
 
 # 1,000-row chunks: many small reads make an epoch last about a second on 2 workers, long
 # enough to kill a worker in the middle of it.

@@ -12,7 +12,7 @@ import pytest
 
 import dsvm
 
-pytestmark = [pytest.mark.distributed, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.distributed, pytest.mark.slow, pytest.mark.timeout(180)]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 import dsvm
 from tests.conftest import liblinear_objective, load_libsvm, shared_file
 
-pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.distributed, pytest.mark.slow, pytest.mark.timeout(600)]
 
 A9A_ALPHA = 3.07e-5
 

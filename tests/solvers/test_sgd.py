@@ -243,6 +243,7 @@ def test_solvers_are_frozen_hashable_and_picklable():
     assert SGDSolver(average=False).power == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("penalty", ["l2", "elasticnet"])
 def test_eta0_search_on_the_sample_columns_equals_the_full_search(penalty):
     """From zero weights on sparse rows the eta0 search runs on the columns the sample uses
