@@ -96,7 +96,7 @@ def _column_list(text: str) -> list[str]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
-    from dsvm.training.window import dataset_window
+    from dsvm.data.window import dataset_window
 
     dataset = open_dataset(args.dataset)
     info = dataset.info()

@@ -1,63 +1,24 @@
-"""How many chunks a stream interleaves: the shuffle window of order-robust streaming (#13).
+"""The shuffle window of a training source (the rule and record: :mod:`dsvm.data.window`).
 
 A stream reads its chunks in windows and visits the rows of a window in one random order of
-short runs (:func:`dsvm.solvers.passes.pass_over_window`), so that data stored sorted by label
-or by time trains like shuffled data. The window's rows are held in memory at once, so the
-window is capped in bytes whatever the chunking: memory per worker stays bounded.
+short runs (:func:`dsvm.solvers.passes.pass_over_window`); here the window is sized for what a
+pass really holds, including rows a feature map widens.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
-from dsvm.distributed.sources import DatasetSource, base_source
-
-# In 2,000-row chunks, 2 streams, 10 epochs, seeds 0-3, mean test accuracy against the shuffled
-# conversion (84.96% a9a, 98.64% w8a): label-sorted a9a 79.5% one chunk at a time, 84.29% with
-# windows of 8 chunks, 84.31% with 16; w8a as distributed 98.23% with 8, 98.45% with 16. 16 was
-# tried as the default and kept 8: a9a's seeds 0/1 fell to 83.24/84.58% (8: 84.13/84.81%) and a
-# window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). What closes the
-# a9a gap is shorter runs (dsvm.solvers.passes.SEGMENT_ROWS): runs of 4 rows, 84.72%.
-# benchmarks/bench_order.py has the current figures.
-DEFAULT_WINDOW = 8
-WINDOW_BYTES = 128 << 20
-MAPPED_ITEMSIZE = 8  # a feature map's output rows are dense float64
-
-
-@dataclass(frozen=True)
-class Window:
-    """The window a fit uses: ``chunks`` chunks of about ``chunk_bytes`` and ``chunk_rows``."""
-
-    chunks: int
-    requested: int | None
-    chunk_bytes: float | None
-    chunk_rows: float
-
-    @property
-    def nbytes(self) -> float | None:
-        return None if self.chunk_bytes is None else self.chunks * self.chunk_bytes
-
-    @property
-    def capped(self) -> bool:
-        """Whether WINDOW_BYTES made the window smaller than asked for (or the default)."""
-        return self.chunks < (DEFAULT_WINDOW if self.requested is None else self.requested)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"chunks": self.chunks, "rows": int(round(self.chunks * self.chunk_rows)),
-                "megabytes": None if self.nbytes is None else round(self.nbytes / 1e6, 2),
-                "default": self.requested is None}
-
-    def describe(self) -> str:
-        """One line for ``dsvm info`` and the fit's log."""
-        what = ("one chunk at a time" if self.chunks == 1 else
-                f"{self.chunks} chunks ({self.chunks * self.chunk_rows:,.0f} rows"
-                + ("" if self.nbytes is None else f", {self.nbytes / 1e6:,.1f} MB") + ")")
-        why = ("default" if self.requested is None else f"shuffle_window={self.requested}")
-        if self.capped:
-            why += f", capped at {WINDOW_BYTES >> 20} MB of rows"
-        return f"{what} ({why})"
+from dsvm.data.window import (  # noqa: F401  (re-exported for the training layer and tests)
+    DEFAULT_WINDOW,
+    MAPPED_ITEMSIZE,
+    WINDOW_BYTES,
+    Window,
+    dataset_window,
+    window_of,
+)
+from dsvm.distributed.sources import base_source
 
 
 def chunk_bytes(source: Any) -> float | None:
@@ -74,21 +35,11 @@ def chunk_bytes(source: Any) -> float | None:
 
 
 def window_for(requested: int | None, source: Any) -> Window:
-    """Chunks per window: ``requested`` (None: DEFAULT_WINDOW), at most WINDOW_BYTES of rows
-    (by the average chunk's bytes)."""
-    window = DEFAULT_WINDOW if requested is None else int(requested)
-    per_chunk = chunk_bytes(source)
-    if per_chunk is not None:
-        window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
+    """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`)."""
     rows = float(source.n_samples) / max(1, int(source.n_chunks))
-    return Window(max(1, window), requested, per_chunk, rows)
+    return window_of(requested, chunk_bytes(source), rows)
 
 
 def shuffle_window(requested: int | None, source: Any) -> int:
     """The number of chunks in a window (see :func:`window_for`)."""
     return window_for(requested, source).chunks
-
-
-def dataset_window(dataset: Any, requested: int | None = None) -> Window:
-    """The window a fit on ``dataset`` (a :class:`dsvm.Dataset`) uses: for ``dsvm info``."""
-    return window_for(requested, DatasetSource(dataset))
