@@ -11,8 +11,9 @@ import os
 import platform
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 WORK = Path(os.environ.get("DSVM_BENCH_DIR", Path(__file__).with_name("_work")))
@@ -40,7 +41,7 @@ def write_section(name: str, body: str, command: str) -> None:
     text = RESULTS.read_text() if RESULTS.exists() else "# dsvm benchmark results\n\n" \
         "Each section is written by the benchmark named in it; ratios are measured side by " \
         "side in one run.\n"
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (f"<!-- begin {name} -->\n## {name}\n\n`{command}` — {stamp}, {machine()}\n\n"
                f"{body.strip()}\n<!-- end {name} -->\n")
     pattern = re.compile(rf"<!-- begin {re.escape(name)} -->.*?<!-- end {re.escape(name)} -->\n",

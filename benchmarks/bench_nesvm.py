@@ -65,10 +65,10 @@ def liblinear_opt(X, y, alpha: float) -> float:
 def run_nesvm(X, y, alpha, passes, init=None, **settings):
     """(objective per pass, cumulative seconds per pass, result) through the solver API."""
     from dsvm.distributed.engine import LocalEngine
-    from dsvm.training.nesvm import GradientOracle
     from dsvm.distributed.sources import ArraySource
     from dsvm.solvers.nesvm import NesvmProblem, NesvmSettings
     from dsvm.solvers.nesvm_run import nesvm_minimize
+    from dsvm.training.nesvm import GradientOracle
 
     problem = NesvmProblem("hinge", "l2", alpha, False)
     oracle = GradientOracle(LocalEngine(), ArraySource(X, y), problem, np.array([-1.0, 1.0]))

@@ -24,8 +24,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the generated dataset")
     args = ap.parse_args()
 
-    import dsvm
     from distributed import Client, LocalCluster
+
+    import dsvm
 
     n_rows = int(args.gib * 2**30 / (4 * args.features))
     path = WORK / f"ooc_{n_rows}x{args.features}.zarr"

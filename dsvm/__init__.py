@@ -34,11 +34,11 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
-    from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic
-    from dsvm.data.predictions import read_predictions
-    from dsvm.estimators import SVMClassifier, SVMRegressor, load, plot_history
-    from dsvm.features import RFF, Nystroem
-    from dsvm.training import attach, jobs, load_checkpoint, submit  # type: ignore[no-redef]
+    from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic  # noqa: F401
+    from dsvm.data.predictions import read_predictions  # noqa: F401
+    from dsvm.estimators import SVMClassifier, SVMRegressor, load, plot_history  # noqa: F401
+    from dsvm.features import RFF, Nystroem  # noqa: F401
+    from dsvm.training import attach, jobs, load_checkpoint, submit  # type: ignore[no-redef]  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +35,7 @@ def shared_file(rel: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_svmlight(path: str, n_features: int):
     from sklearn.datasets import load_svmlight_file
 

@@ -9,9 +9,9 @@ import pytest
 
 import dsvm
 from dsvm import SVMClassifier
-from dsvm.io.checkpoints import save_checkpoint
 from dsvm.data.order import epoch_chunk_order
 from dsvm.exceptions import ModelFormatError
+from dsvm.io.checkpoints import save_checkpoint
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ solver, coefficients); a re-run task (lost worker) does exactly the same work.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any

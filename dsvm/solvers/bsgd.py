@@ -21,8 +21,8 @@ from typing import ClassVar
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock
-from dsvm.kernels import bsgd as kb
 from dsvm.features.maps import KernelExpansion
+from dsvm.kernels import bsgd as kb
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.bsgd_tables import merge_tables
 

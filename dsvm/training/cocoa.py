@@ -35,11 +35,11 @@ from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
 from dsvm.training.engines import engine_for
 from dsvm.training.inputs import source_of
-from dsvm.training.window import shuffle_window
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import restored, start
+from dsvm.training.window import shuffle_window
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
-
 # NESVM's best objective can stand still for several passes that are not convergence: after a
 # step is taken back the step factor recovers by doubling, one pass each (ijcnn1: 9 passes at
 # 0.4758, then 0.2203). The stopping rule waits at least this many passes without progress.

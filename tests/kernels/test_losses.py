@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from tests.reference import dloss_ref, loss_ref
 
 from dsvm.kernels.losses import (
     LOSS_AT_ZERO,
@@ -21,6 +20,7 @@ from dsvm.kernels.losses import (
     squared_hinge_dloss,
     squared_hinge_loss,
 )
+from tests.reference import dloss_ref, loss_ref
 
 LOG2 = math.log(2.0)
 

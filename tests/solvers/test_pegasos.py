@@ -11,10 +11,10 @@ import pytest
 import scipy.sparse as sp
 from sklearn.svm import LinearSVC
 
+from dsvm.combine.averaging import ParameterAveraging
 from dsvm.data.blocks import CSRBlock, DenseBlock, block_from_arrays
 from dsvm.solvers.base import PassStats
 from dsvm.solvers.objective import primal_objective
-from dsvm.combine.averaging import ParameterAveraging
 from dsvm.solvers.pegasos import AVERAGE_POWER, AVERAGE_START, PegasosSolver, ball_radius
 from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref
 
