@@ -103,6 +103,7 @@ class DatasetWriter:
         self._state = "open"
         if self._loc.is_local:
             self._made_dirs = _make_parents(self.url)
+            _mention_leftovers(self.url)
         elif self._loc.exists():
             _remove(self._loc)  # overwrite=True was checked above
         try:
@@ -306,6 +307,23 @@ class DatasetWriter:
         g.attrs["complete"] = True  # last: only now may open_dataset accept the group
         if self._loc.is_local:
             _move_into_place(self._loc, self._write_url, overwrite=self._overwrite)
+
+
+def _mention_leftovers(url: str) -> None:
+    """Warn about ``<dst>.tmp-*`` folders a killed conversion left (a kill leaves no chance to
+    clean up); they are not removed, as another conversion to ``dst`` may still be writing one."""
+    import glob
+    import warnings
+
+    leftovers = sorted(glob.glob(glob.escape(url.rstrip("/")) + ".tmp-*"))
+    if leftovers:
+        size = sum(os.path.getsize(os.path.join(root, f))
+                   for d in leftovers for root, _, files in os.walk(d) for f in files)
+        warnings.warn(
+            f"{len(leftovers)} unfinished conversion(s) to {url} left behind "
+            f"({size / 2**20:,.1f} MiB): {', '.join(leftovers)}; an interrupted convert leaves "
+            "these, and they can be deleted once no other conversion to this path is running.",
+            UserWarning, stacklevel=3)
 
 
 def _check_writer_args(layout: str, dtype: Any, n_features: Any, chunk_rows: Any) -> np.dtype:

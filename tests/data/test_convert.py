@@ -201,3 +201,20 @@ def test_memory_url_source_and_destination(tmp_path, memory_url, csr_problem):
     ds = convert(src_url, memory_url, chunk_rows=64, dtype="float64")
     assert ds.url == memory_url and open_dataset(memory_url).n_samples == 250
     assert (collect(ds)[0] != X).nnz == 0
+
+
+def test_leftovers_of_a_killed_conversion_are_named(tmp_path):
+    """A conversion killed mid-way leaves its ``<dst>.tmp-*`` folder; the next conversion to the
+    same path says so (with the folder's name) instead of leaving it unmentioned forever."""
+    import warnings
+
+    leftover = tmp_path / "d.zarr.tmp-dead1234"
+    (leftover / "X").mkdir(parents=True)
+    (leftover / "X" / "c0").write_bytes(b"\0" * 1024)
+    X = np.ones((10, 2), dtype=np.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_arrays(tmp_path / "d.zarr", X, np.arange(10) % 2)
+    messages = [str(w.message) for w in caught if "unfinished conversion" in str(w.message)]
+    assert len(messages) == 1 and str(leftover) in messages[0], messages
+    assert leftover.exists()  # named, not removed: another conversion may own it
