@@ -19,8 +19,8 @@ from typing import Any
 # conversion (84.96% a9a, 98.64% w8a): label-sorted a9a 79.5% one chunk at a time, 84.29% with
 # windows of 8 chunks, 84.31% with 16; w8a as distributed 98.23% with 8, 98.45% with 16. 16 was
 # tried as the default and kept 8: a9a's seeds 0/1 fell to 83.24/84.58% (8: 84.13/84.81%) and a
-# window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). What closes the
-# a9a gap is shorter runs (dsvm.solvers.passes.SEGMENT_ROWS): runs of 4 rows, 84.72%.
+# window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). What closed the
+# a9a gap is shorter runs (dsvm.solvers.passes.SEGMENT_ROWS, 4 since: 84.72% over seeds 0-3).
 # benchmarks/bench_order.py has the current figures.
 DEFAULT_WINDOW = 8
 WINDOW_BYTES = 128 << 20

@@ -140,7 +140,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         For in-memory input several streams run in threads of this process (one per core at
         most), which gives the same model as running them one after another.
     shuffle_window : int or None, default=None
-        A stream interleaves the rows of this many chunks at a time (runs of 16 stored rows in
+        A stream interleaves the rows of this many chunks at a time (runs of 4 stored rows in
         a random order; the windows are re-drawn every epoch from the seed), so that data
         stored sorted by label or by time trains like shuffled data without converting it
         again. ``None``: 8, fewer when 8 chunks would hold more than 128 MB of rows; 1: each

@@ -64,17 +64,18 @@ def pass_over_window(
     A window of one chunk is exactly :func:`pass_over_chunk`.
 
     **Row order.** One chunk: a uniform random permutation of its rows. Several: runs of
-    ``SEGMENT_ROWS`` (16) consecutive stored rows, the runs in a uniform random order over the
+    ``SEGMENT_ROWS`` (4) consecutive stored rows, the runs in a uniform random order over the
     whole window (:func:`segment_order`), re-drawn every epoch. Why it is as good as a
     permutation of single rows: every row is still visited exactly once per epoch, and a step
     sees a row of any chunk of the window with the same probability; only rows stored next to
-    each other stay together for up to 16 steps, which a step size of 1/(lambda t) cannot tell
-    from a permutation unless neighbouring rows are strongly alike for far longer than 16 rows
-    (label-sorted a9a in 2,000-row chunks: 84.1-84.8% against 84.5-85.0% with single rows;
-    runs of 64 fell to 82-83%). What it buys: the rows of a run stream from memory instead of
-    costing a cache miss each (a random order of single rows over 8 chunks ran at half the
-    speed). In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`,
-    dense and CSR): the same rows in the same order as the concatenated window.
+    each other stay together for up to 4 steps, which a step size of 1/(lambda t) cannot tell
+    from a permutation unless neighbouring rows are strongly alike for far longer (label-sorted
+    a9a in 2,000-row chunks, 2 streams, seeds 0-3: 84.72% with runs of 4, 84.81% with single
+    rows, 84.29% with runs of 16, 84.96% on shuffled rows). What it buys: the rows of a run
+    stream from memory instead of costing a cache miss each (a random order of single rows
+    over 8 chunks ran at half the speed). In-memory input is passed as a view of the
+    caller's arrays (:func:`span_of_views`, dense and CSR): the same rows in the same order as
+    the concatenated window.
     """
     stats = PassStats()
     blocks, codes = [], []
@@ -227,10 +228,11 @@ def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
 
 # Rows of a window are interleaved in runs of this many consecutive stored rows, the runs in a
 # random order: a random order of single rows over a window of 8 chunks ran at half the speed
-# (each row a cache miss over 100 MB, where the rows of one chunk fit in cache), while runs of
-# 16 rows (6 KB of 100 float32 features) stream from memory; label-sorted a9a in 2,000-row
-# chunks still trained to 84.1-84.8% (runs of 64: 82-83%; single rows: 84.5-85.0%).
-SEGMENT_ROWS = 16
+# (each row a cache miss over 100 MB), while runs stream from memory. Label-sorted a9a in
+# 2,000-row chunks, 2 streams (bench_order, seeds 0/1): runs of 16 rows 84.47%, runs of 4
+# 84.66%, shuffled conversion 84.95%; the epoch's cost of 4 against 16 was within the noise
+# (0.65x vs 0.68x of one chunk at a time, dominated by copying the window's chunks).
+SEGMENT_ROWS = 4
 
 
 def segment_order(seed: int, epoch: int, key: int, n_rows: int,
