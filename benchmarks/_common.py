@@ -23,7 +23,8 @@ def machine() -> str:
     import psutil
 
     return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, Python {platform.python_version()}")
+            f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, "
+            f"Python {platform.python_version()}")
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> float:

@@ -118,7 +118,8 @@ def report(epochs: int) -> str:
     lines = [f"ijcnn1, B = {BUDGET}, gamma = {GAMMA}, C = {C} (lambda = 1/(nC)), {epochs} epochs, "
              f"one stream, seeds {seeds}. Merge time = wall time of the merge calls.", "",
              "| seed | acc GSS | acc lookup-WD | merge s GSS | merge s lookup-WD | ratio WD/GSS | "
-             "train s GSS | train s lookup-WD | merging frequency |", "|---|---|---|---|---|---|---|---|---|"]
+             "train s GSS | train s lookup-WD | merging frequency |",
+             "|---|---|---|---|---|---|---|---|---|"]
     ratios, acc = [], {"gss": [], "lookup-wd": []}
     for s in seeds:
         g, w = timed[(s, "gss")], timed[(s, "lookup-wd")]

@@ -31,7 +31,8 @@ def linearsvc_row(name, Xtr, ytr, Xte, yte, C: float) -> str:
     X32 = Xtr.copy()
     X32.indices, X32.indptr = X32.indices.astype(np.int32), X32.indptr.astype(np.int32)
     tic = time.perf_counter()
-    svc = LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=C, max_iter=5000).fit(X32, ytr)
+    svc = LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=C,
+                    max_iter=5000).fit(X32, ytr)
     secs = time.perf_counter() - tic
     nnz = int(np.sum(svc.coef_ != 0))
     return (f"| {name} | LinearSVC(penalty='l1', squared hinge) C={C:g} | - | {nnz} | "
@@ -54,8 +55,8 @@ def dsvm_row(name, Xtr, ytr, Xte, yte, penalty: str, m: float, client=None, trai
         where += f", n_streams={n_streams}"
     nnz = int(np.sum(clf.coef_ != 0))
     zeros = float(np.mean(clf.coef_ == 0))
-    row = (f"| {name} | dsvm sgd {penalty}, alpha={m:g}/n, {where} | {EPOCHS} | {nnz} | {zeros:.1%} "
-           f"| {acc:.4f} | {secs:.2f} |")
+    row = (f"| {name} | dsvm sgd {penalty}, alpha={m:g}/n, {where} | {EPOCHS} | {nnz} "
+           f"| {zeros:.1%} | {acc:.4f} | {secs:.2f} |")
     return row, zeros, acc
 
 

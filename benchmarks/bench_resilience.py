@@ -136,6 +136,8 @@ def main() -> None:
     finally:
         _stop_cluster(run_dir)
 
+    ckpt_cost = f"{epoch_ckpt:.3f} s ({(epoch_ckpt / epoch_plain - 1) * 100:+.1f}%)"
+    write_cost = f"{write_s * 1000:.1f} ms = {write_s / epoch_plain * 100:.2f}% of an epoch"
     body = f"""
 Dataset: {ds.n_samples:,} x {ds.n_features} float32, {ds.n_chunks} chunks; scheduler + 2 worker
 processes (1 thread, 2 GiB) from `cluster/local/start-cluster.sh`; {args.epochs} epochs, 2 streams.
@@ -143,8 +145,8 @@ processes (1 thread, 2 GiB) from `cluster/local/start-cluster.sh`; {args.epochs}
 | checkpoint cost | value |
 |---|---|
 | median epoch, no checkpoint | {epoch_plain:.3f} s |
-| median epoch, checkpoint every epoch | {epoch_ckpt:.3f} s ({(epoch_ckpt / epoch_plain - 1) * 100:+.1f}%) |
-| one checkpoint write ({size / 1024:.1f} KiB) | {write_s * 1000:.1f} ms = {write_s / epoch_plain * 100:.2f}% of an epoch |
+| median epoch, checkpoint every epoch | {ckpt_cost} |
+| one checkpoint write ({size / 1024:.1f} KiB) | {write_cost} |
 | one checkpoint write, 10 classes x 1M features ({wide_size / 2**20:.0f} MiB) | {wide_s:.2f} s |
 
 | one worker SIGKILLed 0.3 s into epoch 2 | value |

@@ -60,7 +60,8 @@ def class_weights(client) -> str:
                                   random_state=0, client=client).fit(ds)
         svc = LinearSVC(C=1.0, class_weight=cw, max_iter=20_000).fit(X, y)
         rows.append(f"| {cw} | {balanced_accuracy_score(yt, ours.predict(Xt)):.4f} "
-                    f"({ours.n_iter_} epochs) | {balanced_accuracy_score(yt, svc.predict(Xt)):.4f} |")
+                    f"({ours.n_iter_} epochs) "
+                    f"| {balanced_accuracy_score(yt, svc.predict(Xt)):.4f} |")
     return "\n".join(rows)
 
 
@@ -119,8 +120,8 @@ def default_stops(client) -> str:
             w = clf.coef_.ravel().astype(np.float64)
             obj = 0.5 * alpha * w @ w + np.maximum(0.0, 1.0 - y * (X @ w)).mean()
             warned = any(issubclass(c.category, ConvergenceWarning) for c in caught)
-            rows.append(f"| {solver} | {max_epochs} | {clf.n_iter_} | {100 * (obj / ref - 1):+.2f}% "
-                        f"| {'yes' if warned else 'no'} |")
+            rows.append(f"| {solver} | {max_epochs} | {clf.n_iter_} "
+                        f"| {100 * (obj / ref - 1):+.2f}% | {'yes' if warned else 'no'} |")
     return "\n".join(rows)
 
 
@@ -131,7 +132,8 @@ def main() -> None:
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         parts = [
-            "### class_weight on ijcnn1 (balanced accuracy on ijcnn1.t)\n\n" + class_weights(client),
+            "### class_weight on ijcnn1 (balanced accuracy on ijcnn1.t)\n\n"
+            + class_weights(client),
             "### predict_proba\n\n" + probabilities(client),
             "### early stopping on held-out chunks\n\n" + early_stopping(client),
             "### Where each solver stops with the default tol=1e-3 (a9a, lambda = 1/n, no "

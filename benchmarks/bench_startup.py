@@ -36,9 +36,9 @@ def _runner(*args: str):
 
 
 def _imported_by_info(dataset: str) -> list[str]:
-    code = ("import sys; from dsvm.cli import main; main(['info', %r]); "
+    code = (f"import sys; from dsvm.cli import main; main(['info', {dataset!r}]); "
             "print([m for m in ('sklearn', 'numba', 'distributed') if m in sys.modules], "
-            "file=sys.stderr)" % dataset)
+            "file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     return eval(done.stderr.strip().splitlines()[-1])  # a list literal printed above

@@ -31,7 +31,8 @@ def shared_data_dir() -> Path:
 def shared_file(rel: str) -> Path:
     path = shared_data_dir() / rel
     if not path.exists():
-        pytest.skip(f"real dataset {rel} not found under {shared_data_dir()} (set DSVM_SHARED_DATA)")
+        pytest.skip(f"real dataset {rel} not found under {shared_data_dir()} "
+                    "(set DSVM_SHARED_DATA)")
     return path
 
 
@@ -103,7 +104,8 @@ class ProcessCluster:
             self.add_worker(memory_limit=memory_limit, nthreads=nthreads, env=env)
         self.wait_for(n_workers)
 
-    def add_worker(self, memory_limit: str = "1GiB", nthreads: int = 1, env=None) -> subprocess.Popen:
+    def add_worker(self, memory_limit: str = "1GiB", nthreads: int = 1,
+                   env=None) -> subprocess.Popen:
         env = env or dict(os.environ, PYTHONPATH=str(REPO))
         p = subprocess.Popen(
             _dask_cmd() + ["worker", self.address, "--nthreads", str(nthreads), "--nworkers", "1",

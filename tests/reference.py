@@ -38,7 +38,8 @@ def loss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float, a: float =
     raise ValueError(name)
 
 
-def dloss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float, a: float = 0.0) -> np.ndarray:
+def dloss_ref(name: str, p: np.ndarray | float, y: np.ndarray | float,
+              a: float = 0.0) -> np.ndarray:
     """d loss / d p (hinge: -y strictly inside the margin, 0 at and beyond the kink)."""
     y = np.asarray(y, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)

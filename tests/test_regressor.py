@@ -127,4 +127,5 @@ def test_dataset_on_a_cluster_and_the_cli(tmp_path, local_client, capsys):
 
 def _read_all(ds):
     blocks = [ds.read_chunk(i) for i in range(ds.n_chunks)]
-    return np.vstack([b.X for b in blocks]).astype(np.float64), np.concatenate([b.y for b in blocks])
+    X = np.vstack([b.X for b in blocks]).astype(np.float64)
+    return X, np.concatenate([b.y for b in blocks])

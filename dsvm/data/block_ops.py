@@ -5,6 +5,7 @@ stacking, converting and validating row blocks.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,16 +77,17 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
     if isinstance(first, DenseBlock):
         X = np.concatenate([b.X for b in blocks])  # type: ignore[union-attr]
         return DenseBlock(X=X, y=y, sample_weight=sw)
-    offsets = np.cumsum([0] + [int(b.indptr[-1]) for b in blocks])  # type: ignore[union-attr]
+    csr = cast("Sequence[CSRBlock]", blocks)  # same layout as the first, which is CSR
+    offsets = np.cumsum([0] + [int(b.indptr[-1]) for b in csr])
     indptr = np.concatenate(
         [np.zeros(1, np.int64)]
-        + [b.indptr[1:] + off for b, off in zip(blocks, offsets)]  # type: ignore[union-attr]
+        + [b.indptr[1:] + off for b, off in zip(csr, offsets)]
     )
     return CSRBlock(
         indptr=indptr,
-        indices=np.concatenate([b.indices for b in blocks]),  # type: ignore[union-attr]
-        data=np.concatenate([b.data for b in blocks]),  # type: ignore[union-attr]
-        y=y, n_features=first.n_features, sample_weight=sw,  # type: ignore[union-attr]
+        indices=np.concatenate([b.indices for b in csr]),
+        data=np.concatenate([b.data for b in csr]),
+        y=y, n_features=csr[0].n_features, sample_weight=sw,
     )
 
 

@@ -14,7 +14,7 @@ import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -180,9 +180,11 @@ def _open_criteo(o: _Options) -> _Opened:
 
 
 def _open_parquet(o: _Options) -> _Opened:
+    # Parquet columns go by name; ParquetSource refuses an int like any other non-column
+    categorical = cast("Sequence[str]", o.categorical or ())
     source = ParquetSource(o.src, label_column=o.label_column, feature_columns=o.feature_columns,
                            fill_missing=o.fill_missing, dtype=o.dtype,
-                           storage_options=o.storage_options, categorical=o.categorical or (),
+                           storage_options=o.storage_options, categorical=categorical,
                            hash_bits=o.hash_bits)
     assert source.n_features is not None
     if o.n_features is not None and o.n_features != source.n_features:

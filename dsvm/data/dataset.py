@@ -37,7 +37,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import zarr
@@ -344,10 +344,11 @@ def open_dataset(
             f"{loc.url} is incomplete: the write did not finish (attribute 'complete' is not "
             "true). Delete it and convert again"
         )
-    chunk_starts = np.asarray(group["chunk_starts"][:], dtype=np.int64)
+    # zarr types a group's member as Array | Group; these two are arrays in a dsvm dataset
+    chunk_starts = np.asarray(cast(zarr.Array, group["chunk_starts"])[:], dtype=np.int64)
     nnz_starts = None
     if attrs["layout"] == "sparse":
-        nnz_starts = np.asarray(group["X/chunk_nnz_starts"][:], dtype=np.int64)
+        nnz_starts = np.asarray(cast(zarr.Array, group["X/chunk_nnz_starts"])[:], dtype=np.int64)
     _validate_layout(loc.url, group, attrs, chunk_starts, nnz_starts)
     return Dataset(loc.url, loc.storage_options, attrs, chunk_starts, nnz_starts)
 
@@ -366,7 +367,7 @@ def _validate_layout(
         raise DataLayoutError(
             f"{url}: the chunk table chunk_starts does not cover rows 0..{n} in order"
         )
-    expected = {"y": (n,)} if attrs.get("labeled", True) else {}
+    expected: dict[str, tuple[int, ...]] = {"y": (n,)} if attrs.get("labeled", True) else {}
     if attrs.get("has_sample_weight"):
         expected["sample_weight"] = (n,)
     if attrs["layout"] == "dense":

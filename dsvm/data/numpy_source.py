@@ -211,6 +211,7 @@ class NumpySource:
         """
         try:
             if self._csr is not None:
+                assert self.nnz is not None  # set with _csr
                 per_row = 12 * self.nnz / max(1, self.n_samples) + 16  # value, index, indptr, y
             else:
                 per_row = 8 * self.n_features + 8

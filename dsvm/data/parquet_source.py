@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import fsspec
 import numpy as np
@@ -97,7 +97,7 @@ class ParquetSource:
                 raise DataFormatError(f"{self.files[0]}: label_column={label_column} is out of "
                                       f"range for {len(schema.names)} columns")
             label_column = schema.names[label_column]
-        self.label_column = label_column
+        self.label_column = cast("str | None", label_column)  # an index became its name above
         self.labeled = label_column is not None
         self.categorical = list(categorical)
         self.columns = self._feature_columns(schema, feature_columns)
@@ -118,10 +118,10 @@ class ParquetSource:
     def _feature_columns(self, schema: Any, given: Sequence[str] | None) -> list[str]:
         names = list(schema.names)
         first = self.files[0]
-        for what, cols in (("label_column", [self.label_column] if self.labeled else []),
-                           ("feature_columns", list(given or [])),
-                           ("categorical", self.categorical)):
-            missing = [c for c in cols if c not in names]
+        for what, listed in (("label_column", [self.label_column] if self.labeled else []),
+                             ("feature_columns", list(given or [])),
+                             ("categorical", self.categorical)):
+            missing = [c for c in listed if c not in names]
             if missing:
                 raise DataFormatError(
                     f"{first}: {what} {missing[0]!r} is not a column; the columns are {names}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import zarr
@@ -50,6 +50,7 @@ class PredictionStore:
         self.storage_options = self._loc.storage_options
         self.chunk_rows = int(chunk_rows)
         text = classes.dtype.kind not in "biuf"
+        shape: tuple[int, ...]
         if kind == "labels":
             dtype, shape = (np.dtype(np.int32) if text else classes.dtype), (n_rows,)
         else:
@@ -95,7 +96,7 @@ class ChunkWriter:
 
     def write(self, chunk: int, values: np.ndarray) -> int:
         loc = _Location(self.url, self.storage_options)
-        array = zarr.open_group(loc.store(read_only=False), mode="r+")["values"]
+        array = cast(zarr.Array, zarr.open_group(loc.store(read_only=False), mode="r+")["values"])
         start = chunk * self.chunk_rows
         array[start:start + values.shape[0]] = values
         return int(values.shape[0])
@@ -117,7 +118,8 @@ def read_predictions(path_or_url: str | os.PathLike[str], *,
     if not attrs.get("complete", False):
         raise DataFormatError(f"{loc.url} is incomplete: the prediction that wrote it did not "
                               "finish.")
-    values = group["values"][...]
+    stored = cast(zarr.Array, group["values"])  # zarr types a member as Array | Group
+    values = np.asarray(stored[...])
     if attrs.get("labels_are_indices"):
         return np.asarray(attrs["classes"])[values]
     return values

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import IO, Any
 
 import numpy as np
@@ -55,7 +55,7 @@ def shuffle_blocks(
     layout: str,
     dtype: Any,
     tmp_dir: str | None = None,
-) -> Iterator[Block]:
+) -> Generator[Block, None, None]:
     """Yield the rows of ``blocks`` in a uniformly random order (see the module docstring).
 
     Blocks are converted to ``layout``/``dtype`` first. Bucket files live in a temporary

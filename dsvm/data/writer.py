@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import zarr
@@ -129,7 +129,7 @@ class DatasetWriter:
     def __enter__(self) -> DatasetWriter:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         if exc_type is None:
             self.close()
         else:
@@ -277,14 +277,15 @@ class DatasetWriter:
         g = self._group
         for app in self._appenders.values():
             app.finish()
-        kw = {"compressors": _COMPRESSORS, "fill_value": 0}
+        kw: dict[str, Any] = {"compressors": _COMPRESSORS, "fill_value": 0}
         starts = np.asarray(self._chunk_starts, dtype=np.int64)
         g.create_array("chunk_starts", shape=starts.shape, chunks=starts.shape, dtype="int64",
                        **kw)[:] = starts
         if self.layout == "sparse":
             nnz_starts = np.asarray(self._nnz_starts, dtype=np.int64)
-            g["X"].create_array("chunk_nnz_starts", shape=nnz_starts.shape,
-                                chunks=nnz_starts.shape, dtype="int64", **kw)[:] = nnz_starts
+            x_group = cast(zarr.Group, g["X"])  # the sparse layout's X is a group
+            x_group.create_array("chunk_nnz_starts", shape=nnz_starts.shape,
+                                 chunks=nnz_starts.shape, dtype="int64", **kw)[:] = nnz_starts
         labels = self._label_counts
         classes = None if labels is None else sorted(labels)
         attrs: dict[str, Any] = {

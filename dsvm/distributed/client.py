@@ -43,10 +43,11 @@ def _looks_like_a_file(address: str) -> bool:
 def connect(address: str, *, security: Any = None, timeout: float | str | None = None) -> Client:
     """Connect to a scheduler by address, or by a scheduler file if ``address`` is a path.
 
-    ``timeout`` defaults to the dask config ``dsvm.connect-timeout`` (10 s). Raises :class:`dsvm.exceptions.ClusterConnectionError` within about ``timeout`` when
-    nothing answers, or when what answers is not a Dask scheduler: distributed's own timeout
-    does not cover a port that accepts the connection and never completes the handshake (the
-    dashboard's HTTP port given by mistake hung for minutes).
+    ``timeout`` defaults to the dask config ``dsvm.connect-timeout`` (10 s). Raises
+    :class:`dsvm.exceptions.ClusterConnectionError` within about ``timeout`` when nothing answers,
+    or when what answers is not a Dask scheduler: distributed's own timeout does not cover a port
+    that accepts the connection and never completes the handshake (the dashboard's HTTP port given
+    by mistake hung for minutes).
     """
     import threading
 

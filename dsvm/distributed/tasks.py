@@ -272,7 +272,7 @@ class ChunkMoments:
     result does not depend on how chunks were grouped into tasks."""
 
     def __call__(self, source: Any, chunk_ids: Sequence[int]) -> dict[int, tuple[float, ...]]:
-        out = {}
+        out: dict[int, tuple[float, ...]] = {}
         for chunk, block in iter_chunks(source, chunk_ids):
             values = block.data if hasattr(block, "data") else block.X
             values = np.asarray(values, dtype=np.float64)

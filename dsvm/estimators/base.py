@@ -218,7 +218,8 @@ class SVMBase(BaseEstimator):
         self._check_fitted()
         if not is_dataset_ref(X):
             raise TypeError("write_predictions needs a dataset path, URL or dsvm.Dataset; for "
-                            f"arrays use predict() or decision_function() (got {type(X).__name__}).")
+                            "arrays use predict() or decision_function() "
+                            f"(got {type(X).__name__}).")
         source = self._dataset_source(X)
         labels = None if decision else self._stored_labels()
         store = PredictionStore(

@@ -40,7 +40,8 @@ def _check_positive(owner: str, name: str, value: Any, kind: type) -> None:
     if isinstance(value, bool) or not ok:
         what = "an int in the range [1, inf)" if kind is numbers.Integral else \
             "a float in the range (0, inf)"
-        raise ValueError(f"The {name!r} parameter of {owner} must be {what}. Got {value!r} instead.")
+        raise ValueError(f"The {name!r} parameter of {owner} must be {what}. "
+                         f"Got {value!r} instead.")
 
 
 class FeatureMap:

@@ -42,7 +42,8 @@ def encode(arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def write_bytes(path: str | os.PathLike, payload: bytes, storage_options: dict | None = None) -> None:
+def write_bytes(path: str | os.PathLike, payload: bytes,
+                storage_options: dict | None = None) -> None:
     """Write ``payload`` to a local path or fsspec URL atomically."""
     path = os.fspath(path)
     if is_url(path):

@@ -1,4 +1,4 @@
-"""Losses of a prediction p = w.x + b: margin losses for y in {-1, +1}, regression losses for real y.
+"""Losses of a prediction p = w.x + b: margin losses (y in {-1, +1}), regression losses (real y).
 
 Each loss has a scalar ``loss(p, y)`` and ``dloss(p, y)`` = d loss / d p (a subgradient where the
 loss is not differentiable). Kernels select one by an int code from :data:`LOSS_CODES` through
@@ -19,15 +19,16 @@ The hinge subgradient at the kink z = 1 is taken as 0 (the Pegasos convention: o
 
 Losses with a parameter ``a`` (``hp[LOSS_PARAM]`` in the pass kernels), r = y - p:
 
-=========================  ==========================================  =====================================
-name                       loss(p, y)                                   dloss(p, y)
-=========================  ==========================================  =====================================
-``smoothed_hinge`` (a=mu)  0 if z >= 1; (1-z)^2/(2 mu) if 1-mu < z < 1;  -y min(1, (1 - z)/mu) if z < 1 else 0
+=========================  ===============================  =====================================
+name                       loss(p, y)                       dloss(p, y)
+=========================  ===============================  =====================================
+``smoothed_hinge`` (a=mu)  0 if z >= 1;                     -y min(1, (1 - z)/mu) if z < 1 else 0
+                           (1-z)^2/(2 mu) if 1-mu < z < 1;
                            1 - z - mu/2 if z <= 1 - mu
-``epsilon_insensitive``    max(0, |r| - a)                              -sign(r) if |r| > a else 0
+``epsilon_insensitive``    max(0, |r| - a)                  -sign(r) if |r| > a else 0
 (a = epsilon)
-``squared``                r^2 (a unused)                               -2 r
-=========================  ==========================================  =====================================
+``squared``                r^2 (a unused)                   -2 r
+=========================  ===============================  =====================================
 
 * ``smoothed_hinge`` is NESVM's smoothed hinge (Zhou, Tao & Wu, Eq. 5-6:
   u = median{(1 - z) / (mu ||x||_inf), 0, 1}, loss = u (1 - z) - (mu ||x||_inf / 2) u^2) with

@@ -44,15 +44,15 @@ The constants, as the paper states them and where dsvm has to choose:
 **State across epochs, partial_fit and workers.** ``state.t`` is j, the step counter, so the
 schedule eta_j continues across passes and calls; ``state.n_avg`` is eta~ = sum of eta_j over the
 averaged steps and ``avg_coef``/``avg_intercept`` the average itself. The per-epoch combine of
-parallel streams (:mod:`dsvm.combine.averaging`) pools them exactly as Algorithm 1 would have
-pooled one stream's steps: t = t_0 + sum_s (t_s - t_0), eta~ = eta~_0 + sum_s (eta~_s - eta~_0) and
-x~ = (eta~_0 x~_0 + sum_s (eta~_s x~_s - eta~_0 x~_0)) / eta~, which is the eta-weighted average of the
-iterates of all streams, because each stream's average is (eta~_0 x~_0 + its own sum of eta_j x_j)
-/ eta~_s (the combine is indifferent to what the weights are). Within an epoch each stream numbers
-its steps from its own t_0, so parallel streams take the steps t_0 + 1, t_0 + 2, ... side by side
+parallel streams (:mod:`dsvm.combine.averaging`) pools them exactly as Algorithm 1 would have pooled
+one stream's steps: t = t_0 + sum_s (t_s - t_0), eta~ = eta~_0 + sum_s (eta~_s - eta~_0) and x~ =
+(eta~_0 x~_0 + sum_s (eta~_s x~_s - eta~_0 x~_0)) / eta~, which is the eta-weighted average of the
+iterates of all streams, because each stream's average is (eta~_0 x~_0 + its own sum of eta_j x_j) /
+eta~_s (the combine is indifferent to what the weights are). Within an epoch each stream numbers its
+steps from its own t_0, so parallel streams take the steps t_0 + 1, t_0 + 2, ... side by side
 (slightly larger steps than one stream would for the same rows); the next epoch continues from the
-pooled t. The next epoch starts from the row-weighted mean of the streams' last iterates, which
-lies in X because X is convex.
+pooled t. The next epoch starts from the row-weighted mean of the streams' last iterates, which lies
+in X because X is convex.
 """
 
 from __future__ import annotations

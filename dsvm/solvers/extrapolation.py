@@ -219,6 +219,7 @@ class RichardsonSelection:
             return
         out = Extrapolation() if before.selection is None else before.selection.copy()
         if stats.probe_sums is not None and stats.probe_sums.shape[1] == 2:
+            assert shipped.probe_coef is not None  # the probe's sums come from the shipped coef
             out.choose(probe_difference(shipped.probe_coef, self.alpha, stats.probe_sums,
                                         stats.probe_weight, stats.probe_rows))
         assert new.avg_intercept is not None

@@ -146,15 +146,15 @@ backtracking above): a9a 1.3%, w8a 5.6%. With the paper's fixed steps homotopy w
 (a9a: plain's final objective at pass 28 of 100), because its step 1/L_mu is the worst case
 at mu; the adaptive step takes most of that gain for plain NESVM too.
 
-Limitation (doubling step), measured with other mu0 (same setting, 100 passes; before the continuation, stage
-tol 1e-4, in brackets): a9a mu0 = 0.3 and 0.09: 0.149% (0.50%, 0.51%); w8a mu0 = 0.3: 1.84%
-(9.5%), mu0 = 0.09: 1.01% (4.8%). So homotopy is never far off plain NESVM now, but not always
-at or below it. The cause is the step factor's power-of-2 grid: a doubling at a borderline
-descent test in an early stage (a9a, mu0 = 0.3: 0.156 -> 0.312 where ~0.15 was needed) is
-carried to the last stage, whose steps are then half as long as plain NESVM's. Letting the
-factor come down at a stage change (halving it, or setting it from the measured secant
-curvature) made the continued momentum unstable in our runs (a9a up to 4.6%). The secant
-step, set from the curvature after every pass of every stage, does not show this (above).
+Limitation (doubling step), measured with other mu0 (same setting, 100 passes; before the
+continuation, stage tol 1e-4, in brackets): a9a mu0 = 0.3 and 0.09: 0.149% (0.50%, 0.51%); w8a mu0 =
+0.3: 1.84% (9.5%), mu0 = 0.09: 1.01% (4.8%). So homotopy is never far off plain NESVM now, but not
+always at or below it. The cause is the step factor's power-of-2 grid: a doubling at a borderline
+descent test in an early stage (a9a, mu0 = 0.3: 0.156 -> 0.312 where ~0.15 was needed) is carried to
+the last stage, whose steps are then half as long as plain NESVM's. Letting the factor come down at
+a stage change (halving it, or setting it from the measured secant curvature) made the continued
+momentum unstable in our runs (a9a up to 4.6%). The secant step, set from the curvature after every
+pass of every stage, does not show this (above).
 
 Returned model: of all points whose objective was measured (theta^k and y^{k-1}), the one with
 the lowest true objective (hinge / L1 unsmoothed) per output. The paper returns theta^{k+1},

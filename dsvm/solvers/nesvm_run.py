@@ -99,7 +99,7 @@ class _Stage:
         return y_w, y_b, a * z_w + c * y_w, a * z_b + c * y_b
 
     def undo(self) -> None:
-        """Take back the last :meth:`step` (its term of Eq. 34's sum), to redo it with a larger L."""
+        """Undo the last :meth:`step` (its term of Eq. 34's sum), to redo it with a larger L."""
         self.k -= 1
         self.gsum_w -= self.last_w
         self.gsum_b -= self.last_b

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
@@ -123,14 +124,15 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
         return csr_span_of_views(blocks, codes)  # type: ignore[arg-type]
     if len(blocks) < 2 or not all(isinstance(b, DenseBlock) for b in blocks):
         return None
-    first = blocks[0].X
+    dense = cast("list[DenseBlock]", blocks)  # checked just above
+    first = dense[0].X
     base = first.base
     if not isinstance(base, np.ndarray) or not base.flags.c_contiguous:
         return None
     row_bytes = first.shape[1] * first.itemsize
     base_ptr = base.__array_interface__["data"][0]
     starts = []
-    for b in blocks:
+    for b in dense:
         X = b.X
         if (X.base is not base or X.dtype != first.dtype or X.shape[1] != first.shape[1]
                 or not X.flags.c_contiguous or row_bytes == 0):

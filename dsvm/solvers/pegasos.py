@@ -264,7 +264,8 @@ class PegasosSolver:
         max_w = float(args.sample_weight.max()) if args.sample_weight.size else 1.0
         # Regression targets (float codes): no ball is known without the targets' range, so
         # no projection (Pegasos converges without it; the projection only speeds it up).
-        radius = math.inf if args.codes.dtype.kind == "f" else ball_radius(self.loss, self.alpha, max_w)
+        radius = (math.inf if args.codes.dtype.kind == "f"
+                  else ball_radius(self.loss, self.alpha, max_w))
         hp = H.make_hp(
             alpha=self.alpha,
             t=state.t,

@@ -1,4 +1,4 @@
-"""Targets and losses on the NumPy side: class codes or real targets, and every loss of a prediction.
+"""Targets and losses on the NumPy side: class codes or real targets, every loss of a prediction.
 
 Classification feeds the pass kernels int32 class codes (:func:`dsvm.solvers.base.encode_labels`);
 regression feeds them the float64 targets themselves, in the same ``codes`` argument (the kernels
@@ -82,7 +82,7 @@ def targets_for(y: np.ndarray, classes: np.ndarray | None, where: str) -> np.nda
 
 
 def output_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
-    """(n_rows, n_outputs) float64 targets: +-1 from class codes, or the real targets as a column."""
+    """(n_rows, n_outputs) float64 targets: +-1 from class codes, or real targets as a column."""
     codes = np.asarray(codes)
     if codes.dtype.kind == "f":
         return codes.astype(np.float64)[:, None]

@@ -22,8 +22,9 @@ def class_counts(source: Any, values: np.ndarray) -> np.ndarray:
         recorded = inner.dataset.attrs.get("class_counts")
         classes = inner.dataset.classes
         if recorded is None or classes is None:
-            raise ValueError(f"class_weight='balanced' needs the class counts of {inner.describe()}, "
-                             "which it does not record (convert it again with this dsvm).")
+            raise ValueError("class_weight='balanced' needs the class counts of "
+                             f"{inner.describe()}, which it does not record (convert it again "
+                             "with this dsvm).")
         found = dict(zip(np.asarray(classes, dtype=np.float64).tolist(), recorded))
     elif isinstance(inner, DaskSource):
         import dask.array as da

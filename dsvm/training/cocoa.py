@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,8 +71,10 @@ def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedMo
     n_streams = record.n_streams
     order = epoch_chunk_order(record.seed, epoch, source.n_chunks)
     terms, n_rows, n_changed = np.zeros(4), 0, 0
+    classes = record.class_values
+    assert classes is not None  # CoCoA+ only classifies
     for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
-        task = CocoaRound(coef, intercept, solver, record.class_values, store, epoch,
+        task = CocoaRound(coef, intercept, solver, classes, store, epoch,
                           record.seed, float(n_streams), source.n_samples, record.class_weight,
                           window)
         partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
@@ -107,7 +109,8 @@ def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
                            seed=draw_seed(spec.random_state), fmap=None)
         else:
             record = restored(spec, ckpt, source, None)
-        solver = spec.make_solver(source.n_samples)
+        # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
+        solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
         url, temporary = dual_store_url(spec.checkpoint)
         store = DualStore(url, record.state.n_outputs)
         if ckpt is None and not temporary:

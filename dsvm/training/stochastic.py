@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -186,7 +186,8 @@ def warn_if_failed(spec: FitSpec, record: FittedModel) -> bool:
     sampled = [h.get("sample_objective") for h in record.history]
     if len(sampled) < 4 or any(v is None for v in sampled[-3:]) or sampled[0] is None:
         return False
-    start, objective = float(sampled[0]), float(sampled[-1])
+    last = cast(float, sampled[-1])  # not None: checked above
+    start, objective = float(sampled[0]), float(last)
     coming_down = objective < 0.9 * min(float(v) for v in sampled[1:-1] if v is not None)
     if objective <= FAILED_FIT_FACTOR * start or coming_down:
         return False

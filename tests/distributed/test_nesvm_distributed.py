@@ -46,8 +46,8 @@ def test_zarr_on_two_worker_processes_equals_in_process(problem, tmp_path, proce
     assert remote.n_iter_ == local.n_iter_ == 12
     assert remote_obj == pytest.approx(local_obj, rel=1e-6)
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-6, atol=1e-9)
-    for r, l in zip(remote.history_, local.history_):
-        assert r["objective"] == pytest.approx(l["objective"], rel=1e-9)
+    for r, loc in zip(remote.history_, local.history_):
+        assert r["objective"] == pytest.approx(loc["objective"], rel=1e-9)
         assert r["n_rows"] == 5000
 
 

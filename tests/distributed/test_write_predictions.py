@@ -80,7 +80,7 @@ def test_a_failed_prediction_leaves_nothing(problem, tmp_path, local_client):
     for f in chunk_files:
         with open(f, "wb") as fh:  # chunk 4 of X is garbage: its task fails to decode it
             fh.write(b"not a blosc frame")
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="blosc decompression"):  # numcodecs, on the worker
         clf.write_predictions(ds, tmp_path / "out.zarr")
     assert not [p for p in os.listdir(tmp_path) if p.startswith("out.zarr")]
 

@@ -37,7 +37,8 @@ def _problem(n_outputs, regression, seed=0):
 def test_asset_pass_matches_reference(layout, dtype, case):
     n_outputs = 3 if case == "hinge-ovr" else 1
     regression = case == "eps-regression"
-    loss = {"eps-regression": "epsilon_insensitive", "smoothed": "smoothed_hinge"}.get(case, "hinge")
+    loss = {"eps-regression": "epsilon_insensitive",
+            "smoothed": "smoothed_hinge"}.get(case, "hinge")
     a = 0.2 if case in ("eps-regression", "smoothed") else 0.0
     X, codes, sw, order = _problem(n_outputs, regression)
     d = X.shape[1]

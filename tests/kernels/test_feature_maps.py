@@ -51,7 +51,8 @@ def test_rbf_kernels_match_reference_dense_and_csr(rows):
 
 
 def test_maps_give_the_same_features_for_dense_and_csr_blocks(rows):
-    for fmap in (RFF(64, 0.5, random_state=0).fit(rows), Nystroem(20, 0.5, random_state=0).fit(rows)):
+    for fmap in (RFF(64, 0.5, random_state=0).fit(rows),
+                 Nystroem(20, 0.5, random_state=0).fit(rows)):
         dense = fmap.transform(rows)
         sparse = fmap.transform(sp.csr_matrix(rows))
         np.testing.assert_allclose(dense, sparse, atol=1e-12)

@@ -134,5 +134,6 @@ def test_hinge_subgradient_is_in_the_subdifferential_at_the_kink():
 
 def test_loss_code_rejects_unknown_names():
     assert loss_code("logistic") == 2
-    with pytest.raises(ValueError, match=r"Got loss 'huber'; expected one of \['epsilon_insensitive', 'hinge', "):
+    expected = r"Got loss 'huber'; expected one of \['epsilon_insensitive', 'hinge', "
+    with pytest.raises(ValueError, match=expected):
         loss_code("huber")

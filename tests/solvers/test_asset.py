@@ -36,7 +36,8 @@ def test_calibration_follows_the_paper():
     X, codes = _blobs()
     alpha = 0.01
     solver = AssetSolver(alpha=alpha, n_calibration=100)
-    state = solver.calibrate(solver.init_state(6, 1, np.float64), block_from_arrays(X, codes), codes)
+    state = solver.calibrate(solver.init_state(6, 1, np.float64), block_from_arrays(X, codes),
+                             codes)
     R, B, d_g = state.extra[CONSTANTS_KEY]
     assert R == pytest.approx(1.0 / math.sqrt(alpha))
     sq = (X[:100] ** 2).sum(axis=1)
