@@ -129,3 +129,24 @@ def test_resume_with_windows_equals_the_uninterrupted_fit(a9a_slice, tmp_path):
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
     other = dsvm.SVMClassifier(max_epochs=4, **{**kw, "shuffle_window": 4}).fit(X, y)
     assert not np.array_equal(other.coef_, full.coef_)
+
+
+def test_window_order_visits_every_row_once_in_rounds_that_mix_every_chunk():
+    from dsvm.data.order import window_order
+
+    counts = [1000, 1000, 37, 1000]  # rounds of about 750 rows: a quarter of every chunk
+    order = window_order(0, 3, 5, counts)
+    assert np.array_equal(np.sort(order), np.arange(sum(counts)))
+    assert np.array_equal(order, window_order(0, 3, 5, counts))  # a function of the seeds
+    assert not np.array_equal(order, window_order(0, 4, 5, counts))  # re-drawn every epoch
+    starts = np.cumsum([0, *counts])
+    first_round = order[:700]  # inside the first round, whichever it is
+    chunk_of = np.searchsorted(starts, first_round, side="right") - 1
+    for j in (0, 1, 3):  # a share of every chunk, from all over it
+        rows = first_round[chunk_of == j] - starts[j]
+        assert 150 <= rows.size <= 300
+        assert rows.max() - rows.min() > 500
+    # rows stored next to each other are not visited next to each other
+    assert np.mean(np.abs(np.diff(order)) == 1) < 0.05
+    row_map = np.arange(sum(counts))[::-1].copy()
+    assert np.array_equal(window_order(0, 3, 5, counts, row_map=row_map), row_map[order])

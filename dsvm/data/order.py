@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsvm.kernels.shuffle import permutation
+from dsvm.kernels.shuffle import interleave_rounds, permutation
 
 # Distinct stream names for SeedSequence so the chunk order and the row orders never share draws.
 _CHUNK_ORDER = 0
 _ROW_ORDER = 1
+
+# A window's rows are dealt into rounds in blocks of this many consecutive rows (see
+# dsvm.kernels.shuffle.interleave_rounds): a few KB of neighbouring rows that share cache
+# lines and pages, small enough that rows stored together (w8a's positives) are spread over
+# the whole pass. Measured in benchmarks/bench_order.py.
+ROUND_BLOCK_ROWS = 16
 
 
 def draw_seed(random_state: int | np.random.Generator | None) -> int:
@@ -44,5 +50,19 @@ def row_order(seed: int, epoch: int, chunk: int, n_rows: int) -> np.ndarray:
     that SeedSequence derives from (seed, epoch, chunk): NumPy's permutation cost a third of a
     Pegasos epoch.
     """
-    key = np.random.SeedSequence([seed, _ROW_ORDER, epoch, chunk]).generate_state(1, np.uint64)[0]
-    return permutation(n_rows, key)
+    return permutation(n_rows, _row_key(seed, epoch, chunk))
+
+
+def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
+                 row_map: np.ndarray | None = None) -> np.ndarray:
+    """The order of the rows of a window of chunks holding ``counts`` rows each (concatenated in
+    that order), drawn from (seed, epoch, the window's first chunk): rounds of one slice of every
+    chunk, the rounds and the rows inside each in random orders
+    (:func:`dsvm.kernels.shuffle.interleave_rounds`); row i given as ``row_map[i]``."""
+    empty = np.empty(0, np.int64)
+    return interleave_rounds(np.asarray(counts, np.int64), ROUND_BLOCK_ROWS,
+                             _row_key(seed, epoch, chunk), empty if row_map is None else row_map)
+
+
+def _row_key(seed: int, epoch: int, chunk: int) -> np.uint64:
+    return np.random.SeedSequence([seed, _ROW_ORDER, epoch, chunk]).generate_state(1, np.uint64)[0]

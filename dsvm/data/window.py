@@ -4,10 +4,11 @@ The arithmetic and the record live here, in the data layer, so that ``dsvm info`
 dataset's window without importing the training stack (numba, scikit-learn); the training layer
 (:mod:`dsvm.training.window`) applies the same rule to any source.
 
-A stream reads its chunks in windows and visits the rows of a window in one random order of
-short runs (:func:`dsvm.solvers.passes.pass_over_window`), so that data stored sorted by label
-or by time trains like shuffled data. The window's rows are held in memory at once, so the
-window is capped in bytes whatever the chunking: memory per worker stays bounded.
+A stream reads its chunks in windows and visits the rows of a window in random rounds that
+mix all its chunks (:func:`dsvm.solvers.passes.pass_over_window`), so that data stored
+sorted by label or by time trains like shuffled data. The window's rows are held in memory
+at once, so the window is capped in bytes whatever the chunking: memory per worker stays
+bounded.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 # conversion (84.96% a9a, 98.64% w8a): label-sorted a9a 79.5% one chunk at a time, 84.29% with
 # windows of 8 chunks, 84.31% with 16; w8a as distributed 98.23% with 8, 98.45% with 16. 16 was
 # tried as the default and kept 8: a9a's seeds 0/1 fell to 83.24/84.58% (8: 84.13/84.81%) and a
-# window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). What closed the
-# a9a gap is shorter runs (dsvm.solvers.passes.SEGMENT_ROWS, 4 since: 84.72% over seeds 0-3).
+# window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). Those figures
+# are from runs of 16 rows over the whole window; the rounds of dsvm.data.order.window_order
+# since give 84.71% / 98.34% on seeds 0/1.
 # benchmarks/bench_order.py has the current figures.
 DEFAULT_WINDOW = 8
 WINDOW_BYTES = 128 << 20

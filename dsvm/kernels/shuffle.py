@@ -26,36 +26,66 @@ def permutation(n, seed):
     seed : np.uint64.
     """
     out = np.arange(n, dtype=np.int64)
-    state = np.uint64(seed)
-    for i in range(n - 1, 0, -1):
+    shuffle_range(out, 0, n, np.uint64(seed))
+    return out
+
+
+@njit_serial
+def shuffle_range(out, lo, hi, state):
+    """Fisher-Yates over ``out[lo:hi]`` in place, drawing from splitmix64 started at ``state``
+    (np.uint64); returns the generator's state after the draws."""
+    for i in range(hi - 1, lo, -1):
         state = state + _GOLDEN
         z = state
         z = (z ^ (z >> np.uint64(30))) * _MIX1
         z = (z ^ (z >> np.uint64(27))) * _MIX2
         z = z ^ (z >> np.uint64(31))
-        j = np.int64(z % np.uint64(i + 1))
+        j = lo + np.int64(z % np.uint64(i - lo + 1))
         tmp = out[i]
         out[i] = out[j]
         out[j] = tmp
-    return out
+    return state
 
 
 @njit_serial
-def expand_runs(runs, segment, n_rows, row_map):
-    """The rows of runs of ``segment`` consecutive rows, run ``r`` covering rows
-    r * segment .. r * segment + segment - 1 (cut at ``n_rows``), in the order of ``runs``;
-    each row i mapped to ``row_map[i]`` (an empty ``row_map``: i itself). int64 (n_rows,).
+def interleave_rounds(counts, block_rows, seed, row_map):
+    """The rows of a window of chunks (chunk j holding ``counts[j]`` consecutive rows of the
+    concatenated window) in rounds, each row i given as ``row_map[i]`` (an empty ``row_map``:
+    i itself). int64 (sum(counts),).
 
-    What NumPy did with a (n_runs, segment) broadcast, a mask and a gather (three 2,000,000-row
-    temporaries per epoch), in one sweep.
+    Every chunk is cut into blocks of ``block_rows`` consecutive rows, and its blocks, in a
+    random order, are dealt into ``len(counts)`` rounds of (nearly) equal shares; the rounds
+    are visited in a random order, the rows of a round in a uniform random order. A round
+    thus holds about one chunk's rows, drawn from every chunk of the window and from all over
+    each chunk: a pass keeps the working set of a pass over one chunk (which stays in cache
+    where a window does not), while each step sees the window's mix of rows. Determined by
+    ``seed`` (np.uint64).
     """
-    out = np.empty(n_rows, np.int64)
+    n_chunks = counts.shape[0]
+    row_starts = np.zeros(n_chunks + 1, np.int64)
+    block_starts = np.zeros(n_chunks + 1, np.int64)
+    for j in range(n_chunks):
+        row_starts[j + 1] = row_starts[j] + counts[j]
+        block_starts[j + 1] = block_starts[j] + (counts[j] + block_rows - 1) // block_rows
+    rounds = np.arange(n_chunks, dtype=np.int64)
+    state = shuffle_range(rounds, 0, n_chunks, np.uint64(seed))
+    blocks = np.empty(block_starts[n_chunks], np.int64)
+    for j in range(n_chunks):  # each chunk's blocks in a random order
+        for b in range(block_starts[j], block_starts[j + 1]):
+            blocks[b] = b - block_starts[j]
+        state = shuffle_range(blocks, block_starts[j], block_starts[j + 1], state)
+    out = np.empty(row_starts[n_chunks], np.int64)
     mapped = row_map.shape[0] > 0
     at = 0
-    for q in range(runs.shape[0]):
-        lo = runs[q] * segment
-        hi = min(lo + segment, n_rows)
-        for i in range(lo, hi):
-            out[at] = row_map[i] if mapped else i
-            at += 1
-    return out[:at]
+    for q in range(n_chunks):
+        r = rounds[q]
+        first = at
+        for j in range(n_chunks):
+            n_blocks = block_starts[j + 1] - block_starts[j]
+            for b in range(n_blocks * r // n_chunks, n_blocks * (r + 1) // n_chunks):
+                lo = row_starts[j] + blocks[block_starts[j] + b] * block_rows
+                for i in range(lo, min(lo + block_rows, row_starts[j + 1])):
+                    out[at] = row_map[i] if mapped else i
+                    at += 1
+        state = shuffle_range(out, first, at, state)
+    return out

@@ -9,11 +9,10 @@ from typing import cast
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
-from dsvm.data.order import row_order
+from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import probe_loss_sums
-from dsvm.kernels.shuffle import expand_runs
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
@@ -64,19 +63,23 @@ def pass_over_window(
     chunk (every s-th row of each chunk: the same rows every epoch, whatever the windows).
     A window of one chunk is exactly :func:`pass_over_chunk`.
 
-    **Row order.** One chunk: a uniform random permutation of its rows. Several: runs of
-    ``SEGMENT_ROWS`` (4) consecutive stored rows, the runs in a uniform random order over the
-    whole window (:func:`segment_order`), re-drawn every epoch. Why it is as good as a
-    permutation of single rows: every row is still visited exactly once per epoch, and a step
-    sees a row of any chunk of the window with the same probability; only rows stored next to
-    each other stay together for up to 4 steps, which a step size of 1/(lambda t) cannot tell
-    from a permutation unless neighbouring rows are strongly alike for far longer (label-sorted
-    a9a in 2,000-row chunks, 2 streams, seeds 0-3: 84.72% with runs of 4, 84.81% with single
-    rows, 84.29% with runs of 16, 84.96% on shuffled rows). What it buys: the rows of a run
-    stream from memory instead of costing a cache miss each (a random order of single rows
-    over 8 chunks ran at half the speed). In-memory input is passed as a view of the
-    caller's arrays (:func:`span_of_views`, dense and CSR): the same rows in the same order as
-    the concatenated window.
+    **Row order.** One chunk: a uniform random permutation of its rows. Several
+    (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 16 stored rows,
+    each chunk's blocks dealt at random into as many rounds as the window has chunks, the rounds
+    visited in a random order and the rows of a round in a uniform random order, all re-drawn
+    every epoch. Every row is still visited exactly once per epoch, and every round mixes
+    every chunk of the window in its share, so a step sees the window's classes (or times) as
+    a permutation of the whole window would show them; rows stored within 16 of each other
+    land in the same round (about one chunk's worth of steps), which a step size of
+    1/(lambda t) cannot tell from a permutation unless neighbouring rows are alike for far
+    longer. What it buys: a round touches about one chunk's bytes, which stay in cache,
+    where a permutation of the whole window missed the cache on almost every row.
+    bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2 workers, seeds
+    0/1): rounds 84.71% / 98.34% against 84.93% / 98.64% shuffled; runs of 4 rows over the
+    whole window 84.66% / 98.34% at 0.65x the epoch rate of one chunk at a time, rounds
+    0.84-0.90x (two runs).
+    In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
+    and CSR): the same rows in the same order as the concatenated window.
     """
     stats = PassStats()
     blocks, codes = [], []
@@ -92,14 +95,14 @@ def pass_over_window(
         codes.append(block_codes)
     if not blocks:
         return stats
-    n_rows = sum(block.n_samples for block in blocks)
+    counts = [block.n_samples for block in blocks]
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
         rows, all_codes, to_span = spanned
-        order = segment_order(seed, epoch, window[0][0], n_rows, row_map=to_span)
+        order = window_order(seed, epoch, window[0][0], counts, row_map=to_span)
         return solver.run_block(state, rows, all_codes, order) + stats
-    order = (row_order(seed, epoch, window[0][0], n_rows) if len(blocks) == 1
-             else segment_order(seed, epoch, window[0][0], n_rows))
+    order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
+             else window_order(seed, epoch, window[0][0], counts))
     rows = concat_blocks(blocks)
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
@@ -226,25 +229,6 @@ def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
     span = CSRBlock(indptr=indptr, indices=idx_base[lo:end], data=dat_base[lo:end],
                     y=np.empty(n_span), n_features=first.n_features, sample_weight=sw)
     return span, span_codes, to_span
-
-
-# Rows of a window are interleaved in runs of this many consecutive stored rows, the runs in a
-# random order: a random order of single rows over a window of 8 chunks ran at half the speed
-# (each row a cache miss over 100 MB), while runs stream from memory. Label-sorted a9a in
-# 2,000-row chunks, 2 streams (bench_order, seeds 0/1): runs of 16 rows 84.47%, runs of 4
-# 84.66%, shuffled conversion 84.95%; the epoch's cost of 4 against 16 was within the noise
-# (0.65x vs 0.68x of one chunk at a time, dominated by copying the window's chunks).
-SEGMENT_ROWS = 4
-
-
-def segment_order(seed: int, epoch: int, key: int, n_rows: int,
-                  segment: int = SEGMENT_ROWS, row_map: np.ndarray | None = None) -> np.ndarray:
-    """Rows 0..n_rows-1 in runs of ``segment`` consecutive rows, the runs in a random order
-    drawn from (seed, epoch, key); each row i given as ``row_map[i]`` when there is one."""
-    n_segments = -(-n_rows // segment)
-    runs = row_order(seed, epoch, key, n_segments)
-    empty = np.empty(0, np.int64)
-    return expand_runs(runs, segment, n_rows, empty if row_map is None else row_map)
 
 
 def with_class_weight(block: Block, codes: np.ndarray,
