@@ -79,16 +79,16 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         Passes over the data in ``fit``. Values must be in the range [1, inf).
     tol : float or None, default=1e-3
         Relative tolerance, the same meaning for every solver: stop when the objective has
-        not improved on its best by more than ``tol`` times its size for
-        ``n_iter_no_change`` epochs (scikit-learn's rule, made scale-free). The objective
-        followed is the returned model's: for averaged solvers measured exactly on a fixed
-        sample of the training rows while the epoch reads them (``history_[i]
-        ["sample_objective"]``), for last iterates (``"asset*"``, ``average=False``,
-        ``"bsgd"``) the progressive objective of the epoch. Reaching ``max_epochs`` while
-        still improving warns (``ConvergenceWarning``). ``solver="nesvm"``: the exact
-        objective of its best point, in the last homotopy stage, with at least 10 passes of
-        patience (its step factor can take that long to recover after a step taken back).
-        ``None`` always runs ``max_epochs``.
+        not improved on its best by more than ``tol`` times its size for ``n_iter_no_change``
+        epochs (scikit-learn's rule, made scale-free). The objective followed is the returned
+        model's: for averaged solvers measured exactly on a fixed sample of the training rows
+        (``history_[i]["sample_objective"]``), for last iterates (``"asset*"``,
+        ``average=False``, ``"bsgd"``: they converge like 1/t) the epoch's progressive
+        objective, with a margin of ``tol`` / t and a patience of at least t / 5 after t epochs
+        (:class:`dsvm.training.loop.StoppingRule`). Reaching ``max_epochs`` while still
+        improving warns (``ConvergenceWarning``). ``solver="nesvm"``: the exact objective of its
+        best point, in the last homotopy stage, with at least 10 passes of patience (its step
+        factor can take that long to recover after a step taken back). ``None``: max_epochs.
     n_iter_no_change : int, default=3
         Epochs without improvement (see ``tol``) before a stochastic fit stops.
     early_stopping : bool, default=False

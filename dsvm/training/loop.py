@@ -78,6 +78,12 @@ def tracked_objective(record: dict[str, Any]) -> float | None:
     return float(record["objective"])
 
 
+# A last iterate's patience is at least t / this after t epochs (see StoppingRule): on a9a at
+# lambda = 1/n, t/10 still stopped SGD's last iterate at epoch 34 (its progressive objective
+# +5.8% above the optimum), t/5 let it run to 100 (the model +1.9%).
+LAST_ITERATE_PATIENCE = 5
+
+
 class StoppingRule:
     """scikit-learn's rule with a relative ``tol``: stop after ``n_iter_no_change`` epochs that
     do not lower the best objective (or, with early stopping, the best held-out objective) by
@@ -85,14 +91,33 @@ class StoppingRule:
     returned model's, measured on a fixed sample of rows (:func:`tracked_objective`), so a
     solver whose average still improves at its own (slow) rate is not stopped by the noise of
     its iterates. Replayed over a resumed fit's history, so that it stops exactly where the
-    uninterrupted fit would."""
+    uninterrupted fit would.
+
+    A last iterate (ASSET*, ``average=False``, BSGD) converges like 1/t and is followed by its
+    noisy progressive objective: after t epochs the gap to the optimum is about t times what an
+    epoch gains, and the epochs between two new lows of the noisy objective grow with t. So
+    after t epochs its margin is ``tol`` times the best objective divided by t, and its
+    patience at least t/5 epochs. With the plain rule ASSET* (and Pegasos' last iterate) on
+    a9a at lambda = 1/n stopped after 42-53 epochs at +4-8% above the optimum while still
+    coming down (+3.6% after 100)."""
 
     def __init__(self, tol: float | None, n_iter_no_change: int,
                  history: list[dict[str, Any]], key: str | None = None) -> None:
         self.tol, self.patience, self.key = tol, int(n_iter_no_change), key
         self.best, self.stale = math.inf, 0
         for record in history:
-            self.observe(self.tracked(record))
+            self.observe_record(record)
+
+    def observe_record(self, record: dict[str, Any]) -> bool:
+        """Record an epoch of the history; True when the fit should stop."""
+        return self.observe(self.tracked(record), self.horizon(record))
+
+    def horizon(self, record: dict[str, Any]) -> int:
+        """The epochs so far for a last iterate's objective, otherwise 1: what the margin is
+        divided by, and five times the least patience (see the class docstring)."""
+        if self.key is None and record.get("returned_model", "iterate") == "iterate":
+            return max(1, int(record.get("epoch", 1)))
+        return 1
 
     def tracked(self, record: dict[str, Any]) -> float | None:
         """What to minimise: the objective (:func:`tracked_objective`), or the value under
@@ -102,15 +127,16 @@ class StoppingRule:
         value = record.get(self.key)
         return None if value is None else float(value)
 
-    def observe(self, objective: float | None) -> bool:
+    def observe(self, objective: float | None, horizon: int = 1) -> bool:
         """Record an epoch's objective; True when the fit should stop."""
         if objective is None:
             return False
         if self.tol is not None:
-            margin = self.tol * abs(self.best) if math.isfinite(self.best) else 0.0
+            margin = self.tol * abs(self.best) / horizon if math.isfinite(self.best) else 0.0
             self.stale = self.stale + 1 if objective > self.best - margin else 0
         self.best = min(self.best, objective)
-        return self.tol is not None and self.stale >= self.patience
+        patience = max(self.patience, math.ceil(horizon / LAST_ITERATE_PATIENCE))
+        return self.tol is not None and self.stale >= patience
 
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
@@ -204,7 +230,7 @@ def run_epochs(
                 record["holdout_objective"] = holdout(state)
             history.append(record)
             progress.update(record)
-            converged = rule.observe(rule.tracked(record))
+            converged = rule.observe_record(record)
             if converged:
                 logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
             if on_epoch is not None:
