@@ -26,6 +26,8 @@ from dsvm.training import FitSpec, FittedModel, evaluation
 from dsvm.training import trainer as _training
 from dsvm.training.engines import prediction_engine
 from dsvm.training.inputs import (
+    check_hashing,
+    hashing_of,
     is_dask_collection,
     is_dask_frame,
     is_dataset_ref,
@@ -35,7 +37,7 @@ from dsvm.training.inputs import (
 from dsvm.training.kernel_maps import check_kernel_solver
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
-           "feature_map_", "n_features_in_", "feature_names_in_", "_fit_record")
+           "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record")
 
 
 # scikit-learn's checks that a stochastic estimator cannot pass, each with its reason (given to
@@ -129,7 +131,15 @@ class SVMBase(BaseEstimator):
         record = _training.fit(self._spec(), X, y, sample_weight=sample_weight,
                                validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
+        self._keep_hashing(X)
         return self
+
+    def _keep_hashing(self, X: Any) -> None:
+        """The hashing spec of the training dataset, kept (and saved) so that data hashed
+        otherwise is refused at prediction time."""
+        spec = hashing_of(X)
+        if spec is not None:
+            self.hashing_ = spec
 
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any,
                      validation: Any) -> SVMBase:
@@ -137,10 +147,12 @@ class SVMBase(BaseEstimator):
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, X, y, sample_weight,
                                                   reset=not hasattr(self, "_fit_record"))
+        check_hashing(getattr(self, "hashing_", None), X)  # before any step is taken
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
         self._publish(record)
+        self._keep_hashing(X)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
@@ -172,6 +184,7 @@ class SVMBase(BaseEstimator):
         source, _ = source_of(X, y, classify=self._task == "classification",
                               chunk_rows=self.chunk_rows, text_classes=text, purpose=purpose)
         self._check_features(source.n_features)
+        check_hashing(getattr(self, "hashing_", None), X)
         return source
 
     def _decision(self, X: Any) -> Any:

@@ -22,7 +22,8 @@ def record_of(est: Any) -> ModelRecord:
     return ModelRecord(
         estimator=type(est).__name__, params=params, coef=est.coef_, intercept=est.intercept_,
         classes=classes, n_features_in=int(est.n_features_in_), n_iter=int(est.n_iter_),
-        t=float(est.t_), history=est.history_, map_meta=meta, map_arrays=arrays)
+        t=float(est.t_), history=est.history_, map_meta=meta, map_arrays=arrays,
+        extra_meta={"hashing": est.hashing_} if getattr(est, "hashing_", None) else {})
 
 
 def save(est: Any, path: str | os.PathLike, storage_options: dict | None = None) -> None:

@@ -181,3 +181,38 @@ def validation_source(validation: Any, *, classify: bool, chunk_rows: int,
     source, _ = source_of(validation, None, classify=classify, chunk_rows=chunk_rows,
                           text_classes=text_classes, purpose="validate a fit")
     return source
+
+
+# What must agree between the hashing of the data a model was trained on and of the data it
+# predicts (dsvm.data.hashing.HashSpec.attrs): the same tokens into the same features.
+_HASHING_KEYS = ("scheme", "hash_bits", "categorical", "numeric", "token")
+
+
+def hashing_of(x: Any) -> dict[str, Any] | None:
+    """The hashing spec a dataset was converted with (its attribute ``hashing``), or None: not
+    hashed, or not a dataset."""
+    if not is_dataset_ref(x):
+        return None
+    dataset = x if isinstance(x, Dataset) else open_dataset(x)
+    spec = dataset.attrs.get("hashing")
+    return dict(spec) if spec else None
+
+
+def check_hashing(expected: dict[str, Any] | None, x: Any) -> None:
+    """Refuse a dataset whose categorical columns were hashed otherwise than the model's
+    training data: its features would mean other things, and predictions would be silently
+    wrong."""
+    got = hashing_of(x) if expected else None
+    if not got or not expected:
+        return
+    def key(spec: dict[str, Any], k: str) -> Any:  # hashed columns: any order, same tokens
+        return sorted(spec.get(k) or []) if k == "categorical" else spec.get(k)
+
+    differ = [k for k in _HASHING_KEYS if key(got, k) != key(expected, k)]
+    if differ:
+        name = x.url if isinstance(x, Dataset) else os.fspath(x)
+        shown = ", ".join(f"{k}={got.get(k)!r} (the model's: {expected.get(k)!r})"
+                          for k in differ)
+        raise ValueError(f"{name}: its columns were hashed differently from the model's "
+                         f"training data: {shown}. Convert it with the model's --categorical "
+                         f"and --hash-bits.")

@@ -88,3 +88,43 @@ def test_bad_categorical_input_is_one_clear_line(tmp_path):
         dsvm.convert(tmp_path / "t.csv", tmp_path / "b.zarr", categorical=["city"])
     with pytest.raises(ValueError, match="hash_bits"):
         dsvm.convert(tmp_path / "t.csv", tmp_path / "c.zarr", categorical=["city"], hash_bits=0)
+
+
+def _write_tsv(path, header, rows):
+    with open(path, "w") as f:
+        f.write("\t".join(header) + "\n")
+        for row in rows:
+            f.write("\t".join(map(str, row)) + "\n")
+
+
+def test_the_model_keeps_the_hashing_and_refuses_data_hashed_otherwise(tmp_path, capsys):
+    """The training data's hashing spec goes into the model (and its file); a dataset of the
+    same width whose columns were hashed otherwise is refused with one line instead of
+    predicting nonsense, while data converted with the same flags, unlabeled included,
+    predicts as the training data."""
+    label, num, city, dev = _rows(n=600, seed=2)
+    _write_tsv(tmp_path / "t.tsv", ["y", "x", "city", "dev"], zip(label, num, city, dev))
+    _write_tsv(tmp_path / "new.tsv", ["x", "city", "dev"], zip(num, city, dev))
+    _write_tsv(tmp_path / "renamed.tsv", ["x", "city", "device"], zip(num, city, dev))
+    for src, more in (("t", ["--label-column", "y", "--categorical", "city,dev"]),
+                      ("new", ["--no-labels", "--categorical", "dev,city"]),
+                      ("renamed", ["--no-labels", "--categorical", "city,device"])):
+        code = main(["convert", str(tmp_path / f"{src}.tsv"), str(tmp_path / f"{src}.zarr"),
+                     "--hash-bits", "10", *more])
+        assert code == 0, capsys.readouterr().err
+    clf = dsvm.SVMClassifier(max_epochs=3, random_state=0).fit(str(tmp_path / "t.zarr"))
+    assert clf.hashing_["hash_bits"] == 10 and clf.hashing_["categorical"] == ["city", "dev"]
+    clf.save(tmp_path / "m.dsvm")
+    loaded = dsvm.load(tmp_path / "m.dsvm")
+    assert loaded.hashing_ == clf.hashing_
+    # the columns listed in another order hash the same tokens: accepted, same predictions
+    np.testing.assert_array_equal(loaded.predict(str(tmp_path / "new.zarr")),
+                                  clf.predict(str(tmp_path / "t.zarr")))
+    with pytest.raises(ValueError, match=r"hashed differently.*'device'"):
+        loaded.predict(str(tmp_path / "renamed.zarr"))
+    capsys.readouterr()
+    code = main(["predict", str(tmp_path / "m.dsvm"), str(tmp_path / "renamed.zarr"),
+                 "--out", str(tmp_path / "p.npy")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "renamed.zarr" in err
+    assert not (tmp_path / "p.npy").exists()
