@@ -191,7 +191,7 @@ _HASHING_KEYS = ("scheme", "hash_bits", "categorical", "numeric", "token")
 def hashing_of(x: Any) -> dict[str, Any] | None:
     """The hashing spec a dataset was converted with (its attribute ``hashing``), or None: not
     hashed, or not a dataset."""
-    if not is_dataset_ref(x):
+    if not is_dataset_ref(x) or is_parquet_ref(x):
         return None
     dataset = x if isinstance(x, Dataset) else open_dataset(x)
     spec = dataset.attrs.get("hashing")

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 def test_l1_on_two_workers_is_as_sparse_as_one_stream(local_client, tmp_path):
     X, y = load_libsvm("a9a/a9a.xz", 123)
     Xt, yt = load_libsvm("a9a/a9a.t.xz", 123)
-    X, y = X[:12000], y[:12000]
+    # the whole training file: on its first 12,000 rows L1 at 64/n lands 1.0-1.1 points below
+    # L2 in one stream as on two (the penalty's cost there, not the combine's)
     n = X.shape[0]
     url = dsvm.write_arrays(tmp_path / "a9a.zarr", X, y, chunk_rows=2000).url
 
