@@ -20,7 +20,7 @@ import numpy as np
 
 from dsvm.data.arrays import write_arrays
 from dsvm.data.blocks import Block
-from dsvm.data.csv_source import CSVSource
+from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.libsvm import LibSVMSource
 from dsvm.data.location import check_destination
@@ -171,10 +171,17 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
 
 
 def _open_criteo(o: _Options) -> _Opened:
-    """Criteo's layout: label, I1..I13, C1..C26, tab-separated, empty fields missing."""
+    """Criteo's layout: label, I1..I13, C1..C26, tab-separated, empty fields missing. Its test
+    files leave the label out: 39 fields, converted unlabeled (for predict)."""
+    line, _ = _first_line(o.src, o.storage_options)
+    n_fields = line.count(b"\t") + 1
+    has_label = n_fields == len(CRITEO_COLUMNS)
+    if not has_label and o.labeled:
+        raise DataFormatError(f"{o.name}: {n_fields} tab-separated fields, not Criteo's "
+                              f"{len(CRITEO_COLUMNS)} with a label first")
     return _open_table_csv(
-        o, column_names=CRITEO_COLUMNS, delimiter="\t",
-        label_column=None if o.labeled is False else "label",
+        o, column_names=CRITEO_COLUMNS if has_label else CRITEO_COLUMNS[1:], delimiter="\t",
+        label_column="label" if has_label and o.labeled is not False else None,
         categorical=o.categorical or [f"C{i}" for i in range(1, 27)],
         fill_missing=0.0 if o.fill_missing is None else o.fill_missing)
 

@@ -128,3 +128,20 @@ def test_the_model_keeps_the_hashing_and_refuses_data_hashed_otherwise(tmp_path,
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "renamed.zarr" in err
     assert not (tmp_path / "p.npy").exists()
+
+
+def test_criteo_test_files_without_the_label_convert_unlabeled(tmp_path):
+    """Criteo's test files have the 39 fields after the label: they convert unlabeled, to the
+    same features as the labeled rows; asking for labels from them is one clear error."""
+    path = shared_file("criteo_sample/criteo_kaggle_head8000_dev.txt.xz")
+    lines = lzma.open(path, "rt").read().splitlines()
+    (tmp_path / "test.txt").write_text("".join(ln.split("\t", 1)[1] + "\n" for ln in lines))
+    labeled = dsvm.convert(path, tmp_path / "a.zarr", format="criteo", hash_bits=16)
+    unlabeled = dsvm.convert(tmp_path / "test.txt", tmp_path / "b.zarr", format="criteo",
+                             hash_bits=16)
+    assert labeled.labeled and not unlabeled.labeled
+    assert unlabeled.attrs["hashing"] == labeled.attrs["hashing"]
+    assert abs(collect(unlabeled)[0] - collect(labeled)[0]).max() == 0
+    with pytest.raises(DataFormatError, match="39 tab-separated fields"):
+        dsvm.convert(tmp_path / "test.txt", tmp_path / "c.zarr", format="criteo",
+                     hash_bits=16, labeled=True)
