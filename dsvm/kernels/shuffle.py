@@ -48,18 +48,19 @@ def shuffle_range(out, lo, hi, state):
 
 
 @njit_serial
-def interleave_rounds(counts, block_rows, seed, row_map):
+def interleave_rounds(counts, block_rows, run_rows, seed, row_map):
     """The rows of a window of chunks (chunk j holding ``counts[j]`` consecutive rows of the
     concatenated window) in rounds, each row i given as ``row_map[i]`` (an empty ``row_map``:
     i itself). int64 (sum(counts),).
 
     Every chunk is cut into blocks of ``block_rows`` consecutive rows, and its blocks, in a
     random order, are dealt into ``len(counts)`` rounds of (nearly) equal shares; the rounds
-    are visited in a random order, the rows of a round in a uniform random order. A round
-    thus holds about one chunk's rows, drawn from every chunk of the window and from all over
-    each chunk: a pass keeps the working set of a pass over one chunk (which stays in cache
-    where a window does not), while each step sees the window's mix of rows. Determined by
-    ``seed`` (np.uint64).
+    are visited in a random order, and inside a round its blocks' runs of ``run_rows``
+    consecutive rows in a uniform random order. A round thus holds about one chunk's rows,
+    drawn from every chunk of the window and from all over each chunk: a pass keeps the working
+    set of a pass over one chunk (which stays in cache where a window does not), each run
+    streams from memory, and every step sees the window's mix of rows. Determined by ``seed``
+    (np.uint64).
     """
     n_chunks = counts.shape[0]
     row_starts = np.zeros(n_chunks + 1, np.int64)
@@ -74,18 +75,28 @@ def interleave_rounds(counts, block_rows, seed, row_map):
         for b in range(block_starts[j], block_starts[j + 1]):
             blocks[b] = b - block_starts[j]
         state = shuffle_range(blocks, block_starts[j], block_starts[j + 1], state)
-    out = np.empty(row_starts[n_chunks], np.int64)
+    n_rows = row_starts[n_chunks]
+    out = np.empty(n_rows, np.int64)
+    runs = np.empty(n_rows, np.int64)  # a round's runs, by their first row
     mapped = row_map.shape[0] > 0
     at = 0
     for q in range(n_chunks):
         r = rounds[q]
-        first = at
+        n_runs = 0
         for j in range(n_chunks):
             n_blocks = block_starts[j + 1] - block_starts[j]
             for b in range(n_blocks * r // n_chunks, n_blocks * (r + 1) // n_chunks):
                 lo = row_starts[j] + blocks[block_starts[j] + b] * block_rows
-                for i in range(lo, min(lo + block_rows, row_starts[j + 1])):
-                    out[at] = row_map[i] if mapped else i
-                    at += 1
-        state = shuffle_range(out, first, at, state)
+                for first in range(lo, min(lo + block_rows, row_starts[j + 1]), run_rows):
+                    runs[n_runs] = first
+                    n_runs += 1
+        state = shuffle_range(runs, 0, n_runs, state)
+        for k in range(n_runs):
+            first = runs[k]
+            # a run ends at its block's end (blocks start at multiples of block_rows in their
+            # chunk, which run_rows divides) or at its chunk's end
+            j = np.searchsorted(row_starts, first, side="right") - 1
+            for i in range(first, min(first + run_rows, row_starts[j + 1])):
+                out[at] = row_map[i] if mapped else i
+                at += 1
     return out

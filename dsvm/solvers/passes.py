@@ -66,18 +66,20 @@ def pass_over_window(
     **Row order.** One chunk: a uniform random permutation of its rows. Several
     (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 16 stored rows,
     each chunk's blocks dealt at random into as many rounds as the window has chunks, the rounds
-    visited in a random order and the rows of a round in a uniform random order, all re-drawn
-    every epoch. Every row is still visited exactly once per epoch, and every round mixes
-    every chunk of the window in its share, so a step sees the window's classes (or times) as
-    a permutation of the whole window would show them; rows stored within 16 of each other
-    land in the same round (about one chunk's worth of steps), which a step size of
-    1/(lambda t) cannot tell from a permutation unless neighbouring rows are alike for far
-    longer. What it buys: a round touches about one chunk's bytes, which stay in cache,
-    where a permutation of the whole window missed the cache on almost every row.
+    visited in a random order and, inside a round, its runs of 4 consecutive stored rows in a
+    uniform random order, all re-drawn every epoch. Every row is still visited exactly once per
+    epoch, and every round mixes every chunk of the window in its share, so a step sees the
+    window's classes (or times) as a permutation of the whole window would show them; rows
+    stored within 16 of each other land in the same round (about one chunk's worth of steps)
+    and within 4 in the same run, which a step size of 1/(lambda t) cannot tell from a
+    permutation unless neighbouring rows are alike for far longer. What it buys: a round
+    touches about one chunk's bytes, which stay in cache, and a run streams from memory.
     bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2 workers, seeds
-    0/1): rounds 84.71% / 98.34% against 84.93% / 98.64% shuffled; runs of 4 rows over the
-    whole window 84.66% / 98.34% at 0.65x the epoch rate of one chunk at a time, rounds
-    0.84-0.90x (two runs).
+    0/1): 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled. Epoch rate against one
+    chunk at a time: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the
+    whole window gave 0.79x and single rows inside rounds 0.86x; 2M x 100 float32 0.149 s an
+    epoch (runs over the window 0.140 s, single rows in rounds 0.186 s); on 2 workers from
+    zarr 0.70-0.81x over two runs (the machine's noise is about +-10%).
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
     """
