@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import tempfile
 from typing import Any
 
 from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
@@ -81,19 +82,47 @@ def cmd_predict(args: argparse.Namespace) -> int:
     check_output(args.out, flag="--out", overwrite=args.overwrite,
                  inputs=(args.dataset, args.model))
     clf = dsvm.load(args.model)
+    raw = _is_raw(args)
+    if raw and not getattr(clf, "hashing_", None):
+        raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
+                         f" ... with the flags the model's training data was converted with)")
+    if not raw and (args.format or args.fill_missing is not None):
+        raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is a "
+                         "dsvm dataset already")
     clf.client = client_arg(args)
-    what = "decision values" if args.decision else "labels"
     try:
-        if kind == ".zarr":
-            dataset = dsvm.open_dataset(args.dataset)  # opened once: metadata only
-            url = clf.write_predictions(dataset, args.out, decision=args.decision,
-                                        overwrite=args.overwrite)
-            print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
-            return 0
-        values = (clf.decision_function(args.dataset) if args.decision
-                  else clf.predict(args.dataset))
+        if not raw:
+            return _predict(clf, args.dataset, args, kind)
+        # raw rows: converted with the model's hashing into a scratch dataset beside --out
+        with tempfile.TemporaryDirectory(prefix=".dsvm-predict-",
+                                         dir=os.path.dirname(os.path.abspath(args.out))) as tmp:
+            from dsvm.data.rehash import convert_like
+
+            dataset = convert_like(args.dataset, os.path.join(tmp, "rows.zarr"), clf.hashing_,
+                                   format=args.format, fill_missing=args.fill_missing)
+            return _predict(clf, dataset, args, kind)
     finally:
         close_client(clf.client)
+
+
+def _is_raw(args: argparse.Namespace) -> bool:
+    """Rows to convert first: a file (a dsvm dataset is a folder), or any input given a
+    --format."""
+    return bool(args.format) or os.path.isfile(args.dataset)
+
+
+def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
+    import dsvm
+
+    what = "decision values" if args.decision else "labels"
+    if kind == ".zarr":
+        if not isinstance(dataset, dsvm.Dataset):
+            dataset = dsvm.open_dataset(dataset)  # opened once: metadata only
+        url = clf.write_predictions(dataset, args.out, decision=args.decision,
+                                    overwrite=args.overwrite)
+        print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
+        return 0
+    values = clf.decision_function(dataset) if args.decision else clf.predict(dataset)
     write_values(args.out, kind, values, what)
     print(f"wrote {len(values)} {what} to {args.out}")
     return 0
@@ -116,6 +145,11 @@ def add_predict_commands(sub: Any) -> None:
                    help=".zarr (written by the workers, chunk by chunk: any size), or .npy, "
                         ".parquet or text (.csv/.txt), gathered here")
     p.add_argument("--decision", action="store_true", help="write decision values, not labels")
+    p.add_argument("--format", default=None, choices=["csv", "criteo", "parquet"],
+                   help="DATASET is raw rows in this layout (a file is raw rows anyway): "
+                        "converted with the model's hashing of categorical columns first")
+    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
+                   help="raw rows: the value of a missing numeric field, as at training")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--scheduler", metavar="ADDRESS")
     add_tls_args(p)

@@ -189,13 +189,17 @@ _HASHING_KEYS = ("scheme", "hash_bits", "categorical", "numeric", "token")
 
 
 def hashing_of(x: Any) -> dict[str, Any] | None:
-    """The hashing spec a dataset was converted with (its attribute ``hashing``), or None: not
-    hashed, or not a dataset."""
+    """The hashing spec a dataset was converted with (its attribute ``hashing``, with the
+    format it was converted from), or None: not hashed, or not a dataset."""
     if not is_dataset_ref(x) or is_parquet_ref(x):
         return None
     dataset = x if isinstance(x, Dataset) else open_dataset(x)
     spec = dataset.attrs.get("hashing")
-    return dict(spec) if spec else None
+    if not spec:
+        return None
+    # the raw layout it was converted from, so that new raw rows convert alike (data.rehash)
+    fmt = (dataset.attrs.get("provenance") or {}).get("format")
+    return {**spec, "format": fmt} if fmt else dict(spec)
 
 
 def check_hashing(expected: dict[str, Any] | None, x: Any) -> None:

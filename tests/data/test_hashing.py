@@ -145,3 +145,47 @@ def test_criteo_test_files_without_the_label_convert_unlabeled(tmp_path):
     with pytest.raises(DataFormatError, match="39 tab-separated fields"):
         dsvm.convert(tmp_path / "test.txt", tmp_path / "c.zarr", format="criteo",
                      hash_bits=16, labeled=True)
+
+
+def test_predict_on_raw_rows_converts_them_with_the_models_hashing(tmp_path, capsys):
+    """``dsvm predict MODEL rows.tsv``: raw rows (with or without the label column, columns in
+    any order) are converted with the model's hashing first and predicted exactly as the
+    converted training rows; Criteo's label-less test layout likewise; a model that was not
+    trained on hashed data refuses raw rows in one line."""
+    label, num, city, dev = _rows(n=500, seed=3)
+    _write_tsv(tmp_path / "t.tsv", ["y", "x", "city", "dev"], zip(label, num, city, dev))
+    _write_tsv(tmp_path / "new.tsv", ["dev", "x", "city"], zip(dev, num, city))
+    assert main(["convert", str(tmp_path / "t.tsv"), str(tmp_path / "t.zarr"), "--label-column",
+                 "y", "--categorical", "city,dev", "--hash-bits", "10"]) == 0
+    clf = dsvm.SVMClassifier(max_epochs=3, random_state=0).fit(str(tmp_path / "t.zarr"))
+    clf.save(tmp_path / "m.dsvm")
+    expected = clf.predict(str(tmp_path / "t.zarr"))
+    for src in ("t.tsv", "new.tsv"):
+        out = tmp_path / f"p-{src}.npy"
+        capsys.readouterr()
+        code = main(["predict", str(tmp_path / "m.dsvm"), str(tmp_path / src), "--out",
+                     str(out)])
+        assert code == 0, capsys.readouterr().err
+        np.testing.assert_array_equal(np.load(out), expected)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".dsvm-predict-")]
+
+    path = shared_file("criteo_sample/criteo_kaggle_head8000_dev.txt.xz")
+    lines = lzma.open(path, "rt").read().splitlines()
+    (tmp_path / "test.txt").write_text("".join(ln.split("\t", 1)[1] + "\n" for ln in lines))
+    dsvm.convert(path, tmp_path / "c.zarr", format="criteo", hash_bits=12)
+    criteo = dsvm.SVMClassifier(max_epochs=2, random_state=0).fit(str(tmp_path / "c.zarr"))
+    assert criteo.hashing_["format"] == "criteo"
+    criteo.save(tmp_path / "c.dsvm")
+    assert main(["predict", str(tmp_path / "c.dsvm"), str(tmp_path / "test.txt"), "--out",
+                 str(tmp_path / "c.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"),
+                                  criteo.predict(str(tmp_path / "c.zarr")))
+
+    plain = dsvm.SVMClassifier(max_epochs=1, random_state=0).fit(
+        np.random.default_rng(0).normal(size=(50, 3)), np.arange(50) % 2)
+    plain.save(tmp_path / "plain.dsvm")
+    capsys.readouterr()
+    code = main(["predict", str(tmp_path / "plain.dsvm"), str(tmp_path / "t.tsv"), "--out",
+                 str(tmp_path / "q.npy")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "convert it first" in err

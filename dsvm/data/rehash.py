@@ -1,0 +1,64 @@
+"""Raw rows converted the way a model's training data was: for ``dsvm predict`` on click logs.
+
+A dataset converted with hashed categorical columns records the spec (attribute ``hashing``:
+the numeric columns, the hashed columns and the bits) and its format (``provenance``); a model
+trained on it keeps both (``hashing_``). New rows in the same raw layout (a Criteo file, a
+CSV/TSV with a header, Parquet) are converted here with that spec, so that every token lands
+on the feature it was trained on. The label column may be there or not: Criteo's test files
+leave it out, a CSV/TSV may carry one column besides the model's, Parquet's extra columns are
+not read.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dsvm.data.convert import convert
+from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
+from dsvm.data.dataset import Dataset
+from dsvm.exceptions import DataFormatError
+
+
+def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                 hashing: dict[str, Any], *, format: str | None = None,
+                 fill_missing: float | None = None, delimiter: str | None = None,
+                 storage_options: dict | None = None) -> Dataset:
+    """Convert ``src`` to a dataset at ``dst`` with the hashing spec ``hashing`` (a model's
+    ``hashing_``, or a dataset's ``attrs["hashing"]`` with its format under ``"format"``).
+
+    ``format``: the raw layout (default: the training data's, else guessed from the name).
+    ``fill_missing``: the value of a missing numeric field (Criteo: 0 by default), as given to
+    the training data's conversion.
+    """
+    fmt = format or hashing.get("format")
+    common: dict[str, Any] = dict(categorical=list(hashing["categorical"]),
+                                  hash_bits=int(hashing["hash_bits"]), fill_missing=fill_missing,
+                                  storage_options=storage_options)
+    if fmt == "criteo":  # the label is there or not by the number of fields
+        return convert(src, dst, format="criteo", **common)
+    if fmt == "parquet":  # named columns: the model's, whatever else the files hold
+        return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
+                       labeled=False, **common)
+    label = _extra_column(src, hashing, delimiter, storage_options)
+    return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
+                   delimiter=delimiter, **common)
+
+
+def _extra_column(src: str | os.PathLike[str], hashing: dict[str, Any],
+                  delimiter: str | None, storage_options: dict | None) -> str | None:
+    """The one header column of a CSV/TSV that is neither numeric nor hashed for the model:
+    its label (None when there is none)."""
+    line, _ = _first_line(src, storage_options)
+    text = line.decode("utf-8", "replace").rstrip("\r")
+    names = _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text))
+    known = set(hashing["numeric"]) | set(hashing["categorical"])
+    missing = [c for c in [*hashing["numeric"], *hashing["categorical"]] if c not in names]
+    extra = [c for c in names if c not in known]
+    if missing or len(extra) > 1:
+        raise DataFormatError(
+            f"{os.fspath(src)}: the header {names} does not match the model's columns "
+            f"(numeric {hashing['numeric']}, hashed {hashing['categorical']})"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; more than one other column: {extra}" if len(extra) > 1 else ""))
+    return extra[0] if extra else None
