@@ -189,3 +189,21 @@ def test_predict_on_raw_rows_converts_them_with_the_models_hashing(tmp_path, cap
                  str(tmp_path / "q.npy")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "convert it first" in err
+
+
+def test_predict_on_raw_parquet_rows_reads_the_models_columns(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    label, num, city, dev = _rows(n=400, seed=4)
+    pq.write_table(pa.table({"x": num, "city": city, "dev": dev, "y": label}),
+                   tmp_path / "t.parquet")
+    pq.write_table(pa.table({"note": ["n/a"] * 400, "dev": dev, "x": num, "city": city}),
+                   tmp_path / "new.parquet")  # no label, another column, another order
+    dsvm.convert(tmp_path / "t.parquet", tmp_path / "t.zarr", label_column="y",
+                 categorical=["city", "dev"], hash_bits=10)
+    clf = dsvm.SVMClassifier(max_epochs=2, random_state=0).fit(str(tmp_path / "t.zarr"))
+    clf.save(tmp_path / "m.dsvm")
+    assert main(["predict", str(tmp_path / "m.dsvm"), str(tmp_path / "new.parquet"), "--out",
+                 str(tmp_path / "p.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "p.npy"),
+                                  clf.predict(str(tmp_path / "t.zarr")))
