@@ -298,6 +298,8 @@ def _convert(o: _Options) -> Dataset:
     layout = choose_layout(o.layout, sparse_input=opened.source.sparse, density=density)
     blocks = opened.source.blocks(opened.n_features)
     chunk_rows, reason, blocks = _plan_chunks(opened, blocks, layout, o.dtype, o.chunk_rows)
+    if hasattr(opened.source, "block_rows") and not o.shuffle:
+        opened.source.block_rows = chunk_rows  # read before the first block is (lazily)
     if o.shuffle:
         assert n_samples is not None
         blocks = shuffle_blocks(blocks, seed=o.seed,

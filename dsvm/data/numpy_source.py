@@ -121,6 +121,9 @@ class NumpySource:
         self._X: _ArrayRows | None = None
         self._weights: _ArrayRows | None = None
         self._csr: tuple[np.ndarray, _ArrayRows, _ArrayRows] | None = None
+        # rows per block; the conversion sets it to its chunk size, so that no chunk is
+        # stitched together from two blocks (None: blocks of about NPY_BLOCK_BYTES)
+        self.block_rows: int | None = None
         try:
             self._open(labels, labeled)
         except BaseException:
@@ -215,7 +218,7 @@ class NumpySource:
                 per_row = 12 * self.nnz / max(1, self.n_samples) + 16  # value, index, indptr, y
             else:
                 per_row = 8 * self.n_features + 8
-            step = max(1, int(NPY_BLOCK_BYTES // per_row))
+            step = self.block_rows or max(1, int(NPY_BLOCK_BYTES // per_row))
             for start in range(0, self.n_samples, step):
                 yield self._block(start, min(self.n_samples, start + step))
         finally:
@@ -238,9 +241,11 @@ class NumpySource:
             m = _canonical_csr(indptr[start:stop + 1] - a, indices.read(b - a),
                                _as_float(data.read(b - a), self.name, start, "value"),
                                self.n_features, f"{self.name}, rows from {start}")
-            block = CSRBlock(indptr=m.indptr.astype(np.int64), indices=m.indices.astype(np.int32),
-                             data=m.data.astype(self.dtype), y=y, n_features=self.n_features,
-                             sample_weight=w)
+            # the arrays were read for this block alone: cast without another copy
+            block = CSRBlock(indptr=m.indptr.astype(np.int64, copy=False),
+                             indices=m.indices.astype(np.int32, copy=False),
+                             data=m.data.astype(self.dtype, copy=False), y=y,
+                             n_features=self.n_features, sample_weight=w)
         else:
             assert self._X is not None
             X = _as_float(self._X.read(n), self._X.name, start, "value")

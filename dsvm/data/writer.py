@@ -42,7 +42,9 @@ class _Appender1D:
         self.tail = np.zeros(0, dtype=array.dtype) if initial is None else initial
 
     def append(self, values: np.ndarray) -> None:
-        buf = np.concatenate([self.tail, np.asarray(values, dtype=self.tail.dtype)])
+        values = np.asarray(values, dtype=self.tail.dtype)
+        # no tail: the values themselves (concatenating copied every stored value once more)
+        buf = np.concatenate([self.tail, values]) if self.tail.shape[0] else values
         k = (buf.shape[0] // self.chunk) * self.chunk
         if k:
             self._write(buf[:k])
