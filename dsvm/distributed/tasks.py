@@ -10,6 +10,7 @@ solver, coefficients); a re-run task (lost worker) does exactly the same work.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,9 +35,14 @@ from dsvm.solvers.passes import (
 from dsvm.solvers.targets import initial_intercept, targets_for
 
 
-def iter_chunks(source: Any, chunk_ids: Sequence[int]) -> Iterator[tuple[int, Block]]:
-    """Yield ``(chunk_id, block)``, reading one chunk ahead in a background thread.
+def iter_chunks(source: Any, chunk_ids: Sequence[int],
+                ahead: int = 1) -> Iterator[tuple[int, Block]]:
+    """Yield ``(chunk_id, block)``, reading up to ``ahead`` chunks ahead in a background
+    thread (one read at a time).
 
+    A pass over windows of k chunks reads with ``ahead=k``: the next window's chunks are read
+    while the current one trains, where one chunk ahead left all but one of a window's reads
+    waited for (bench_order: the window's epoch ran at 0.70-0.81x of one chunk at a time).
     Sources that fetch their chunks through the cluster (persisted dask arrays) are read in the
     task's own thread: only a task thread may talk to the scheduler.
     """
@@ -48,11 +54,12 @@ def iter_chunks(source: Any, chunk_ids: Sequence[int]) -> Iterator[tuple[int, Bl
             yield chunk, source.read_chunk(chunk)
         return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsvm-prefetch") as pool:
-        pending = pool.submit(source.read_chunk, chunk_ids[0])
+        pending = deque(pool.submit(source.read_chunk, chunk)
+                        for chunk in chunk_ids[:max(1, ahead)])
         for j, chunk in enumerate(chunk_ids):
-            block = pending.result()
-            if j + 1 < len(chunk_ids):
-                pending = pool.submit(source.read_chunk, chunk_ids[j + 1])
+            block = pending.popleft().result()
+            if j + len(pending) + 1 < len(chunk_ids):
+                pending.append(pool.submit(source.read_chunk, chunk_ids[j + len(pending) + 1]))
             yield chunk, block
             del block  # drop our reference before the next chunk arrives
 
@@ -83,7 +90,7 @@ class StreamPass:
         state = self.state.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         window: list[tuple[int, Block]] = []
-        for chunk, block in iter_chunks(source, chunk_ids):
+        for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             if stats.n_rows == 0 and not window:
                 stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
             window.append((chunk, block))

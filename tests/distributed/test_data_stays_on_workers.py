@@ -65,3 +65,29 @@ def test_task_results_are_model_sized_not_data_sized(tmp_path, local_client):
     # a state/partial of 30 features is a few KB; one chunk of X is 1.2 MB
     assert max(dsvm_keys.values()) < chunk_bytes / 50, dsvm_keys
     assert clf.score(ds) > 0.9
+
+
+def test_windows_read_the_next_window_while_the_current_one_trains():
+    """iter_chunks(..., ahead=k) keeps k chunks in flight: once the consumer holds a window of
+    k chunks (and trains on it), the next window's k reads are issued, in order, one at a
+    time; every chunk arrives once, in order. One chunk ahead left all but one of a window's
+    reads waited for."""
+    import time
+
+    from dsvm.distributed.tasks import iter_chunks
+
+    issued: list[int] = []
+
+    class Source:
+        def read_chunk(self, i):
+            issued.append(i)
+            return i
+
+    it = iter_chunks(Source(), list(range(12)), ahead=4)
+    got = [next(it)[1] for _ in range(4)]  # the first window
+    deadline = time.monotonic() + 5
+    while len(issued) < 8 and time.monotonic() < deadline:  # the background thread's reads
+        time.sleep(0.01)
+    assert issued == list(range(8))  # the next window, and no further
+    got += [block for _, block in it]
+    assert got == list(range(12)) and issued == list(range(12))
