@@ -92,13 +92,15 @@ def tls_cluster(tmp_path_factory):
             if time.time() > deadline:
                 raise
     yield address, pki, security, tls
-    for p in reversed(procs):
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    # the workers first, then the scheduler (conftest.ProcessCluster.close: ~8 s saved)
+    for group in (procs[1:], procs[:1]):
+        for p in group:
+            p.terminate()
+        for p in group:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 @pytest.fixture(scope="module")
