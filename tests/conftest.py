@@ -129,17 +129,21 @@ class ProcessCluster:
                     raise
 
     def close(self) -> None:
-        # the workers first, then the scheduler: a worker told to stop while its scheduler
-        # goes too spends ~8 s trying to reach it (0.5 s this way)
-        scheduler, workers = self.procs[0], self.procs[1:]
-        for group in (workers, [scheduler]):
-            for p in group:
-                p.terminate()
-            for p in group:
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_cluster_processes(self.procs)
+
+
+def stop_cluster_processes(procs: list[subprocess.Popen]) -> None:
+    """Stop a scheduler (``procs[0]``) and its workers: the workers first, then the scheduler.
+    A worker told to stop while its scheduler goes too spends ~8 s trying to reach it (0.5 s
+    this way)."""
+    for group in (procs[1:], procs[:1]):
+        for p in group:
+            p.terminate()
+        for p in group:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
 
 
 @pytest.fixture(scope="session")
