@@ -299,7 +299,10 @@ def _convert(o: _Options) -> Dataset:
     blocks = opened.source.blocks(opened.n_features)
     chunk_rows, reason, blocks = _plan_chunks(opened, blocks, layout, o.dtype, o.chunk_rows)
     if hasattr(opened.source, "block_rows") and not o.shuffle:
-        opened.source.block_rows = chunk_rows  # read before the first block is (lazily)
+        # read blocks of one chunk each (NumpySource): its generator takes the size at its
+        # first block, which planning did not peek at (a CSR .npz knows its nnz); had it,
+        # blocks would only be stitched into chunks as for any other source
+        opened.source.block_rows = chunk_rows
     if o.shuffle:
         assert n_samples is not None
         blocks = shuffle_blocks(blocks, seed=o.seed,

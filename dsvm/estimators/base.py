@@ -58,6 +58,11 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
     return dict(EXPECTED_FAILED_CHECKS)
 
 
+def _name_of(X: Any) -> str:
+    """How an error names a dataset given as a path or URL, or opened."""
+    return str(getattr(X, "url", None) or X)
+
+
 def in_memory(X: Any) -> bool:
     """NumPy, SciPy or pandas input (trained in this process), not a dataset or dask."""
     return not (is_dataset_ref(X) or is_dask_collection(X))
@@ -131,13 +136,12 @@ class SVMBase(BaseEstimator):
         record = _training.fit(self._spec(), X, y, sample_weight=sample_weight,
                                validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
-        self._keep_hashing(X)
+        self._keep_hashing(hashing_of(X))
         return self
 
-    def _keep_hashing(self, X: Any) -> None:
+    def _keep_hashing(self, spec: dict[str, Any] | None) -> None:
         """The hashing spec of the training dataset, kept (and saved) so that data hashed
         otherwise is refused at prediction time."""
-        spec = hashing_of(X)
         if spec is not None:
             self.hashing_ = spec
 
@@ -147,12 +151,14 @@ class SVMBase(BaseEstimator):
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, X, y, sample_weight,
                                                   reset=not hasattr(self, "_fit_record"))
-        check_hashing(getattr(self, "hashing_", None), X)  # before any step is taken
+        hashing = hashing_of(X)  # checked before any step is taken
+        if hashing is not None:
+            check_hashing(getattr(self, "hashing_", None), hashing, _name_of(X))
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
         self._publish(record)
-        self._keep_hashing(X)
+        self._keep_hashing(hashing)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
@@ -184,7 +190,9 @@ class SVMBase(BaseEstimator):
         source, _ = source_of(X, y, classify=self._task == "classification",
                               chunk_rows=self.chunk_rows, text_classes=text, purpose=purpose)
         self._check_features(source.n_features)
-        check_hashing(getattr(self, "hashing_", None), X)
+        dataset = getattr(source, "dataset", None)  # opened already: no second read
+        if dataset is not None:
+            check_hashing(getattr(self, "hashing_", None), hashing_of(dataset), dataset.url)
         return source
 
     def _decision(self, X: Any) -> Any:

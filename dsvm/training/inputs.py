@@ -202,19 +202,19 @@ def hashing_of(x: Any) -> dict[str, Any] | None:
     return {**spec, "format": fmt} if fmt else dict(spec)
 
 
-def check_hashing(expected: dict[str, Any] | None, x: Any) -> None:
-    """Refuse a dataset whose categorical columns were hashed otherwise than the model's
-    training data: its features would mean other things, and predictions would be silently
-    wrong."""
-    got = hashing_of(x) if expected else None
+def check_hashing(expected: dict[str, Any] | None, got: dict[str, Any] | None,
+                  name: str) -> None:
+    """Refuse data (``name``) whose categorical columns were hashed (spec ``got``, from
+    :func:`hashing_of`) otherwise than the model's training data (``expected``): its features
+    would mean other things, and predictions would be silently wrong."""
     if not got or not expected:
         return
+
     def key(spec: dict[str, Any], k: str) -> Any:  # hashed columns: any order, same tokens
         return sorted(spec.get(k) or []) if k == "categorical" else spec.get(k)
 
     differ = [k for k in _HASHING_KEYS if key(got, k) != key(expected, k)]
     if differ:
-        name = x.url if isinstance(x, Dataset) else os.fspath(x)
         shown = ", ".join(f"{k}={got.get(k)!r} (the model's: {expected.get(k)!r})"
                           for k in differ)
         raise ValueError(f"{name}: its columns were hashed differently from the model's "
