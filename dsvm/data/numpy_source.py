@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import zipfile
 from collections.abc import Iterator
 from typing import IO, Any
@@ -82,10 +83,46 @@ class _ArrayRows:
         return out
 
 
+def _local_path(name: str) -> str | None:
+    if "://" not in name:
+        return name
+    return name[len("file://"):] if name.startswith("file://") else None
+
+
+# A zip member's local header (APPNOTE 4.3.7): 30 fixed bytes, then the name and extra field,
+# whose lengths are the last two 16-bit fields, then the member's bytes.
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def _mmap_stored_npy(path: str, info: zipfile.ZipInfo, name: str) -> np.ndarray:
+    """Memory-map an uncompressed .npy member of a local .npz (``np.savez``, ``save_npz``).
+
+    Streaming it through zipfile copied every value into a new buffer before the conversion
+    copied it again into zarr; mapped, the values go from the page cache straight to the
+    compressor. zipfile's CRC check is skipped, as ``np.load(mmap_mode="r")`` skips none on a
+    .npy: a truncated file is still refused.
+    """
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        fields = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
+        if fields[0] != b"PK\x03\x04":
+            raise DataFormatError(f"{name}: bad zip member header; the file is damaged")
+        start = info.header_offset + _LOCAL_HEADER.size + fields[-2] + fields[-1]
+        f.seek(start)
+        stream = _NpyStream(f, name)
+        offset = f.tell()
+    count = int(np.prod(stream.shape, dtype=np.int64)) * stream.dtype.itemsize
+    if offset + count > os.path.getsize(path) or offset - start + count > info.file_size:
+        raise DataFormatError(f"{name}: the file is truncated")
+    if count == 0:
+        return np.zeros(stream.shape, dtype=stream.dtype)
+    return np.memmap(path, dtype=stream.dtype, mode="r", offset=offset, shape=stream.shape)
+
+
 def _open_npy(path: Any, storage_options: dict | None, stack: list[Any]) -> _ArrayRows:
     name = os.fspath(path)
-    if "://" not in name or name.startswith("file://"):
-        local = name[len("file://"):] if name.startswith("file://") else name
+    local = _local_path(name)
+    if local is not None:
         try:
             arr = np.load(local, mmap_mode="r", allow_pickle=False)
         except ValueError as exc:
@@ -172,6 +209,11 @@ class NumpySource:
                 )
 
     def _member(self, key: str) -> _ArrayRows:
+        name = f"{self.name}[{key}]"
+        local = _local_path(self.name)
+        info = self._zip.getinfo(key + ".npy")
+        if local is not None and info.compress_type == zipfile.ZIP_STORED:
+            return _ArrayRows(_mmap_stored_npy(local, info, name), name)
         f = self._zip.open(key + ".npy")
         self._closers.append(f)
         return _ArrayRows(_NpyStream(f, f"{self.name}[{key}]"), f"{self.name}[{key}]")

@@ -15,6 +15,7 @@ import numpy as np
 from dsvm.data.attrs import DTYPES
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.data.dataset import Dataset
+from dsvm.data.read_ahead import read_ahead
 from dsvm.data.writer import DatasetWriter
 from dsvm.exceptions import DataFormatError
 
@@ -141,17 +142,22 @@ def _write(
     storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
     chunk_reason: str | None = None,
 ) -> Dataset:
-    """Append every block to a new dataset; on any error nothing is left at ``dst``."""
+    """Append every block to a new dataset; on any error nothing is left at ``dst``.
+
+    The next block is read while the current one is written (:func:`read_ahead`).
+    """
+    ahead = read_ahead(blocks)
     try:
         with DatasetWriter(dst, n_features=n_features, layout=layout, dtype=dtype,
                            chunk_rows=chunk_rows, provenance=provenance, overwrite=overwrite,
                            storage_options=storage_options, source_name=name,
                            labeled=labeled) as writer:
-            for block in blocks:
+            for block in ahead:
                 writer.append(block)
             _check_labels(writer, name)
             writer.update_attrs({**(attrs or {}), "chunk_reason": chunk_reason or "given"})
     finally:
+        ahead.close()  # waits for a read in flight before the blocks' own cleanup below
         close = getattr(blocks, "close", None)
         if close is not None:
             close()  # a generator's cleanup (temporary shuffle buckets, open files) runs now

@@ -233,6 +233,50 @@ def test_npz_dense_with_weights(tmp_path, dense_problem):
     np.testing.assert_array_equal(swr, sw)
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+def test_npz_csr_mapped_or_streamed(tmp_path, csr_problem, compressed):
+    """An uncompressed member of a local .npz is memory-mapped, a compressed one streamed
+    through zipfile: the same dataset either way, and from a file:// URL."""
+    X, y = csr_problem
+    sp.save_npz(tmp_path / "X.npz", X, compressed=compressed)
+    np.savez(tmp_path / "d.npz", X=X.toarray(), y=y, sample_weight=np.arange(X.shape[0] * 1.0))
+    ds = convert(f"file://{tmp_path / 'X.npz'}", tmp_path / "o.zarr", labels=y, chunk_rows=64,
+                 dtype="float64")
+    Xr, yr, _ = collect(ds)
+    assert (Xr != X).nnz == 0
+    np.testing.assert_array_equal(yr, y)
+    Xd, yd, swd = collect(convert(tmp_path / "d.npz", tmp_path / "d.zarr", dtype="float64"))
+    np.testing.assert_array_equal(Xd, X.toarray())
+    np.testing.assert_array_equal(swd, np.arange(X.shape[0] * 1.0))
+
+
+def test_npz_truncated_is_refused(tmp_path, csr_problem):
+    """A cut file, and a stored member whose .npy header promises more values than it holds,
+    are refused with the file's name; nothing is left at the destination."""
+    import io
+    import zipfile
+
+    X, y = csr_problem
+    sp.save_npz(tmp_path / "X.npz", X, compressed=False)
+    raw = (tmp_path / "X.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(DataFormatError, match=r"cut\.npz: not a \.npz file"):
+        convert(tmp_path / "cut.npz", tmp_path / "o.zarr", labels=y)
+    with zipfile.ZipFile(tmp_path / "X.npz") as z, \
+            zipfile.ZipFile(tmp_path / "short.npz", "w") as out:
+        for info in z.infolist():
+            member = z.read(info.filename)
+            if info.filename == "data.npy":
+                buf = io.BytesIO()
+                np.lib.format.write_array_header_1_0(
+                    buf, {"descr": "<f8", "fortran_order": False, "shape": (2 * X.nnz,)})
+                member = buf.getvalue() + X.data.astype("<f8").tobytes()
+            out.writestr(info, member)
+    with pytest.raises(DataFormatError, match=r"short\.npz\[data\]: the file is truncated"):
+        convert(tmp_path / "short.npz", tmp_path / "o.zarr", labels=y)
+    assert not (tmp_path / "o.zarr").exists()
+
+
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 def test_npz_sparse_with_labels(tmp_path, csr_problem, fmt):
     X, y = csr_problem
