@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -11,7 +11,7 @@ T = TypeVar("T")
 _END = object()
 
 
-def read_ahead(items: Iterable[T]) -> Iterator[T]:
+def read_ahead(items: Iterable[T]) -> Generator[T, None, None]:
     """Yield ``items``, computing the next one in a background thread meanwhile.
 
     A conversion spends its time in two halves that both release the GIL: reading and decoding
