@@ -161,6 +161,10 @@ class DatasetSource:
     def read_chunk(self, i: int) -> Block:
         return self.dataset.read_chunk(i)
 
+    def read_chunks(self, ids: list[int]) -> list[Block]:
+        """Several chunks in one buffer (:meth:`dsvm.data.dataset.Dataset.read_chunks`)."""
+        return list(self.dataset.read_chunks(ids))
+
     def describe(self) -> str:
         return str(self.dataset.url)
 
@@ -335,6 +339,12 @@ class ChunkSubset:
 
     def read_chunk(self, i: int) -> Block:
         return self.inner.read_chunk(self.chunk_ids[i])
+
+    def read_chunks(self, ids: list[int]) -> list[Block]:
+        read_many = getattr(self.inner, "read_chunks", None)
+        if read_many is None:
+            return [self.read_chunk(i) for i in ids]
+        return list(read_many([self.chunk_ids[i] for i in ids]))
 
     def describe(self) -> str:
         return f"{self.inner.describe()} (chunks {_ranges(self.chunk_ids)})"

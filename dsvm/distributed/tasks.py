@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +53,10 @@ def iter_chunks(source: Any, chunk_ids: Sequence[int],
         for chunk in chunk_ids:
             yield chunk, source.read_chunk(chunk)
         return
+    read_chunks = getattr(source, "read_chunks", None)
+    if ahead > 1 and read_chunks is not None:
+        yield from _iter_windows(read_chunks, chunk_ids, ahead)
+        return
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsvm-prefetch") as pool:
         pending = deque(pool.submit(source.read_chunk, chunk)
                         for chunk in chunk_ids[:max(1, ahead)])
@@ -62,6 +66,22 @@ def iter_chunks(source: Any, chunk_ids: Sequence[int],
                 pending.append(pool.submit(source.read_chunk, chunk_ids[j + len(pending) + 1]))
             yield chunk, block
             del block  # drop our reference before the next chunk arrives
+
+
+def _iter_windows(read_chunks: Callable[[list[int]], list[Block]], chunk_ids: list[int],
+                  size: int) -> Iterator[tuple[int, Block]]:
+    """:func:`iter_chunks` for a source that reads several chunks into one buffer
+    (``read_chunks``): windows of ``size`` consecutive chunk ids, the next window read in the
+    background thread while the current one's blocks are yielded (and trained on)."""
+    windows = [chunk_ids[k:k + size] for k in range(0, len(chunk_ids), size)]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsvm-prefetch") as pool:
+        pending = pool.submit(read_chunks, windows[0])
+        for j, ids in enumerate(windows):
+            blocks = pending.result()
+            if j + 1 < len(windows):
+                pending = pool.submit(read_chunks, windows[j + 1])
+            yield from zip(ids, blocks)
+            del blocks  # the window's buffer goes once its blocks are dropped
 
 
 def where(source: Any, chunk: int) -> str:

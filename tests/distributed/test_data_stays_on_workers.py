@@ -67,6 +67,64 @@ def test_task_results_are_model_sized_not_data_sized(tmp_path, local_client):
     assert clf.score(ds) > 0.9
 
 
+def test_a_source_that_reads_windows_whole_gets_the_next_window_while_one_trains():
+    """A source with ``read_chunks`` (zarr datasets: one buffer per window) is asked for whole
+    windows: the next one as soon as the consumer holds the current one, and no further."""
+    import time
+
+    from dsvm.distributed.tasks import iter_chunks
+
+    asked: list[list[int]] = []
+
+    class Source:
+        def read_chunk(self, i):
+            raise AssertionError("chunks of a window are read together")
+
+        def read_chunks(self, ids):
+            asked.append(list(ids))
+            return [f"block {i}" for i in ids]
+
+    it = iter_chunks(Source(), [5, 1, 7, 3, 9, 0, 2], ahead=3)
+    got = [next(it) for _ in range(3)]
+    deadline = time.monotonic() + 5
+    while len(asked) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert asked == [[5, 1, 7], [3, 9, 0]]
+    got += list(it)
+    assert asked == [[5, 1, 7], [3, 9, 0], [2]]
+    assert got == [(i, f"block {i}") for i in [5, 1, 7, 3, 9, 0, 2]]
+
+
+def test_a_zarr_window_is_read_into_one_buffer(tmp_path):
+    """Dataset.read_chunks: the same rows as chunk by chunk, as views of one buffer (dense X;
+    CSR indices and data), so that the pass runs on the span instead of a copy."""
+    import scipy.sparse as sp
+
+    from dsvm.data import write_arrays
+    from dsvm.solvers.passes import span_of_views
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 7)).astype(np.float32)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    Xs = sp.random(1000, 50, density=0.1, format="csr", random_state=0, dtype=np.float32)
+    for data in (X, Xs):
+        ds = write_arrays(tmp_path / f"{type(data).__name__}.zarr", data, y, chunk_rows=128)
+        ids = [5, 0, 7, 2]  # 7: the short last chunk
+        blocks = ds.read_chunks(ids)
+        for i, b in zip(ids, blocks):
+            one = ds.read_chunk(i)
+            np.testing.assert_array_equal(b.y, one.y)
+            if sp.issparse(data):
+                for name in ("indptr", "indices", "data"):
+                    np.testing.assert_array_equal(getattr(b, name), getattr(one, name))
+                assert b.data.base is blocks[0].data.base is not None
+            else:
+                np.testing.assert_array_equal(b.X, one.X)
+                assert b.X.base is blocks[0].X.base
+        codes = [np.zeros(b.n_samples, np.int32) for b in blocks]
+        assert span_of_views(blocks, codes) is not None
+
+
 def test_windows_read_the_next_window_while_the_current_one_trains():
     """iter_chunks(..., ahead=k) keeps k chunks in flight: once the consumer holds a window of
     k chunks (and trains on it), the next window's k reads are issued, in order, one at a
