@@ -75,7 +75,7 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
     if first.sample_weight is not None:
         sw = np.concatenate([b.sample_weight for b in blocks])  # type: ignore[misc]
     if isinstance(first, DenseBlock):
-        X = np.concatenate([b.X for b in blocks])  # type: ignore[union-attr]
+        X = _joined([b.X for b in blocks])  # type: ignore[union-attr]
         return DenseBlock(X=X, y=y, sample_weight=sw)
     csr = cast("Sequence[CSRBlock]", blocks)  # same layout as the first, which is CSR
     offsets = np.cumsum([0] + [int(b.indptr[-1]) for b in csr])
@@ -85,10 +85,32 @@ def concat_blocks(blocks: Sequence[Block]) -> Block:
     )
     return CSRBlock(
         indptr=indptr,
-        indices=np.concatenate([b.indices for b in csr]),
-        data=np.concatenate([b.data for b in csr]),
+        indices=_joined([b.indices for b in csr]),
+        data=_joined([b.data for b in csr]),
         y=y, n_features=csr[0].n_features, sample_weight=sw,
     )
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts stacked row-wise: a view when they are consecutive row ranges of one
+    C-contiguous array (a window read into one buffer, Dataset.read_chunks), a copy otherwise."""
+    first = parts[0]
+    base = first.base
+    if (isinstance(base, np.ndarray) and base.flags.c_contiguous and first.flags.c_contiguous
+            and base.dtype == first.dtype and base.shape[1:] == first.shape[1:]):
+        row_bytes = first.itemsize * int(np.prod(first.shape[1:], dtype=np.int64))
+        at = first.__array_interface__["data"][0]
+        start = at - base.__array_interface__["data"][0]
+        for p in parts:
+            if (p.base is not base or not p.flags.c_contiguous or p.dtype != first.dtype
+                    or p.shape[1:] != first.shape[1:] or p.__array_interface__["data"][0] != at):
+                break
+            at += p.shape[0] * row_bytes
+        else:
+            if row_bytes and start % row_bytes == 0:
+                lo = start // row_bytes
+                return base[lo:lo + sum(p.shape[0] for p in parts)]
+    return np.concatenate(parts)
 
 
 def check_block_values(block: Block, where: str, first_row: int, *, labeled: bool = True) -> None:

@@ -38,6 +38,7 @@ class Window:
     requested: int | None
     chunk_bytes: float | None
     chunk_rows: float
+    default: int = DEFAULT_WINDOW  # the chunks asked for when ``requested`` is None
 
     @property
     def nbytes(self) -> float | None:
@@ -46,7 +47,7 @@ class Window:
     @property
     def capped(self) -> bool:
         """Whether WINDOW_BYTES made the window smaller than asked for (or the default)."""
-        return self.chunks < (DEFAULT_WINDOW if self.requested is None else self.requested)
+        return self.chunks < (self.default if self.requested is None else self.requested)
 
     def as_dict(self) -> dict[str, Any]:
         return {"chunks": self.chunks, "rows": int(round(self.chunks * self.chunk_rows)),
@@ -59,18 +60,21 @@ class Window:
                 f"{self.chunks} chunks ({self.chunks * self.chunk_rows:,.0f} rows"
                 + ("" if self.nbytes is None else f", {self.nbytes / 1e6:,.1f} MB") + ")")
         why = ("default" if self.requested is None else f"shuffle_window={self.requested}")
+        if self.requested is None and self.default != DEFAULT_WINDOW:
+            why += f": {self.default} chunks"
         if self.capped:
             why += f", capped at {WINDOW_BYTES >> 20} MB of rows"
         return f"{what} ({why})"
 
 
-def window_of(requested: int | None, per_chunk: float | None, chunk_rows: float) -> Window:
-    """Chunks per window: ``requested`` (None: DEFAULT_WINDOW), at most WINDOW_BYTES of rows by
+def window_of(requested: int | None, per_chunk: float | None, chunk_rows: float,
+              default: int = DEFAULT_WINDOW) -> Window:
+    """Chunks per window: ``requested`` (None: ``default``), at most WINDOW_BYTES of rows by
     the average chunk's bytes ``per_chunk`` (None: not known, no cap)."""
-    window = DEFAULT_WINDOW if requested is None else int(requested)
+    window = default if requested is None else int(requested)
     if per_chunk is not None:
         window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
-    return Window(max(1, window), requested, per_chunk, chunk_rows)
+    return Window(max(1, window), requested, per_chunk, chunk_rows, default)
 
 
 def dataset_window(dataset: Any, requested: int | None = None) -> Window:

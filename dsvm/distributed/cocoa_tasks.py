@@ -65,7 +65,7 @@ class CocoaRound:
         local = LocalModel.start(self.coef, self.intercept)
         out = AddPartial(local.dW, local.db, np.zeros(4))
         window: list[tuple[int, Block]] = []
-        for chunk, block in iter_chunks(source, chunk_ids):
+        for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             window.append((chunk, block))
             if len(window) == max(1, self.window):
                 self.solve_window(source, window, local, out)

@@ -22,7 +22,10 @@ Where this differs from the paper, and why:
   local DCD on the whole partition. One chunk at a time instead solves the partition's blocks
   in turn, exchanging their changes once per round, and converged 20-40x slower in epochs
   (a9a, 2 streams of 4,096-row chunks: 0.9% above the optimum after 10 epochs, 0.04% with
-  windows of 8).
+  windows of 8). So a CoCoA+ fit's default window is all of a stream's chunks up to 128 MB of
+  rows (:func:`dsvm.training.cocoa.cocoa_window`); past that, a stream's windows are solved in
+  turn and the fit needs more epochs (w8a in 1,024-row chunks, 4 windows of 8 per stream:
+  1.7e-3 above the optimum after 10 epochs, against 0.1% at epoch 4 in one window).
 - The partition of rows into streams is re-dealt every epoch (the chunk order); each round's
   subproblem is defined for the partition of that round, so the per-round dual ascent holds.
 - The intercept (``fit_intercept=True``) is LIBLINEAR's bias feature of value 1, regularised

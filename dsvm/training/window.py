@@ -34,10 +34,10 @@ def chunk_bytes(source: Any) -> float | None:
     return max(1.0, per_chunk)
 
 
-def window_for(requested: int | None, source: Any) -> Window:
+def window_for(requested: int | None, source: Any, default: int = DEFAULT_WINDOW) -> Window:
     """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`)."""
     rows = float(source.n_samples) / max(1, int(source.n_chunks))
-    return window_of(requested, chunk_bytes(source), rows)
+    return window_of(requested, chunk_bytes(source), rows, default)
 
 
 def shuffle_window(requested: int | None, source: Any) -> int:
