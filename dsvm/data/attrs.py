@@ -13,17 +13,31 @@ import sys
 from typing import Any
 
 import numpy as np
-from zarr.codecs import BloscCodec
+from zarr.codecs import BloscCodec, ZstdCodec
 
 FORMAT_VERSION = 1
 MAX_CLASSES = 1000
 LAYOUTS = ("dense", "sparse")
 DTYPES = ("float32", "float64")
-# Blosc with LZ4 and byte shuffle (zarr v2's long-time default): an epoch reads every chunk, so
-# decode speed is what counts. Measured on 65,536 x 100 float32 normals, one thread: LZ4+shuffle
-# decodes at 2.8 GB/s (ratio 1.07), zstd level 1 at 0.6 GB/s (ratio 1.08), which made reading,
-# not training, the bottleneck of a cluster epoch. On 0/1 features LZ4 shrinks ~6x (zstd ~20x).
-_COMPRESSORS = (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
+# The codec of every array a writer creates (``codec=``; zarr records it in each array's
+# metadata, so reading needs no option and any older dataset stays readable). Blosc with LZ4 and
+# byte shuffle (zarr v2's long-time default) is the default; benchmarks/bench_codecs.py compares
+# the three on real and generated data (stored size, decode MB/s per core, cluster epoch).
+CODECS = ("blosc-lz4", "zstd", "none")
+DEFAULT_CODEC = "blosc-lz4"
+
+
+def compressors(codec: str) -> tuple[Any, ...]:
+    """zarr ``compressors=`` for ``codec`` (one of :data:`CODECS`); a clear error otherwise."""
+    if codec == "blosc-lz4":
+        return (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
+    if codec == "zstd":
+        return (ZstdCodec(level=1),)
+    if codec == "none":
+        return ()
+    raise ValueError(f"codec must be one of {', '.join(repr(c) for c in CODECS)}; "
+                     f"got {codec!r}")
+
 _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",
