@@ -135,9 +135,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
     p.add_argument("--seed", type=int, default=0)
     # validated by convert (dsvm.data.attrs.CODECS), which the CLI does not import up front
-    p.add_argument("--codec", default="blosc-lz4",
-                   help="how the arrays are compressed: blosc-lz4 (default), zstd (level 1) or "
-                        "none; see benchmarks/bench_codecs.py")
+    p.add_argument("--codec", default="auto",
+                   help="how the arrays are compressed: auto (default: blosc-lz4 where it "
+                        "shrinks the first chunk 1.5x, else none), blosc-lz4, zstd (level 1) "
+                        "or none; see benchmarks/bench_codecs.py")
     p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from dsvm.data.attrs import DEFAULT_CODEC, DTYPES, compressors
+from dsvm.data.attrs import DEFAULT_CODEC, DTYPES, check_codec
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset
 from dsvm.data.location import check_destination
@@ -50,10 +50,10 @@ def write_arrays(
     Dask arrays are computed one row block at a time, never whole. ``dtype=None`` keeps
     float32/float64 X and stores anything else as float64. ``layout="auto"``: dense arrays
     stay dense; scipy.sparse becomes dense at density >= 0.25; dask arrays follow their meta.
-    ``codec``: "blosc-lz4" (default), "zstd" (level 1) or "none" (see ``convert``).
+    ``codec``: "auto" (default), "blosc-lz4", "zstd" (level 1) or "none" (see ``convert``).
     """
     chunk_rows = _check_positive_int("chunk_rows", chunk_rows)
-    compressors(codec)  # validates the option before anything is read
+    check_codec(codec)  # validates the option before anything is read
     choose_layout(layout, sparse_input=False, density=None)
     check_destination(dst, overwrite=overwrite, storage_options=storage_options)
     prov = {"source": ["arrays"], "converter": "dsvm.data.write_arrays", **(provenance or {})}

@@ -10,6 +10,7 @@ import datetime as _dt
 import math
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,28 +21,58 @@ MAX_CLASSES = 1000
 LAYOUTS = ("dense", "sparse")
 DTYPES = ("float32", "float64")
 # The codec of every array a writer creates (``codec=``; zarr records it in each array's
-# metadata, so reading needs no option and any older dataset stays readable). Blosc with LZ4 and
-# byte shuffle (zarr v2's long-time default) is the default; benchmarks/bench_codecs.py compares
-# the three on real and generated data (stored size, decode MB/s per core, cluster epoch).
-CODECS = ("blosc-lz4", "zstd", "none")
-DEFAULT_CODEC = "blosc-lz4"
+# metadata, so reading needs no option and any older dataset stays readable).
+# benchmarks/bench_codecs.py measured, reading warm files, one thread: with no codec a core
+# reads 1.3-2x more MB per CPU second than with Blosc LZ4 (byte shuffle; dsvm's only codec
+# before) and 2-3x more than with zstd level 1. LZ4 shrinks the real 0/1-valued sets 7-13x but
+# dense float data only ~1.1x (1M x 100 normals), so "auto", the default, compresses the first
+# chunk's stored values with LZ4 and keeps it only where they shrink at least 1.5x.
+CODECS = ("auto", "blosc-lz4", "zstd", "none")
+DEFAULT_CODEC = "auto"
+AUTO_MIN_RATIO = 1.5
+_AUTO_SAMPLE = 1 << 20  # values of each array of the first chunk that "auto" compresses
+
+
+def check_codec(codec: Any) -> str:
+    """``codec`` if it is one of :data:`CODECS`, else a ``ValueError`` naming them."""
+    if not isinstance(codec, str) or codec not in CODECS:
+        raise ValueError(f"codec must be one of {', '.join(repr(c) for c in CODECS)}; "
+                         f"got {codec!r}")
+    return codec
+
+
+def choose_codec(codec: str, values: Sequence[np.ndarray]) -> str:
+    """The codec to write with: ``codec``, or for "auto" "blosc-lz4" when LZ4 shrinks
+    ``values`` (the first chunk's dense X, or CSR data and indices) at least
+    :data:`AUTO_MIN_RATIO` times, else "none" (an empty dataset: "blosc-lz4")."""
+    if check_codec(codec) != "auto":
+        return codec
+    from numcodecs import Blosc
+
+    lz4 = Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE)
+    raw = packed = 0
+    for v in values:
+        sample = np.ascontiguousarray(np.ravel(v)[:_AUTO_SAMPLE])
+        raw += sample.nbytes
+        packed += len(lz4.encode(sample)) if sample.nbytes else 0
+    return "blosc-lz4" if raw == 0 or raw >= AUTO_MIN_RATIO * packed else "none"
 
 
 def compressors(codec: str) -> tuple[Any, ...]:
-    """zarr ``compressors=`` for ``codec`` (one of :data:`CODECS`); a clear error otherwise."""
-    if codec == "blosc-lz4":
+    """zarr ``compressors=`` for a chosen ``codec`` (not "auto"; see :func:`choose_codec`)."""
+    if check_codec(codec) == "blosc-lz4":
         return (BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
     if codec == "zstd":
         return (ZstdCodec(level=1),)
     if codec == "none":
         return ()
-    raise ValueError(f"codec must be one of {', '.join(repr(c) for c in CODECS)}; "
-                     f"got {codec!r}")
+    raise ValueError('"auto" is resolved by choose_codec before arrays are created')
+
 
 _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",
-     "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled"}
+     "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled", "codec"}
 )
 
 

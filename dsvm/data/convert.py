@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.data.arrays import write_arrays
-from dsvm.data.attrs import DEFAULT_CODEC, compressors
+from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
@@ -82,7 +82,7 @@ class _Options:
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
-        compressors(self.codec)  # validates the option before anything is read
+        check_codec(self.codec)  # validates the option before anything is read
         self.n_features = _check_positive_int("n_features", self.n_features)
         self.chunk_rows = _check_positive_int("chunk_rows", self.chunk_rows)
         choose_layout(self.layout, sparse_input=False, density=None)  # validates the option
@@ -282,8 +282,9 @@ def convert(
     - ``shuffle``/``seed``: an external shuffle of all rows (temporary bucket files).
     - ``dtype``: "float32" or "float64" for X (labels are float64); ``delimiter``: CSV.
     - ``storage_options``: fsspec options for ``src``, ``labels`` and ``dst``.
-    - ``codec``: how the arrays are compressed: "blosc-lz4" (default), "zstd" (level 1,
-      smaller, slower to decode) or "none"; benchmarks/bench_codecs.py measures the three.
+    - ``codec``: how the arrays are compressed: "auto" (default: "blosc-lz4" where it shrinks
+      the first chunk's values 1.5x, else "none"), "blosc-lz4", "zstd" (level 1: smaller,
+      slower to decode) or "none"; benchmarks/bench_codecs.py measures them.
 
     Raises ``DataFormatError`` for malformed input, naming the file and line, row or row
     group, and ``FileExistsError`` when ``dst`` exists; nothing is left at ``dst`` on error.

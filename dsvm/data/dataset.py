@@ -291,6 +291,7 @@ class Dataset:
             "density": self.nnz / max(1, self.n_samples * self.n_features),
             "nbytes": self.nbytes,
             "nbytes_on_disk": self._disk_bytes(),
+            "codec": self.attrs.get("codec", "blosc-lz4"),  # the only one before it was recorded
             "provenance": self.attrs.get("provenance"),
             "shuffled": bool(self.attrs.get("shuffled", False)),
             "shuffle_seed": self.attrs.get("shuffle_seed"),

@@ -22,6 +22,8 @@ from dsvm.data.attrs import (
     MAX_CLASSES,
     _jsonable,
     _provenance,
+    check_codec,
+    choose_codec,
     compressors,
 )
 from dsvm.data.block_ops import check_block_values, coerce_block, concat_blocks, slice_block
@@ -73,7 +75,9 @@ class DatasetWriter:
     so ``open_dataset`` never accepts a half-written group).
 
     ``codec``: how every array is compressed, one of ``dsvm.data.attrs.CODECS`` (zarr stores
-    it in the arrays' metadata; reading needs no option).
+    it in the arrays' metadata; reading needs no option). "auto" (the default) picks Blosc LZ4
+    where it shrinks the first chunk's values at least 1.5x, else no compression; the choice
+    is the attribute ``codec``.
 
     Memory: at most one chunk of pending rows plus the block being appended.
     """
@@ -94,7 +98,8 @@ class DatasetWriter:
         codec: str = DEFAULT_CODEC,
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
-        self._compressors = compressors(codec)
+        self.codec = check_codec(codec)  # "auto" is resolved at the first chunk
+        self._compressors: tuple[Any, ...] = ()
         self.labeled = bool(labeled)
         self.n_features, self.layout, self.chunk_rows = int(n_features), layout, int(chunk_rows)
         self._loc = _Location(dst, storage_options)
@@ -243,6 +248,10 @@ class DatasetWriter:
         elif first.n_samples < self.chunk_rows:
             self.chunk_rows = first.n_samples
         nnz_first = int(first.indptr[-1]) if isinstance(first, CSRBlock) else 0
+        values = [] if first is None else [first.data, first.indices] \
+            if isinstance(first, CSRBlock) else [first.X]
+        self.codec = choose_codec(self.codec, values)
+        self._compressors = compressors(self.codec)
         self._arrays = _create_arrays(self._group, self.layout, self.chunk_rows, self.n_features,
                                       self.dtype, bool(self._has_sw), nnz_first,
                                       labeled=self.labeled, codecs=self._compressors)
@@ -308,6 +317,7 @@ class DatasetWriter:
             "has_sample_weight": bool(self._has_sw),
             "labeled": self.labeled,
             "provenance": self._provenance,
+            "codec": self.codec,
             **_jsonable(self._extra_attrs),
         }
         if self.layout == "sparse":
