@@ -16,12 +16,13 @@ and ``zstd`` level 1), all measured side by side in one run, page cache warm:
   pegasos epoch (median of epochs 2-5) against the same workers only reading the same chunks
   with the same streams and prefetch (``bench_speed``'s read-only epoch, median of 4); the
   issue's target is >= 0.85x;
-* overlap: the same on 1 worker (the prefetch thread has the second core to itself), with the
-  pass alone timed in memory on the same rows (one stream in this process): full overlap makes an
-  epoch last max(read, pass), none read + pass.
+* overlap (generated sets): one stream in this process run as a worker runs it
+  (``StreamPass``, pegasos, the next chunk read by the prefetch thread) against reading only and
+  the pass only (chunks already in memory): with a free second core, full overlap costs
+  max(read, pass), none read + pass.
 
 Data: a9a (sparse, and forced dense), w8a (sparse), ijcnn1 (dense), reuters (sparse tf-idf) from
-../shared/data, converted with default chunking; generated: 1,000,000 x 100 float32 standard
+../shared/data, converted with default chunking; generated: 2,000,000 x 100 float32 standard
 normals (65,536-row chunks) and 200,000 x 2^20 CSR with 40 signed-one values per row (hashed
 features; 20,000-row chunks).
 
@@ -76,7 +77,7 @@ def write_generated(tmp: Path, codec: str, quick: bool) -> dict[str, Any]:
 
     import dsvm
 
-    n_dense = 200_000 if quick else 1_000_000
+    n_dense = 200_000 if quick else 2_000_000  # bench_speed's size
     dense = dsvm.write_synthetic(tmp / f"gen-dense-{codec}.zarr", n_dense, 100, seed=0,
                                  chunk_rows=65536, codec=codec)
     n, d, k = (40_000 if quick else 200_000), 2**20, 40
@@ -233,43 +234,77 @@ def cluster(stores: dict[str, dict[str, Any]], labels: list[str], n_workers: int
     return out
 
 
-def in_memory_rate(ds: Any) -> float:
-    """Rows/s of the same pegasos epochs on the dataset's rows in this process, one stream:
-    the pass alone, no reading (median of epochs 2-5)."""
-    import scipy.sparse as sp
+class _InMemory:
+    """A source whose chunks are already in memory: the pass without any reading."""
 
-    import dsvm
+    def __init__(self, ds: Any) -> None:
+        self.blocks = [ds.read_chunk(i) for i in range(ds.n_chunks)]
+        self.n_features = ds.n_features
 
-    blocks = [ds.read_chunk(i) for i in range(ds.n_chunks)]
-    if ds.layout == "dense":
-        X = np.concatenate([b.X for b in blocks])
-    else:
-        X = sp.vstack([sp.csr_matrix((b.data, b.indices, b.indptr),
-                                     shape=(b.n_samples, ds.n_features)) for b in blocks]).tocsr()
-    y = np.concatenate([b.y for b in blocks])
-    del blocks
-    clf = dsvm.SVMClassifier(alpha=1e-5, max_epochs=5, tol=None, random_state=0).fit(X, y)
-    return float(np.median([h["rows_per_s"] for h in clf.history_[1:]]))
+    def read_chunk(self, i: int) -> Any:
+        return self.blocks[i]
+
+    def describe(self) -> str:
+        return "in memory"
 
 
-def cluster_rows(two: dict, one: dict, memory: dict[str, float]) -> tuple[list[str], list[str]]:
+def overlap(ds: Any, repeat: int = 5) -> tuple[float, float, float]:
+    """Seconds (best of ``repeat``) of one stream over every chunk in this process, as a worker
+    runs it (``StreamPass``: pegasos, the next chunk read by the prefetch thread): reading only,
+    the pass only (chunks already in memory), and both. With a free second core, full overlap
+    gives max(read, pass), none read + pass."""
+    from dsvm.combine import combiner_for
+    from dsvm.distributed.sources import DatasetSource
+    from dsvm.distributed.tasks import StreamPass, iter_chunks
+    from dsvm.solvers.registry import make_solver
+
+    solver = make_solver("pegasos", alpha=1e-5)
+    task = StreamPass(solver.init_state(ds.n_features, 1, ds.dtype), solver,
+                      combiner_for(solver), np.array([-1.0, 1.0]), epoch=0, seed=0)
+    ids = list(range(ds.n_chunks))
+    memory = _InMemory(ds)
+    task(memory, ids[:1])  # compiles
+
+    def timed(fn: Any) -> float:
+        return min(_seconds(fn) for _ in range(repeat))
+
+    read = timed(lambda: sum(1 for _ in iter_chunks(ds, ids)))
+    alone = timed(lambda: task(memory, ids))
+    both = timed(lambda: task(DatasetSource(ds), ids))
+    return read, alone, both
+
+
+def _seconds(fn: Any) -> float:
+    tic = time.perf_counter()
+    fn()
+    return time.perf_counter() - tic
+
+
+def cluster_rows(two: dict, n_rows: dict[str, int]) -> tuple[list[str], list[str]]:
     rows, verdicts = [], []
     for (label, codec), (fits, reads) in two.items():
         ratio = float(np.median(np.array(fits) / np.array(reads)))
-        fits1, reads1 = one[(label, codec)]
-        t_fit, t_read, t_pass = 1 / np.median(fits1), 1 / np.median(reads1), 1 / memory[label]
-        hidden = (t_read + t_pass - t_fit) / min(t_read, t_pass)
-        rows.append(f"| {label} | {codec} | {np.median(fits) / 1e6:.2f} | "
-                    f"{np.median(reads) / 1e6:.2f} | **{ratio:.2f}** | "
-                    f"{np.median(fits1) / 1e6:.2f} | {np.median(reads1) / 1e6:.2f} | "
-                    f"{memory[label] / 1e6:.2f} | {hidden:.0%} |")
+        fit, read = float(np.median(fits)), float(np.median(reads))
+        n = n_rows[label]
+        rows.append(f"| {label} | {codec} | {fit / 1e6:.2f} | {read / 1e6:.2f} | **{ratio:.2f}** | "
+                    f"{n / fit:.3f} | {n / read:.3f} | {n / fit - n / read:.3f} |")
         verdicts.append(f"{label}, {codec}: epoch / read-only on 2 workers = {ratio:.2f} "
                         f"({'met' if ratio >= 0.85 else 'not met'}: target >= 0.85)")
     return rows, verdicts
 
 
+def overlap_rows(results: dict[tuple[str, str], tuple[float, float, float]]) -> list[str]:
+    rows = []
+    for (label, codec), (read, alone, both) in results.items():
+        hidden = (read + alone - both) / min(read, alone)
+        rows.append(f"| {label} | {codec} | {read:.3f} | {alone:.3f} | {both:.3f} | "
+                    f"{max(read, alone):.3f} | {read + alone:.3f} | {hidden:.0%} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def render(size_rows: list[str], overhead_rows: list[str], c_rows: list[str],
-           verdicts: list[str], rounds: int) -> str:
+           o_rows: list[str], verdicts: list[str], rounds: int) -> str:
     intro = __doc__.split("\n\n")
     return "\n".join([
         " ".join(intro[0].split()), "", intro[1], "", intro[2], "",
@@ -285,14 +320,20 @@ def render(size_rows: list[str], overhead_rows: list[str], c_rows: list[str],
         "|---|---|---|---|---|---|",
         *overhead_rows,
         "",
-        f"Cluster (M rows/s; 2 workers: median over {rounds} side-by-side rounds; 1 worker: one "
-        "round; 'hidden': the share of the shorter of read and pass that the prefetch hid on "
-        "1 worker, (read + pass - epoch) / min(read, pass)):",
+        f"Cluster, 2 workers (M rows/s and seconds per epoch; medians over {rounds} side-by-side "
+        "rounds):",
         "",
-        "| data | codec | 2 workers: epoch | read-only | epoch / read-only | 1 worker: epoch | "
-        "read-only | pass in memory | hidden |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| data | codec | epoch | read-only | epoch / read-only | s/epoch | s/read-only epoch | "
+        "difference |",
+        "|---|---|---|---|---|---|---|---|",
         *c_rows,
+        "",
+        "Overlap, one stream in this process (seconds, best of 5; 'hidden': (read + pass - "
+        "both) / min(read, pass), 100% = the shorter one entirely hidden):",
+        "",
+        "| data | codec | read only | pass only | read + pass (prefetch) | max | sum | hidden |",
+        "|---|---|---|---|---|---|---|---|",
+        *o_rows,
         "",
         *[f"- {v}" for v in verdicts],
     ])
@@ -310,10 +351,11 @@ def main(argv: list[str]) -> None:
         generated = [label for label in stores if label.startswith("generated") and
                      label.endswith("dense")]
         two = cluster(stores, generated, 2, rounds)
-        one = cluster(stores, generated, 1, 1)
-        memory = {label: in_memory_rate(stores[label]["none"]) for label in generated}
-    c_rows, verdicts = cluster_rows(two, one, memory)
-    body = render(size_rows, overhead_rows, c_rows, verdicts, rounds)
+        o_rows = overlap_rows({(label, codec): overlap(ds) for label, by_codec in stores.items()
+                               if label.startswith("generated") for codec, ds in by_codec.items()})
+        n_rows = {label: stores[label]["none"].n_samples for label in generated}
+    c_rows, verdicts = cluster_rows(two, n_rows)
+    body = render(size_rows, overhead_rows, c_rows, o_rows, verdicts, rounds)
     print(body)
     if "--no-write" not in argv:
         write_section("Codecs and the read path (#12 item 5)", body,
