@@ -22,11 +22,12 @@ LAYOUTS = ("dense", "sparse")
 DTYPES = ("float32", "float64")
 # The codec of every array a writer creates (``codec=``; zarr records it in each array's
 # metadata, so reading needs no option and any older dataset stays readable).
-# benchmarks/bench_codecs.py measured, reading warm files, one thread: with no codec a core
-# reads 1.3-2x more MB per CPU second than with Blosc LZ4 (byte shuffle; dsvm's only codec
-# before) and 2-3x more than with zstd level 1. LZ4 shrinks the real 0/1-valued sets 7-13x but
-# dense float data only ~1.1x (1M x 100 normals), so "auto", the default, compresses the first
-# chunk's stored values with LZ4 and keeps it only where they shrink at least 1.5x.
+# benchmarks/bench_codecs.py measured, reading warm files: with no codec a core reads 1.0-2.2x
+# more MB per CPU second than with Blosc LZ4 (byte shuffle; dsvm's only codec before), 2.2x on
+# dense float data, which LZ4 shrinks only 1.09x (2M x 100 normals); zstd level 1 reads 1.1-2.1x
+# slower than LZ4. LZ4 shrinks the real 0/1-valued sets 7-13x, so "auto", the default,
+# compresses the first chunk's stored values with LZ4 and keeps it only where they shrink at
+# least 1.5x (ijcnn1 1.9x and reuters' tf-idf 1.6x still do).
 CODECS = ("auto", "blosc-lz4", "zstd", "none")
 DEFAULT_CODEC = "auto"
 AUTO_MIN_RATIO = 1.5

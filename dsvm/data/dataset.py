@@ -25,7 +25,10 @@ Attributes: ``dsvm_format`` (1), ``complete`` (written True last), ``n_samples``
 ``chunk_starts`` array), ``layout``, ``dtype``, ``labeled`` (False for data converted without
 labels, to be scored only; absent means True), ``classes`` (sorted distinct labels, or None
 beyond 1000 distinct values), ``class_counts``, ``nnz`` (sparse), ``has_sample_weight``,
-``provenance``, ``shuffled``, ``shuffle_seed`` and anything a writer adds (``generator``...).
+``provenance``, ``shuffled``, ``shuffle_seed``, ``codec`` (what the arrays are compressed with,
+see dsvm.data.attrs.CODECS; absent before it was recorded, when it was always "blosc-lz4";
+reading takes it from zarr's metadata, not from here) and anything a writer adds
+(``generator``...).
 
 This is the only module of dsvm that imports za
 """
