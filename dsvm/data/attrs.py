@@ -22,10 +22,10 @@ LAYOUTS = ("dense", "sparse")
 DTYPES = ("float32", "float64")
 # The codec of every array a writer creates (``codec=``; zarr records it in each array's
 # metadata, so reading needs no option and any older dataset stays readable).
-# benchmarks/bench_codecs.py measured, reading warm files: with no codec a core reads 1.0-2.2x
-# more MB per CPU second than with Blosc LZ4 (byte shuffle; dsvm's only codec before), 2.2x on
-# dense float data, which LZ4 shrinks only 1.09x (2M x 100 normals); zstd level 1 reads 1.1-2.1x
-# slower than LZ4. LZ4 shrinks the real 0/1-valued sets 7-13x, so "auto", the default,
+# benchmarks/bench_codecs.py measured, reading warm files: with no codec a core reads 1.0-2.3x
+# more MB per CPU second than with Blosc LZ4 (byte shuffle; dsvm's only codec before), 2.1-2.2x
+# on dense float data, which LZ4 shrinks only 1.09x (2M x 100 normals; zstd level 1: 1.10x, read
+# 1.8-2.0x slower than LZ4). LZ4 shrinks the real 0/1-valued sets 7-13x, so "auto", the default,
 # compresses the first chunk's stored values with LZ4 and keeps it only where they shrink at
 # least 1.5x (ijcnn1 1.9x and reuters' tf-idf 1.6x still do).
 CODECS = ("auto", "blosc-lz4", "zstd", "none")
