@@ -70,7 +70,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = dict(
         labels=args.labels, n_features=args.n_features, chunk_rows=args.chunk_rows,
         layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
-        overwrite=args.overwrite,
+        overwrite=args.overwrite, codec=args.codec,
     )
     if args.no_labels:
         if args.labels or label_column is not None:
@@ -134,6 +134,11 @@ def add_data_commands(sub: Any) -> None:
     g.add_argument("--sparse", action="store_true")
     p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
     p.add_argument("--seed", type=int, default=0)
+    # validated by convert (dsvm.data.attrs.CODECS), which the CLI does not import up front
+    p.add_argument("--codec", default="auto",
+                   help="how the arrays are compressed: auto (default: blosc-lz4 where it "
+                        "shrinks the first chunk 1.5x, else none), blosc-lz4, zstd (level 1) "
+                        "or none; see benchmarks/bench_codecs.py")
     p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "

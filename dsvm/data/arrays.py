@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from dsvm.data.attrs import DTYPES
+from dsvm.data.attrs import DEFAULT_CODEC, DTYPES, check_codec
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset
 from dsvm.data.location import check_destination
@@ -43,14 +43,17 @@ def write_arrays(
     overwrite: bool = False,
     provenance: dict | None = None,
     storage_options: dict | None = None,
+    codec: str = DEFAULT_CODEC,
 ) -> Dataset:
     """Write NumPy, scipy.sparse or dask arrays as a dsvm dataset.
 
     Dask arrays are computed one row block at a time, never whole. ``dtype=None`` keeps
     float32/float64 X and stores anything else as float64. ``layout="auto"``: dense arrays
     stay dense; scipy.sparse becomes dense at density >= 0.25; dask arrays follow their meta.
+    ``codec``: "auto" (default), "blosc-lz4", "zstd" (level 1) or "none" (see ``convert``).
     """
     chunk_rows = _check_positive_int("chunk_rows", chunk_rows)
+    check_codec(codec)  # validates the option before anything is read
     choose_layout(layout, sparse_input=False, density=None)
     check_destination(dst, overwrite=overwrite, storage_options=storage_options)
     prov = {"source": ["arrays"], "converter": "dsvm.data.write_arrays", **(provenance or {})}
@@ -63,7 +66,7 @@ def write_arrays(
         return _write_blocks(dst, blocks, n_samples=n_samples, n_features=_n_cols(X),
                              sparse_in=sparse_in, density=None, x_dtype=X.dtype, dtype=dtype,
                              layout=layout, chunk_rows=chunk_rows, overwrite=overwrite,
-                             provenance=prov, storage_options=storage_options)
+                             provenance=prov, storage_options=storage_options, codec=codec)
     if _is_dask(y) or _is_dask(sample_weight):  # small: 8 bytes per row
         y = np.asarray(y)
         sample_weight = None if sample_weight is None else np.asarray(sample_weight)
@@ -76,7 +79,7 @@ def write_arrays(
     return _write_blocks(dst, [block], n_samples=n, n_features=f,
                          sparse_in=isinstance(block, CSRBlock), density=density, x_dtype=x_dtype,
                          dtype=dtype, layout=layout, chunk_rows=chunk_rows, overwrite=overwrite,
-                         provenance=prov, storage_options=storage_options)
+                         provenance=prov, storage_options=storage_options, codec=codec)
 
 
 def _n_cols(X: Any) -> int:
@@ -129,7 +132,7 @@ def _write_blocks(
     dst: str | os.PathLike[str], blocks: Iterable[Block], *, n_samples: int | None,
     n_features: int, sparse_in: bool, density: float | None, x_dtype: Any, dtype: Any,
     layout: str, chunk_rows: int | None, overwrite: bool, provenance: dict,
-    storage_options: dict | None,
+    storage_options: dict | None, codec: str,
 ) -> Dataset:
     if n_features < 1:
         raise ValueError("X must have at least one column")
@@ -147,4 +150,4 @@ def _write_blocks(
                                         n_samples=n_samples)
     return _write(blocks, dst, name="write_arrays input", n_features=n_features, layout=layout,
                   dtype=dt, chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
-                  storage_options=storage_options, chunk_reason=reason)
+                  storage_options=storage_options, chunk_reason=reason, codec=codec)

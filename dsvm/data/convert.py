@@ -19,6 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.data.arrays import write_arrays
+from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
@@ -77,9 +78,11 @@ class _Options:
     format: str | None = None
     categorical: Sequence[int | str] | None = None
     hash_bits: int | None = None
+    codec: str = DEFAULT_CODEC
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
+        check_codec(self.codec)  # validates the option before anything is read
         self.n_features = _check_positive_int("n_features", self.n_features)
         self.chunk_rows = _check_positive_int("chunk_rows", self.chunk_rows)
         choose_layout(self.layout, sparse_input=False, density=None)  # validates the option
@@ -249,6 +252,7 @@ def convert(
     format: str | None = None,
     categorical: Sequence[int | str] | None = None,
     hash_bits: int | None = None,
+    codec: str = DEFAULT_CODEC,
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -278,6 +282,9 @@ def convert(
     - ``shuffle``/``seed``: an external shuffle of all rows (temporary bucket files).
     - ``dtype``: "float32" or "float64" for X (labels are float64); ``delimiter``: CSV.
     - ``storage_options``: fsspec options for ``src``, ``labels`` and ``dst``.
+    - ``codec``: how the arrays are compressed: "auto" (default: "blosc-lz4" where it shrinks
+      the first chunk's values 1.5x, else "none"), "blosc-lz4", "zstd" (level 1: smaller,
+      slower to decode) or "none"; benchmarks/bench_codecs.py measures them.
 
     Raises ``DataFormatError`` for malformed input, naming the file and line, row or row
     group, and ``FileExistsError`` when ``dst`` exists; nothing is left at ``dst`` on error.
@@ -287,7 +294,7 @@ def convert(
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,
         delimiter=delimiter, storage_options=storage_options, labeled=labeled,
         feature_columns=feature_columns, fill_missing=fill_missing, format=format,
-        categorical=categorical, hash_bits=hash_bits,
+        categorical=categorical, hash_bits=hash_bits, codec=codec,
     ))
 
 
@@ -319,7 +326,7 @@ def _convert(o: _Options) -> Dataset:
                      attrs={"shuffled": bool(o.shuffle),
                             "shuffle_seed": int(o.seed) if o.shuffle else None,
                             "hashing": None if spec is None else spec.attrs()},
-                     labeled=opened.source.labeled, chunk_reason=reason)
+                     labeled=opened.source.labeled, chunk_reason=reason, codec=o.codec)
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.data.attrs import DTYPES
+from dsvm.data.attrs import DEFAULT_CODEC, DTYPES
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.data.dataset import Dataset
 from dsvm.data.read_ahead import read_ahead
@@ -140,7 +140,7 @@ def _write(
     blocks: Iterable[Block], dst: str | os.PathLike[str], *, name: str, n_features: int,
     layout: str, dtype: np.dtype, chunk_rows: int, overwrite: bool, provenance: dict,
     storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
-    chunk_reason: str | None = None,
+    chunk_reason: str | None = None, codec: str = DEFAULT_CODEC,
 ) -> Dataset:
     """Append every block to a new dataset; on any error nothing is left at ``dst``.
 
@@ -151,7 +151,7 @@ def _write(
         with DatasetWriter(dst, n_features=n_features, layout=layout, dtype=dtype,
                            chunk_rows=chunk_rows, provenance=provenance, overwrite=overwrite,
                            storage_options=storage_options, source_name=name,
-                           labeled=labeled) as writer:
+                           labeled=labeled, codec=codec) as writer:
             for block in ahead:
                 writer.append(block)
             _check_labels(writer, name)

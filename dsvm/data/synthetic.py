@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.attrs import DEFAULT_CODEC
 from dsvm.data.blocks import DenseBlock
 from dsvm.data.dataset import Dataset
 from dsvm.data.writer import DatasetWriter
@@ -62,6 +63,7 @@ def write_synthetic(
     n_classes: int = 2,
     overwrite: bool = False,
     storage_options: dict | None = None,
+    codec: str = DEFAULT_CODEC,
 ) -> Dataset:
     """Write a dense dataset drawn from a random linear model, in bounded memory.
 
@@ -91,7 +93,7 @@ def write_synthetic(
     provenance = {"source": ["synthetic"], "converter": "dsvm.data.write_synthetic"}
     with DatasetWriter(dst, n_features=n_features, layout="dense", dtype=dt, chunk_rows=rows,
                        provenance=provenance, overwrite=overwrite,
-                       storage_options=storage_options) as writer:
+                       storage_options=storage_options, codec=codec) as writer:
         writer.update_attrs({"generator": generator})
         for g, start in enumerate(range(0, n_samples, GENERATION_ROWS)):
             m = min(GENERATION_ROWS, n_samples - start)

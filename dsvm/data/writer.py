@@ -13,15 +13,18 @@ import numpy as np
 import zarr
 
 from dsvm.data.attrs import (
-    _COMPRESSORS,
     _MIN_NNZ_CHUNK,
     _RESERVED_ATTRS,
+    DEFAULT_CODEC,
     DTYPES,
     FORMAT_VERSION,
     LAYOUTS,
     MAX_CLASSES,
     _jsonable,
     _provenance,
+    check_codec,
+    choose_codec,
+    compressors,
 )
 from dsvm.data.block_ops import check_block_values, coerce_block, concat_blocks, slice_block
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
@@ -71,6 +74,11 @@ class DatasetWriter:
     group is written in place and deleted on failure (``complete`` stays false until the end,
     so ``open_dataset`` never accepts a half-written group).
 
+    ``codec``: how every array is compressed, one of ``dsvm.data.attrs.CODECS`` (zarr stores
+    it in the arrays' metadata; reading needs no option). "auto" (the default) picks Blosc LZ4
+    where it shrinks the first chunk's values at least 1.5x, else no compression; the choice
+    is the attribute ``codec``.
+
     Memory: at most one chunk of pending rows plus the block being appended.
     """
 
@@ -87,8 +95,11 @@ class DatasetWriter:
         storage_options: dict | None = None,
         source_name: str | None = None,
         labeled: bool = True,
+        codec: str = DEFAULT_CODEC,
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
+        self.codec = check_codec(codec)  # "auto" is resolved at the first chunk
+        self._compressors: tuple[Any, ...] = ()
         self.labeled = bool(labeled)
         self.n_features, self.layout, self.chunk_rows = int(n_features), layout, int(chunk_rows)
         self._loc = _Location(dst, storage_options)
@@ -237,9 +248,13 @@ class DatasetWriter:
         elif first.n_samples < self.chunk_rows:
             self.chunk_rows = first.n_samples
         nnz_first = int(first.indptr[-1]) if isinstance(first, CSRBlock) else 0
+        values = [] if first is None else [first.data, first.indices] \
+            if isinstance(first, CSRBlock) else [first.X]
+        self.codec = choose_codec(self.codec, values)
+        self._compressors = compressors(self.codec)
         self._arrays = _create_arrays(self._group, self.layout, self.chunk_rows, self.n_features,
                                       self.dtype, bool(self._has_sw), nnz_first,
-                                      labeled=self.labeled)
+                                      labeled=self.labeled, codecs=self._compressors)
         if self.layout == "sparse":
             self._appenders = {
                 "indptr": _Appender1D(self._arrays["X/indptr"], np.zeros(1, np.int64)),
@@ -279,7 +294,7 @@ class DatasetWriter:
         g = self._group
         for app in self._appenders.values():
             app.finish()
-        kw: dict[str, Any] = {"compressors": _COMPRESSORS, "fill_value": 0}
+        kw: dict[str, Any] = {"compressors": self._compressors, "fill_value": 0}
         starts = np.asarray(self._chunk_starts, dtype=np.int64)
         g.create_array("chunk_starts", shape=starts.shape, chunks=starts.shape, dtype="int64",
                        **kw)[:] = starts
@@ -302,6 +317,7 @@ class DatasetWriter:
             "has_sample_weight": bool(self._has_sw),
             "labeled": self.labeled,
             "provenance": self._provenance,
+            "codec": self.codec,
             **_jsonable(self._extra_attrs),
         }
         if self.layout == "sparse":
@@ -365,14 +381,15 @@ def _check_block_shape(block: Block, n_features: int, where: str) -> bool:
 
 
 def _create_arrays(group: Any, layout: str, rows: int, n_features: int, dtype: np.dtype,
-                   has_sw: bool, nnz_first: int, *, labeled: bool = True) -> dict[str, Any]:
+                   has_sw: bool, nnz_first: int, *, labeled: bool = True,
+                   codecs: tuple[Any, ...]) -> dict[str, Any]:
     """The empty, growable zarr arrays of a dataset with ``rows`` rows per chunk.
 
     For CSR, data/indices get zarr chunks of a quarter of the first row chunk's nnz (at least
     1024 values), so that reading a row chunk touches about five zarr chunks.
     """
     arrays: dict[str, Any] = {}
-    kw = {"compressors": _COMPRESSORS, "fill_value": 0}
+    kw = {"compressors": codecs, "fill_value": 0}
     if labeled:
         arrays["y"] = group.create_array("y", shape=(0,), chunks=(rows,), dtype="float64", **kw)
     if has_sw:
