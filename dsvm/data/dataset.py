@@ -215,47 +215,8 @@ class Dataset:
             return [self.read_chunk(i) for i in ids]
         h = self._open()
         if self.layout == "dense":
-            return self._dense_into_one(h, ids)
-        return self._csr_into_one(h, ids)
-
-    def _dense_into_one(self, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
-        rows = [self.chunk_n_rows(i) for i in ids]
-        buf = np.empty((sum(rows), self.n_features), dtype=h["X"].dtype)
-        blocks: list[DenseBlock | CSRBlock] = []
-        at = 0
-        for i, n in zip(ids, rows):
-            start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
-            y, sw = self._labels(h, start, stop)
-            X = buf[at:at + n]
-            _read_into(h["X"], start, stop, X)
-            self._check_lengths(i, X.shape[0], y, sw)
-            blocks.append(DenseBlock(X=X, y=y, sample_weight=sw))
-            at += n
-        return blocks
-
-    def _csr_into_one(self, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
-        assert self.chunk_nnz_starts is not None
-        nnz = [int(self.chunk_nnz_starts[i + 1] - self.chunk_nnz_starts[i]) for i in ids]
-        indices = np.empty(sum(nnz), dtype=h["X/indices"].dtype)
-        data = np.empty(sum(nnz), dtype=h["X/data"].dtype)
-        blocks: list[DenseBlock | CSRBlock] = []
-        at = 0
-        for i, k in zip(ids, nnz):
-            start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
-            n0, n1 = int(self.chunk_nnz_starts[i]), int(self.chunk_nnz_starts[i + 1])
-            y, sw = self._labels(h, start, stop)
-            head = np.asarray(h["X/indptr"][start:stop], dtype=np.int64)
-            indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
-            indptr[:-1] = head - n0
-            indptr[-1] = n1 - n0
-            _read_into(h["X/indices"], n0, n1, indices[at:at + k])
-            _read_into(h["X/data"], n0, n1, data[at:at + k])
-            self._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=k, n_data=k)
-            blocks.append(CSRBlock(indptr=indptr, indices=indices[at:at + k],
-                                   data=data[at:at + k], y=y, n_features=self.n_features,
-                                   sample_weight=sw))
-            at += k
-        return blocks
+            return _dense_into_one(self, h, ids)
+        return _csr_into_one(self, h, ids)
 
     def read_chunk_labels(self, i: int) -> tuple[np.ndarray, np.ndarray | None]:
         """``(y, sample_weight)`` of row chunk ``i`` without reading X."""
@@ -379,6 +340,46 @@ class Dataset:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+
+
+def _dense_into_one(ds: Dataset, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
+    rows = [ds.chunk_n_rows(i) for i in ids]
+    buf = np.empty((sum(rows), ds.n_features), dtype=h["X"].dtype)
+    blocks: list[DenseBlock | CSRBlock] = []
+    at = 0
+    for i, n in zip(ids, rows):
+        start, stop = int(ds.chunk_starts[i]), int(ds.chunk_starts[i + 1])
+        y, sw = ds._labels(h, start, stop)
+        X = buf[at:at + n]
+        _read_into(h["X"], start, stop, X)
+        ds._check_lengths(i, X.shape[0], y, sw)
+        blocks.append(DenseBlock(X=X, y=y, sample_weight=sw))
+        at += n
+    return blocks
+
+def _csr_into_one(ds: Dataset, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
+    assert ds.chunk_nnz_starts is not None
+    nnz = [int(ds.chunk_nnz_starts[i + 1] - ds.chunk_nnz_starts[i]) for i in ids]
+    indices = np.empty(sum(nnz), dtype=h["X/indices"].dtype)
+    data = np.empty(sum(nnz), dtype=h["X/data"].dtype)
+    blocks: list[DenseBlock | CSRBlock] = []
+    at = 0
+    for i, k in zip(ids, nnz):
+        start, stop = int(ds.chunk_starts[i]), int(ds.chunk_starts[i + 1])
+        n0, n1 = int(ds.chunk_nnz_starts[i]), int(ds.chunk_nnz_starts[i + 1])
+        y, sw = ds._labels(h, start, stop)
+        head = np.asarray(h["X/indptr"][start:stop], dtype=np.int64)
+        indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
+        indptr[:-1] = head - n0
+        indptr[-1] = n1 - n0
+        _read_into(h["X/indices"], n0, n1, indices[at:at + k])
+        _read_into(h["X/data"], n0, n1, data[at:at + k])
+        ds._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=k, n_data=k)
+        blocks.append(CSRBlock(indptr=indptr, indices=indices[at:at + k],
+                               data=data[at:at + k], y=y, n_features=ds.n_features,
+                               sample_weight=sw))
+        at += k
+    return blocks
 
 
 def _read_into(array: Any, start: int, stop: int, out: np.ndarray) -> None:

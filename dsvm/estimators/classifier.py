@@ -143,10 +143,8 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         A stream interleaves the rows of this many chunks at a time (runs of 4 stored rows in
         a random order; the windows are re-drawn every epoch from the seed), so that data
         stored sorted by label or by time trains like shuffled data without converting it
-        again. ``None``: 8, fewer when 8 chunks would hold more than 128 MB of rows (with
-        ``solver="cocoa"``: all of a stream's chunks up to 128 MB of rows, since its local
-        solver solves one window's duals at a time); 1: each chunk on its own, its rows in a
-        random order (dsvm before 0.2).
+        again. ``None``: 8, fewer when 8 chunks would hold over 128 MB of rows (CoCoA+: all a
+        stream's chunks up to 128 MB); 1: each chunk on its own (dsvm before 0.2).
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
     n_workers : int or None, default=None
