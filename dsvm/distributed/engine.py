@@ -101,6 +101,13 @@ def _combine(combine: Combine, *partials: Any) -> Any:
     return combine(list(partials))
 
 
+def _placed(homes: list[str] | None, i: int) -> dict[str, Any]:
+    """Submit keywords that place task ``i`` on its worker (dealt round robin), if any."""
+    if homes is None:
+        return {}
+    return {"workers": [homes[i % len(homes)]], "allow_other_workers": True}
+
+
 class DaskEngine:
     """Submits tasks to a Dask cluster and combines their partials in a tree on the workers."""
 
@@ -172,14 +179,17 @@ class DaskEngine:
         self._calls += 1
         call = self._calls
         task_f, source_f = self._ship_task(task), self._ship(source)
+        homes = self._homes(len(groups))
         futures = [
             self.client.submit(_run, task_f, source_f, list(ids), key=self._key(name, call, i),
-                               pure=False)
+                               pure=False, **_placed(homes, i))
             for i, ids in enumerate(groups)
         ]
         if not futures:
             return combine([])
-        level, merge = 0, combine_name or f"{name}-combine"
+        merge = combine_name or f"{name}-combine"
+        futures = self._combine_at_home(futures, homes, combine, merge, call)
+        level = 0
         while len(futures) > 1:
             futures = [
                 self.client.submit(_combine, combine, *futures[i:i + self.split_every],
@@ -188,6 +198,31 @@ class DaskEngine:
             ]
             level += 1
         return wait_for_result(self.client, futures[0], what or name.replace("-", " "))
+
+    def _homes(self, n_tasks: int) -> list[str] | None:
+        """Workers to deal ``n_tasks`` tasks to, round robin, when there are more tasks than
+        workers (None otherwise: the scheduler places them). The streams of a worker are then
+        combined there first (:meth:`_combine_at_home`), so that each worker sends one
+        model-sized partial an epoch instead of one per stream."""
+        if n_tasks <= 1:
+            return None
+        workers = sorted(self.client.nthreads())
+        return workers if 0 < len(workers) < n_tasks else None
+
+    def _combine_at_home(self, futures: list[Any], homes: list[str] | None, combine: Combine,
+                         merge: str, call: int) -> list[Any]:
+        """One combine task per worker over the streams dealt to it, run there; the partials
+        then leave their worker once. (The placement is a preference, ``allow_other_workers``:
+        a lost worker's tasks run elsewhere.)"""
+        if homes is None:
+            return futures
+        out = []
+        for w, home in enumerate(homes):
+            mine = futures[w::len(homes)]
+            out += mine if len(mine) < 2 else [self.client.submit(
+                _combine, combine, *mine, key=self._key(merge, call, "home", w), pure=False,
+                workers=[home], allow_other_workers=True)]
+        return out
 
     def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
