@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -238,66 +237,13 @@ def real_section(repeat: int) -> str:
     return "\n".join(lines)
 
 
-def overhead_section(n: int, sizes: tuple[int, ...], outputs: tuple[int, ...]) -> str:
-    """Item 3, in one process: an epoch's seconds outside the pass kernels' ``run_block``
-    (state copies, the combine and finalize, the probes and the extrapolation) against the
-    pass itself, for large models (sgd and averaged pegasos, 2 epochs, the second measured)."""
-    import dsvm.solvers.pegasos as peg
-    import dsvm.solvers.sgd as sgd
-
-    spent = {"s": 0.0}
-
-    def timed(run_block):
-        def wrapper(self, *args, **kw):
-            tic = time.perf_counter()
-            try:
-                return run_block(self, *args, **kw)
-            finally:
-                spent["s"] += time.perf_counter() - tic
-        return wrapper
-
-    originals = (peg.PegasosSolver.run_block, sgd.SGDSolver.run_block)
-    peg.PegasosSolver.run_block = timed(originals[0])
-    sgd.SGDSolver.run_block = timed(originals[1])
-    lines = [f"{n:,} rows x d features, 40 nnz/row CSR float32, one process, 1 stream; epoch 2 "
-             "of a 2-epoch fit: seconds in the passes (``run_block``) and outside them "
-             "(state copy for the stream, combine and finalize, probes, extrapolation, "
-             "objective):", "",
-             "| solver | d | K | epoch s | pass s | other s | other / pass |",
-             "|---|---|---|---|---|---|---|"]
-    try:
-        for d in sizes:
-            X, y, _, _ = sparse_problem(n, d, 40, seed=1)
-            for K in outputs:
-                if K * d > 2 ** 23 * 4:  # (K, d) float64 averages and their copies: memory
-                    continue
-                yk = y if K == 1 else np.random.default_rng(2).integers(0, K, size=n)
-                for solver in ("sgd", "pegasos"):
-                    _dsvm(solver, X[:100], yk[:100], 1)
-                    spent["s"] = 0.0
-                    hist = _dsvm(solver, X, yk, 2).history_
-                    # run_block time of epoch 2 alone: refit 1 epoch and subtract
-                    total_pass = spent["s"]
-                    spent["s"] = 0.0
-                    _dsvm(solver, X, yk, 1)
-                    pass_s = total_pass - spent["s"]
-                    epoch = hist[1]["seconds"]
-                    lines.append(f"| {solver} | 2^{int(np.log2(d))} | {K} | {epoch:.3f} | "
-                                 f"{pass_s:.3f} | {epoch - pass_s:.3f} | "
-                                 f"{(epoch - pass_s) / pass_s:.0%} |")
-                    print(lines[-1], flush=True)
-    finally:
-        peg.PegasosSolver.run_block, sgd.SGDSolver.run_block = originals
-    return "\n".join(lines)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=400_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-vw", action="store_true")
-    ap.add_argument("--only", choices=("sparse", "dense", "real", "overhead"), default=None)
-    ap.add_argument("--overhead-rows", type=int, default=1_000_000)
+    # (the per-epoch overhead for large d, issue #12 item 3, is benchmarks/bench_overhead.py)
+    ap.add_argument("--only", choices=("sparse", "dense", "real"), default=None)
     args = ap.parse_args()
     cmd = "python -m benchmarks.bench_kernels"
     parts = {"sparse": ("Kernels: high-dimensional sparse epoch vs scikit-learn and VW",
@@ -305,10 +251,7 @@ def main() -> None:
              "dense": ("Kernels: dense pegasos epoch vs a plain numba pass",
                        lambda: dense_section(args.repeat)),
              "real": ("Kernels: real sparse sets, rows/s vs scikit-learn",
-                      lambda: real_section(args.repeat)),
-             "overhead": ("Kernels: per-epoch overhead outside the passes for large d",
-                          lambda: overhead_section(args.overhead_rows, (2 ** 20, 2 ** 22, 2 ** 24),
-                                                   (1, 10)))}
+                      lambda: real_section(args.repeat))}
     for key, (title, run) in parts.items():
         if args.only in (None, key):
             body = run()

@@ -36,7 +36,7 @@ data's dtype, so grouping in the tree changes the result only by float64 roundin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -86,7 +86,9 @@ class ParameterAveraging:
         return AveragePartial(
             rows=float(stats.n_rows), n_streams=1, iterate={}, average={},
             t_sum=float(state.t), n_avg_sum=float(state.n_avg), eta0=float(state.eta0),
-            stats=stats, single=state,
+            # the probe models came with the epoch's state and are not part of the result:
+            # left behind, so that a partial that crosses the network carries the model only
+            stats=stats, single=replace(state, probe_coef=None, probe_intercept=None),
         )
 
     def _sums(self, p: AveragePartial) -> AveragePartial:

@@ -1,0 +1,94 @@
+"""How often a large model crosses the network in an epoch (issue #12, item 3).
+
+Every model-sized (de)serialisation on the workers is counted by wrapping distributed's own
+pickle functions in each worker process (what runs whenever an object leaves or reaches a
+worker). Per epoch, with several streams on each worker, a worker must read the epoch's state
+once and send at most one model-sized partial: its streams are combined where they ran before
+anything leaves it. Before that change a worker with three streams sent three partials.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dsvm
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
+
+BIG = 1 << 20  # bytes: a model of 2^18 features in float32 is 1 MiB, its float64 sums 2 MiB
+
+
+def _count_big_pickles(big: int) -> None:
+    """In a worker: record the type of every object pickled and the size of every payload
+    unpickled, when it is at least ``big`` bytes (buffers included)."""
+    import distributed.protocol.pickle as dp
+
+    if not hasattr(dp, "_dsvm_counts"):
+        loads, dumps = dp.loads, dp.dumps
+
+        def counted_loads(x, *, buffers=()):  # noqa: ANN001, ANN202
+            n = len(x) + sum(memoryview(b).nbytes for b in buffers)
+            if n >= big:
+                dp._dsvm_counts.append(("loads", n))
+            return loads(x, buffers=buffers)
+
+        def counted_dumps(x, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            frames = dumps(x, *args, **kwargs)
+            n = sum(memoryview(f).nbytes for f in (frames if isinstance(frames, list)
+                                                   else [frames]))
+            if n >= big or getattr(x, "nbytes", 0) >= big or \
+                    type(x).__name__ in ("AveragePartial", "StreamPass"):
+                dp._dsvm_counts.append(("dumps", type(x).__name__))
+            return frames
+
+        dp.loads, dp.dumps = counted_loads, counted_dumps
+    dp._dsvm_counts = []
+
+
+def _take_counts() -> list:
+    import distributed.protocol.pickle as dp
+
+    out, dp._dsvm_counts = list(dp._dsvm_counts), []
+    return out
+
+
+def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_client):
+    from dsvm.training import loop
+
+    n_features, n_streams = 2 ** 18, 6  # 3 streams on each of the 2 workers
+    rng = np.random.default_rng(0)
+    n, nnz = 6_000, 10
+    indices = np.sort(rng.integers(0, n_features, (n, nnz)), axis=1).ravel()
+    X = sp.csr_matrix((rng.random(n * nnz).astype(np.float32), indices,
+                       np.arange(0, n * nnz + 1, nnz)), shape=(n, n_features))
+    X.sum_duplicates()
+    ds = dsvm.write_arrays(tmp_path / "wide.zarr", X, rng.integers(0, 2, n), chunk_rows=500)
+    local_client.run(_count_big_pickles, BIG)
+    per_epoch: list[dict[str, list]] = []
+    run_epoch = loop.run_epoch
+
+    def counted_epoch(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        local_client.run(_take_counts)
+        out = run_epoch(*args, **kwargs)
+        per_epoch.append(local_client.run(_take_counts))
+        return out
+
+    loop.run_epoch = counted_epoch
+    try:
+        dsvm.SVMClassifier(client=local_client, solver="sgd", max_epochs=2, tol=None,
+                           n_streams=n_streams, random_state=0).fit(ds)
+    finally:
+        loop.run_epoch = run_epoch
+    assert len(per_epoch) == 2
+    for counts in per_epoch:
+        assert len(counts) == 2
+        for worker, events in counts.items():
+            # the state arrives once (the broadcast), partials from other workers may too
+            state_reads = [e for e in events if e[0] == "loads"]
+            partials_sent = [e for e in events if e == ("dumps", "AveragePartial")]
+            assert 1 <= len(state_reads) <= 2, (worker, events)
+            assert len(partials_sent) == 1, (worker, events)
+        # in all: one state read per worker, one partial read by the worker that combines
+        assert sum(e[0] == "loads" for ev in counts.values() for e in ev) == 3, counts
