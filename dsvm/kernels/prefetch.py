@@ -61,3 +61,31 @@ def prefetch_range(typingctx, arr, start, count):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def prefetch_at(typingctx, arr, k, j):
+    """Hint that ``arr[k, j]`` of a 2-D array of any layout will be read (and written) soon.
+
+    For weights addressed through a strided view (the interleaved (w, average) pairs of
+    :mod:`dsvm.kernels.pairs`), where :func:`prefetch_range`'s flat offsets do not apply.
+    """
+    if not isinstance(arr, types.Array) or arr.ndim != 2:
+        return None
+    sig = types.void(arr, k, j)
+
+    def codegen(context, builder, signature, args):
+        aryty, kty, jty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        idx = [context.cast(builder, args[1], kty, types.intp),
+               context.cast(builder, args[2], jty, types.intp)]
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -29,7 +29,7 @@ from dsvm.kernels.dense import (
     dense_row_axpy_sq_comp,
     dense_row_dot,
 )
-from dsvm.kernels.prefetch import prefetch_range
+from dsvm.kernels.prefetch import prefetch_at, prefetch_range
 
 
 def row_dot(X, i, W, k):
@@ -167,10 +167,10 @@ def _ol_prefetch_weights(X, i, W, k):
             # W[k, j] for the row's indices j: each a likely miss in a large model (2^22
             # features are 16-32 MB), gathered at random; issued a few rows ahead they overlap
             # with the current rows' arithmetic instead of stalling it.
-            base = k * W.shape[1]
+            # (any layout: W may be the strided view of kernels.pairs)
             indices = X[1]
             for jj in range(X[0][i], X[0][i + 1]):
-                prefetch_range(W, base + indices[jj], 1)
+                prefetch_at(W, k, indices[jj])
 
         return impl
     return lambda X, i, W, k: None

@@ -261,18 +261,22 @@ def validate_common(solver: Any) -> None:
 
 
 def run_pass_kernel(
-    kernel: Any, state: SolverState, args: Any, hp: np.ndarray, *, average: bool, who: str
+    kernel: Any, state: SolverState, args: Any, hp: np.ndarray, *, average: bool, who: str,
+    paired: bool = False,
 ) -> PassStats:
     """Call a pass kernel (``pegasos_pass`` / ``sgd_pass``) on prepared inputs and read back
-    the counters it wrote into ``hp``; check finiteness once for the pass."""
+    the counters it wrote into ``hp``; check finiteness once for the pass. ``paired``: the
+    kernel takes the scratch of :func:`dsvm.kernels.pairs.pair_scratch` as a last argument."""
     from dsvm.kernels import hparams as H
+    from dsvm.kernels.pairs import pair_scratch
 
     K = state.coef.shape[0]
     A = state.avg_coef if average else np.zeros((K, 0))
     ab = state.avg_intercept if average else np.zeros(K)
+    extra = (pair_scratch(args.X, state.coef, A, average),) if paired else ()
     loss_sum = float(
         kernel(args.X, args.codes, args.sample_weight, args.order,
-               state.coef, state.intercept, A, ab, hp)
+               state.coef, state.intercept, A, ab, hp, *extra)
     )
     n_rows = int(args.order.shape[0])
     state.t = float(hp[H.T])

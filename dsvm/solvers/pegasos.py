@@ -281,4 +281,5 @@ class PegasosSolver:
             n_avg=state.n_avg,
             loss_param=float(self.loss_param),
         )
-        return run_pass_kernel(pegasos_pass, state, args, hp, average=self.average, who=who)
+        return run_pass_kernel(pegasos_pass, state, args, hp, average=self.average, who=who,
+                               paired=True)

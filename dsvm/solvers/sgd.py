@@ -240,7 +240,7 @@ class SGDSolver:
         with np.errstate(all="ignore"):
             sgd_pass(
                 args.X, args.codes, args.sample_weight, args.order, coef, intercept,
-                empty_avg, np.zeros(coef.shape[0]), hp,
+                empty_avg, np.zeros(coef.shape[0]), hp, np.empty((0, 0, 2)),
             )
             objective = self._sample_objective(coef, intercept, args)
         return objective if math.isfinite(objective) else math.inf
@@ -305,4 +305,5 @@ class SGDSolver:
         hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.averaging)
         if self.penalty != "l2":
             return run_prox_kernel(state, args, hp, who=who)
-        return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who)
+        return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who,
+                               paired=True)

@@ -86,7 +86,8 @@ def test_asset_star_is_pegasos_without_averaging_or_intercept(layout):
     W2, b2 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp2 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R)
-    pegasos_pass(Xk, _ro(codes), _ro(sw), _ro(order), W2, b2, np.zeros((1, 0)), np.zeros(1), hp2)
+    pegasos_pass(Xk, _ro(codes), _ro(sw), _ro(order), W2, b2, np.zeros((1, 0)), np.zeros(1), hp2,
+                 np.empty((0, 0, 2)))
     np.testing.assert_allclose(W1, W2, rtol=1e-12, atol=1e-14)
     assert np.any(W1 != 0.0)
 

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 
 from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
-from dsvm.kernels.passes import pegasos_pass, sgd_pass
+from dsvm.kernels.pairs import pair_scratch
+from dsvm.kernels.passes import _pegasos_steps, _sgd_steps, pegasos_pass, sgd_pass
 from dsvm.kernels.rows import max_row_sqnorm
 from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref, sgd_pass_ref
 
@@ -86,7 +87,8 @@ def run_avg_pegasos(X, codes, sw, order, W, b, A, ab, **kw):
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
     sw_arg = np.empty(0) if sw is None else sw
-    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp)
+    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
+                        pair_scratch(X, W, A, hp[H.AVERAGE] != 0.0))
     return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
 
 
@@ -108,7 +110,8 @@ def run_sgd(X, codes, sw, order, W, b, A, ab, **kw):
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
     sw_arg = np.empty(0) if sw is None else sw
-    loss = sgd_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp)
+    loss = sgd_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
+                    pair_scratch(X, W, A, hp[H.AVERAGE] != 0.0))
     return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
 
 
@@ -472,8 +475,10 @@ def test_writable_and_readonly_inputs_agree():
                     dtype=np.float64, radius=RADIUS)
     hp2 = hp1.copy()
     no_avg = np.zeros((1, 0)), np.zeros(1)
-    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, *no_avg, hp1)  # writable
-    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2)
+    P = np.empty((0, 0, 2))
+    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, *no_avg, hp1,
+                      P)  # writable
+    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2, P)
     assert l1 == l2
     assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
 
@@ -538,3 +543,32 @@ def test_young_support_folds_match_dense_and_reference(average):
     n_checked = 4 if average else 2  # without an average, the iterates (the same either way)
     for g, r in zip(out["csr"][:n_checked], ref[:n_checked]):
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["pegasos", "sgd"])
+def test_paired_average_is_bitwise_the_separate_arrays(kind, dtype):
+    """A CSR pass with an average runs on w and its average interleaved (kernels.pairs): the
+    same arithmetic in the same dtypes as on the two arrays, so the same bits; a scratch of
+    the wrong shape is replaced."""
+    X, codes, sw, order = make_problem(n=80, d=9, n_outputs=3, seed=4)
+    Xk = kernel_X(X, "csr", dtype)
+    kernel, steps = (pegasos_pass, _pegasos_steps) if kind == "pegasos" else (sgd_pass, _sgd_steps)
+    hp = H.make_hp(alpha=ALPHA, t=3.0, batch_size=2, loss=0, fit_intercept=True,
+                   dtype=np.dtype(dtype), radius=RADIUS, eta0=ETA0, power=0.75, average=True,
+                   avg_start=0.0, avg_power=2.0 if kind == "pegasos" else 0.0)
+    results = []
+    for scratch in ("separate", "given", "own"):
+        W, b = zeros_state(3, X.shape[1], dtype, seed=1)
+        A, ab = np.full((3, X.shape[1]), 0.25), np.full(3, 0.5)
+        h = hp.copy()
+        h[H.N_AVG] = 2.0
+        if scratch == "separate":
+            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True)
+        else:
+            P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
+            loss = kernel(Xk, codes, sw, order, W, b, A, ab, h, P)
+        results.append((loss, W, b, A, ab, h))
+    for other in results[1:]:
+        for x, y in zip(results[0], other):
+            assert np.array_equal(x, y)
