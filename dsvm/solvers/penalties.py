@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.kernels.prox import sgd_prox_pass
+from dsvm.kernels.weights import vec_sqnorm
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.objective import check_finite
 
@@ -83,8 +84,14 @@ def l2_part(solver: Any) -> float:
 
 def penalty_value(solver: Any, coef: np.ndarray) -> float:
     """penalty(W) summed over the outputs, float64."""
-    c = np.asarray(coef, dtype=np.float64)  # no copy for float64 averages
     l1, l2 = l1_part(solver), l2_part(solver)
+    c = np.asarray(coef)
+    if c.dtype != np.float64 and c.ndim == 2 and c.flags.c_contiguous:
+        # float32 weights: summed in float64 without a float64 copy of W (32 MB at 2^22
+        # features, made several times an epoch by the probes and the objective)
+        sq = sum(vec_sqnorm(c, k) for k in range(c.shape[0]))
+        return (l1 * float(np.abs(c).sum(dtype=np.float64)) if l1 else 0.0) + 0.5 * l2 * sq
+    c = np.asarray(c, dtype=np.float64)  # no copy for float64 averages
     # (the L1 term only when there is one: |c| would be an O(d) temporary at 2^22+ features)
     return (l1 * float(np.abs(c).sum()) if l1 else 0.0) + 0.5 * l2 * float(np.vdot(c, c))
 
