@@ -35,7 +35,7 @@ from dsvm.solvers.cocoa import (
     chunk_rng,
     dcd_block,
     gap_terms,
-    local_order,
+    local_passes,
     row_costs,
     with_weights,
 )
@@ -91,11 +91,12 @@ class CocoaRound:
         kept = [p for p in parts if p[0].n_samples] or parts[:1]
         rows = concat_blocks([p[0] for p in kept])
         duals = np.concatenate([p[3] for p in kept])
-        order = local_order(rows.n_samples, self.solver.local_iters,
-                            chunk_rng(self.seed, self.epoch, window[0][0]))
-        out.n_changed += dcd_block(self.solver, rows, np.concatenate([p[1] for p in kept]),
-                                   np.concatenate([p[2] for p in kept]), duals, local, order,
-                                   self.sigma)
+        codes = np.concatenate([p[1] for p in kept])
+        cost = np.concatenate([p[2] for p in kept])
+        for order in local_passes(rows.n_samples, self.solver.local_iters,
+                                  chunk_rng(self.seed, self.epoch, window[0][0])):
+            out.n_changed += dcd_block(self.solver, rows, codes, cost, duals, local, order,
+                                       self.sigma)
         start = 0
         for (chunk, _), (block, _, _, _) in zip(window, parts):
             if block.n_samples:

@@ -34,6 +34,7 @@ Where this differs from the paper, and why:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -97,14 +98,23 @@ def row_costs(block: Block, n_total: int, alpha: float) -> np.ndarray:
     return np.asarray(block.sample_weight, dtype=np.float64) * c
 
 
-def local_order(n_rows: int, local_iters: float, rng: np.random.Generator) -> np.ndarray:
-    """H = round(local_iters x n_rows) row indices: whole permutations, then part of one."""
+def local_passes(n_rows: int, local_iters: float, rng: np.random.Generator
+                 ) -> Iterator[np.ndarray]:
+    """H = round(local_iters x n_rows) row indices, one pass at a time: whole permutations,
+    then part of one (int64). Drawn pass by pass, so that a window of n rows holds n indices,
+    not H (50 passes of a 250,000-row window were 100 MB of int64, twice over)."""
     h = int(round(float(local_iters) * n_rows))
     full, rest = divmod(h, max(1, n_rows))
-    parts = [rng.permutation(n_rows) for _ in range(full)]
+    for _ in range(full):
+        yield rng.permutation(n_rows).astype(np.int64, copy=False)
     if rest:
-        parts.append(rng.permutation(n_rows)[:rest])
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        yield rng.permutation(n_rows)[:rest].astype(np.int64)
+
+
+def local_order(n_rows: int, local_iters: float, rng: np.random.Generator) -> np.ndarray:
+    """All of :func:`local_passes` in one array (the same indices; for tests and references)."""
+    parts = list(local_passes(n_rows, local_iters, rng))
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 @dataclass
