@@ -167,38 +167,7 @@ class Dataset:
 
     def read_chunk(self, i: int) -> DenseBlock | CSRBlock:
         """Read row chunk ``i`` (and nothing else) as a block. Arrays may be read-only."""
-        i = self._check_chunk_index(i)
-        h = self._open()
-        start, stop = int(self.chunk_starts[i]), int(self.chunk_starts[i + 1])
-        rows = slice(start, stop)
-        wanted = {"y": rows} if self.labeled else {}
-        if self.has_sample_weight:
-            wanted["sample_weight"] = rows
-        n0 = n1 = 0
-        if self.layout == "dense":
-            wanted["X"] = rows
-        else:
-            assert self.chunk_nnz_starts is not None
-            n0, n1 = int(self.chunk_nnz_starts[i]), int(self.chunk_nnz_starts[i + 1])
-            # indptr[start:stop] is exactly one zarr chunk; its closing offset is in the table
-            wanted.update({"X/indptr": rows, "X/indices": slice(n0, n1),
-                           "X/data": slice(n0, n1)})
-        got = _read_together(h, wanted)
-        y = got["y"] if self.labeled else np.full(stop - start, np.nan)
-        sw = got.get("sample_weight")
-        if self.layout == "dense":
-            X = got["X"]
-            self._check_lengths(i, X.shape[0], y, sw)
-            return DenseBlock(X=X, y=y, sample_weight=sw)
-        head = np.asarray(got["X/indptr"], dtype=np.int64)
-        indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
-        indptr[:-1] = head - n0
-        indptr[-1] = n1 - n0
-        indices, data = got["X/indices"], got["X/data"]
-        self._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=indices.shape[0],
-                            n_data=data.shape[0])
-        return CSRBlock(indptr=indptr, indices=indices, data=data, y=y,
-                        n_features=self.n_features, sample_weight=sw)
+        return _chunk_block(self, self._open(), self._check_chunk_index(i))
 
     def read_chunks(self, ids: Sequence[int]) -> list[DenseBlock | CSRBlock]:
         """Read row chunks ``ids`` as blocks whose X (dense) or indices and data (CSR) are views
@@ -345,41 +314,59 @@ class Dataset:
 def _dense_into_one(ds: Dataset, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
     rows = [ds.chunk_n_rows(i) for i in ids]
     buf = np.empty((sum(rows), ds.n_features), dtype=h["X"].dtype)
-    blocks: list[DenseBlock | CSRBlock] = []
-    at = 0
-    for i, n in zip(ids, rows):
-        start, stop = int(ds.chunk_starts[i]), int(ds.chunk_starts[i + 1])
-        y, sw = ds._labels(h, start, stop)
-        X = buf[at:at + n]
-        _read_into(h["X"], start, stop, X)
-        ds._check_lengths(i, X.shape[0], y, sw)
-        blocks.append(DenseBlock(X=X, y=y, sample_weight=sw))
-        at += n
-    return blocks
+    at = np.cumsum([0] + rows)
+    return [_chunk_block(ds, h, i, into=(buf[at[j]:at[j + 1]],)) for j, i in enumerate(ids)]
+
 
 def _csr_into_one(ds: Dataset, h: dict[str, Any], ids: list[int]) -> list[DenseBlock | CSRBlock]:
     assert ds.chunk_nnz_starts is not None
     nnz = [int(ds.chunk_nnz_starts[i + 1] - ds.chunk_nnz_starts[i]) for i in ids]
     indices = np.empty(sum(nnz), dtype=h["X/indices"].dtype)
     data = np.empty(sum(nnz), dtype=h["X/data"].dtype)
-    blocks: list[DenseBlock | CSRBlock] = []
-    at = 0
-    for i, k in zip(ids, nnz):
-        start, stop = int(ds.chunk_starts[i]), int(ds.chunk_starts[i + 1])
+    at = np.cumsum([0] + nnz)
+    return [_chunk_block(ds, h, i, into=(indices[at[j]:at[j + 1]], data[at[j]:at[j + 1]]))
+            for j, i in enumerate(ids)]
+
+
+def _chunk_block(ds: Dataset, h: dict[str, Any], i: int,
+                 into: tuple[np.ndarray, ...] | None = None) -> DenseBlock | CSRBlock:
+    """Row chunk ``i`` as a block. ``into``: where its large arrays (dense X; CSR indices and
+    data) are decoded (:meth:`Dataset.read_chunks`' window buffer); else into new arrays,
+    gathered with the small ones (y, sample_weight, indptr) in one trip to zarr."""
+    start, stop = int(ds.chunk_starts[i]), int(ds.chunk_starts[i + 1])
+    rows = slice(start, stop)
+    wanted = {"y": rows} if ds.labeled else {}
+    if ds.has_sample_weight:
+        wanted["sample_weight"] = rows
+    n0 = n1 = 0
+    if ds.layout == "dense":
+        large = {"X": rows}
+    else:
+        assert ds.chunk_nnz_starts is not None
         n0, n1 = int(ds.chunk_nnz_starts[i]), int(ds.chunk_nnz_starts[i + 1])
-        y, sw = ds._labels(h, start, stop)
-        head = np.asarray(h["X/indptr"][start:stop], dtype=np.int64)
-        indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
-        indptr[:-1] = head - n0
-        indptr[-1] = n1 - n0
-        _read_into(h["X/indices"], n0, n1, indices[at:at + k])
-        _read_into(h["X/data"], n0, n1, data[at:at + k])
-        ds._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=k, n_data=k)
-        blocks.append(CSRBlock(indptr=indptr, indices=indices[at:at + k],
-                               data=data[at:at + k], y=y, n_features=ds.n_features,
-                               sample_weight=sw))
-        at += k
-    return blocks
+        # indptr[start:stop] is exactly one zarr chunk; its closing offset is in the table
+        wanted["X/indptr"] = rows
+        large = {"X/indices": slice(n0, n1), "X/data": slice(n0, n1)}
+    got = _read_together(h, wanted if into is not None else {**wanted, **large})
+    if into is not None:
+        for (name, sel), out in zip(large.items(), into, strict=True):
+            _read_into(h[name], sel.start, sel.stop, out)
+            got[name] = out
+    y = got["y"] if ds.labeled else np.full(stop - start, np.nan)
+    sw = got.get("sample_weight")
+    if ds.layout == "dense":
+        X = got["X"]
+        ds._check_lengths(i, X.shape[0], y, sw)
+        return DenseBlock(X=X, y=y, sample_weight=sw)
+    head = np.asarray(got["X/indptr"], dtype=np.int64)
+    indptr = np.empty(head.shape[0] + 1, dtype=np.int64)
+    indptr[:-1] = head - n0
+    indptr[-1] = n1 - n0
+    indices, data = got["X/indices"], got["X/data"]
+    ds._check_lengths(i, stop - start, y, sw, indptr=indptr, n_indices=indices.shape[0],
+                      n_data=data.shape[0])
+    return CSRBlock(indptr=indptr, indices=indices, data=data, y=y, n_features=ds.n_features,
+                    sample_weight=sw)
 
 
 def _read_into(array: Any, start: int, stop: int, out: np.ndarray) -> None:
