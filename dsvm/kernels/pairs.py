@@ -92,8 +92,8 @@ def paired_runner(steps):
     The layout is chosen at compile time (an ``overload``): a dense pass never compiles the
     paired variant."""
 
-    def run(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        if isinstance(X, tuple) and hp[H.AVERAGE] != 0.0 and A.shape[1] > 0:
+    def paired(X, codes, sample_weight, order, W, b, A, ab, hp, P):
+        if hp[H.AVERAGE] != 0.0 and A.shape[1] > 0:
             Q = pair_up(W, A, P)
             U, V = pair_views(Q, W)
             loss = steps(X, codes, sample_weight, order, U, b, V, ab, hp, False)
@@ -101,21 +101,16 @@ def paired_runner(steps):
             return loss
         return steps(X, codes, sample_weight, order, W, b, A, ab, hp, True)
 
+    def plain(X, codes, sample_weight, order, W, b, A, ab, hp, P):
+        return steps(X, codes, sample_weight, order, W, b, A, ab, hp, True)
+
+    def run(X, codes, sample_weight, order, W, b, A, ab, hp, P):
+        """(In Python, e.g. with NUMBA_DISABLE_JIT; compiled callers get the overload.)"""
+        impl = paired if isinstance(X, tuple) else plain
+        return impl(X, codes, sample_weight, order, W, b, A, ab, hp, P)
+
     @overload(run, **overload_options())
     def _ol_run(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        if isinstance(X, types.BaseTuple):
-
-            def impl(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-                if hp[H.AVERAGE] != 0.0 and A.shape[1] > 0:
-                    Q = pair_up(W, A, P)
-                    U, V = pair_views(Q, W)
-                    loss = steps(X, codes, sample_weight, order, U, b, V, ab, hp, False)
-                    unpair(Q, W, A)
-                    return loss
-                return steps(X, codes, sample_weight, order, W, b, A, ab, hp, True)
-
-            return impl
-        return lambda X, codes, sample_weight, order, W, b, A, ab, hp, P: steps(
-            X, codes, sample_weight, order, W, b, A, ab, hp, True)
+        return paired if isinstance(X, types.BaseTuple) else plain
 
     return run
