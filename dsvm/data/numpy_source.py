@@ -99,8 +99,8 @@ def _mmap_stored_npy(path: str, info: zipfile.ZipInfo, name: str) -> np.ndarray:
 
     Streaming it through zipfile copied every value into a new buffer before the conversion
     copied it again into zarr; mapped, the values go from the page cache straight to the
-    compressor. zipfile's CRC check is skipped, as ``np.load(mmap_mode="r")`` skips none on a
-    .npy: a truncated file is still refused.
+    compressor. zipfile's CRC check is skipped (a .npy memory-mapped by ``np.load`` has none
+    either): a flipped byte goes unnoticed, a truncated file is still refused.
     """
     with open(path, "rb") as f:
         f.seek(info.header_offset)

@@ -20,6 +20,7 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
+from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
@@ -72,16 +73,15 @@ def _iter_windows(read_chunks: Callable[[list[int]], list[Block]], chunk_ids: li
                   size: int) -> Iterator[tuple[int, Block]]:
     """:func:`iter_chunks` for a source that reads several chunks into one buffer
     (``read_chunks``): windows of ``size`` consecutive chunk ids, the next window read in the
-    background thread while the current one's blocks are yielded (and trained on)."""
+    background (:func:`dsvm.data.read_ahead.read_ahead`) while the current one's blocks are
+    yielded (and trained on)."""
     windows = [chunk_ids[k:k + size] for k in range(0, len(chunk_ids), size)]
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsvm-prefetch") as pool:
-        pending = pool.submit(read_chunks, windows[0])
-        for j, ids in enumerate(windows):
-            blocks = pending.result()
-            if j + 1 < len(windows):
-                pending = pool.submit(read_chunks, windows[j + 1])
+    reads = read_ahead(read_chunks(ids) for ids in windows)
+    try:
+        for ids, blocks in zip(windows, reads):
             yield from zip(ids, blocks)
-            del blocks  # the window's buffer goes once its blocks are dropped
+    finally:
+        reads.close()  # waits for a window still being read
 
 
 def where(source: Any, chunk: int) -> str:

@@ -38,8 +38,3 @@ def window_for(requested: int | None, source: Any, default: int = DEFAULT_WINDOW
     """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`)."""
     rows = float(source.n_samples) / max(1, int(source.n_chunks))
     return window_of(requested, chunk_bytes(source), rows, default)
-
-
-def shuffle_window(requested: int | None, source: Any) -> int:
-    """The number of chunks in a window (see :func:`window_for`)."""
-    return window_for(requested, source).chunks
