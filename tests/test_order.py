@@ -153,3 +153,33 @@ def test_window_order_visits_every_row_once_in_rounds_that_mix_every_chunk():
     assert adjacent < (ROUND_RUN_ROWS - 1) / ROUND_RUN_ROWS + 0.02
     row_map = np.arange(sum(counts))[::-1].copy()
     assert np.array_equal(window_order(0, 3, 5, counts, row_map=row_map), row_map[order])
+
+
+def test_dense_rows_go_in_runs_of_their_bytes_that_still_mix_every_chunk():
+    """A window of dense rows is visited in runs of DENSE_RUN_BYTES of stored rows (a pass
+    streams them), capped so that every chunk keeps MIN_CHUNK_RUNS runs and every round a share
+    of every chunk; CSR rows keep runs of ROUND_RUN_ROWS."""
+    from dsvm.data.order import (
+        DENSE_RUN_BYTES,
+        MIN_CHUNK_RUNS,
+        ROUND_RUN_ROWS,
+        run_rows,
+        window_order,
+    )
+
+    counts = [65600] * 4  # 100 runs of 656 rows each
+    run = run_rows(400, counts)
+    assert run == -(-DENSE_RUN_BYTES // 400)
+    assert run_rows(0, counts) == ROUND_RUN_ROWS
+    assert run_rows(80, [2000] * 8) == 2000 // MIN_CHUNK_RUNS  # small chunks: small runs
+    assert run_rows(400, [100, 100]) == ROUND_RUN_ROWS  # never below the CSR runs
+
+    order = window_order(0, 3, 5, counts, row_bytes=400)
+    assert np.array_equal(np.sort(order), np.arange(sum(counts)))
+    steps = np.diff(order)
+    jumps = np.flatnonzero(steps != 1)
+    assert np.mean(steps == 1) > (run - 1) / run - 0.01  # runs of `run` stored rows...
+    assert np.diff(jumps).min() >= run  # ...never shorter (the chunks divide into runs)
+    first_round = order[:60000]  # inside the first round: a quarter of every chunk
+    chunk_of = np.searchsorted(np.cumsum([0, *counts]), first_round, side="right") - 1
+    assert np.all(np.bincount(chunk_of, minlength=4) > 10000)

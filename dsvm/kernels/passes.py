@@ -60,7 +60,7 @@ from dsvm.kernels.averages import (
     avg_weight,
 )
 from dsvm.kernels.losses import loss_deriv_p, loss_value_p
-from dsvm.kernels.pairs import paired_runner
+from dsvm.kernels.pairs import jumps_at, paired_runner, run_shape
 from dsvm.kernels.prefetch import PREFETCH_DISTANCE, WEIGHTS_AHEAD
 from dsvm.kernels.rows import (
     prefetch_item,
@@ -105,14 +105,13 @@ def pegasos_pass(X, codes, sample_weight, order, W, b, A, ab, hp, P):
 
 
 @njit_serial
-def _pegasos_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
+def _pegasos_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines, unit):
     """:func:`pegasos_pass` on W and A as given (``avg_lines``: A's entries have cache
-    lines of their own, see :mod:`dsvm.kernels.pairs`)."""
+    lines of their own, see :mod:`dsvm.kernels.pairs`; ``unit``: see :func:`run_shape`)."""
     n = order.shape[0]
-    K = W.shape[0]
+    K, k_batch = run_shape(W, hp, unit)
     lam = hp[H.ALPHA]
     t = hp[H.T]
-    k_batch = max(1, int(hp[H.BATCH]))
     code = int(hp[H.LOSS])
     loss_a = hp[H.LOSS_PARAM]
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
@@ -125,6 +124,7 @@ def _pegasos_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
     avg_power = hp[H.AVG_POWER]
     n_avg = hp[H.N_AVG]
     has_sw = sample_weight.shape[0] > 0
+    sparse = track_support(X)
 
     scale = np.ones(K)
     sq = np.empty(K)  # ||u_k||^2, kept current through every update
@@ -159,7 +159,7 @@ def _pegasos_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
         # the whole pass twice as slow.)
         for r in range(m):
             ahead = start + r + PREFETCH_DISTANCE
-            if ahead < n:
+            if ahead < n and (sparse or jumps_at(order, ahead + WEIGHTS_AHEAD)):
                 i_ahead = order[ahead]
                 if ahead + WEIGHTS_AHEAD < n:
                     prefetch_row(X, order[ahead + WEIGHTS_AHEAD])
@@ -263,14 +263,13 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp, P):
 
 
 @njit_serial
-def _sgd_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
+def _sgd_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines, unit):
     """:func:`sgd_pass` on W and A as given (``avg_lines``: A's entries have cache
-    lines of their own, see :mod:`dsvm.kernels.pairs`)."""
+    lines of their own, see :mod:`dsvm.kernels.pairs`; ``unit``: see :func:`run_shape`)."""
     n = order.shape[0]
-    K = W.shape[0]
+    K, k_batch = run_shape(W, hp, unit)
     lam = hp[H.ALPHA]
     t = hp[H.T]
-    k_batch = max(1, int(hp[H.BATCH]))
     code = int(hp[H.LOSS])
     loss_a = hp[H.LOSS_PARAM]
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
@@ -283,6 +282,7 @@ def _sgd_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
     avg_power = hp[H.AVG_POWER]
     n_avg = hp[H.N_AVG]
     has_sw = sample_weight.shape[0] > 0
+    sparse = track_support(X)
 
     scale = np.ones(K)
     csum = np.zeros(K)  # the average's lazy sum is A[k] + csum_k W[k] (kernels.averages)
@@ -301,7 +301,7 @@ def _sgd_steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines):
         # the whole pass twice as slow.)
         for r in range(m):
             ahead = start + r + PREFETCH_DISTANCE
-            if ahead < n:
+            if ahead < n and (sparse or jumps_at(order, ahead + WEIGHTS_AHEAD)):
                 i_ahead = order[ahead]
                 if ahead + WEIGHTS_AHEAD < n:
                     prefetch_row(X, order[ahead + WEIGHTS_AHEAD])

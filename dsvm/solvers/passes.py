@@ -64,21 +64,25 @@ def pass_over_window(
     A window of one chunk is exactly :func:`pass_over_chunk`.
 
     **Row order.** One chunk: a uniform random permutation of its rows. Several
-    (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 16 stored rows,
-    each chunk's blocks dealt at random into as many rounds as the window has chunks, the rounds
-    visited in a random order and, inside a round, its runs of 4 consecutive stored rows in a
-    uniform random order, all re-drawn every epoch. Every row is still visited exactly once per
+    (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 4 runs of R
+    consecutive stored rows, each chunk's blocks dealt at random into as many rounds as the
+    window has chunks, the rounds visited in a random order and, inside a round, its runs in a
+    uniform random order, all re-drawn every epoch. R is 4 for CSR rows; for dense rows, R
+    rows make 256 KB (:func:`dsvm.data.order.run_rows`), but a chunk keeps at least 64 runs
+    and as many blocks as the window has rounds. Every row is still visited exactly once per
     epoch, and every round mixes every chunk of the window in its share, so a step sees the
     window's classes (or times) as a permutation of the whole window would show them; rows
-    stored within 16 of each other land in the same round (about one chunk's worth of steps)
-    and within 4 in the same run, which a step size of 1/(lambda t) cannot tell from a
-    permutation unless neighbouring rows are alike for far longer. What it buys: a round
-    touches about one chunk's bytes, which stay in cache, and a run streams from memory.
+    stored within 4R of each other land in the same round (about one chunk's worth of steps)
+    and within R in the same run. A step size of 1/(lambda t) cannot tell that from a
+    permutation unless neighbouring rows are alike for far longer: a run's R steps move the
+    iterate by about R / t of its length, and the average smooths that further. What it buys:
+    a round touches about one chunk's bytes, and a run streams from memory (dense runs of 4
+    rows cost the 2,000,000 x 100 float32 epoch 0.19 s, runs of 256 KB 0.06 s).
     bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2 workers, seeds
-    0/1): 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled. Epoch rate against one
-    chunk at a time: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the
-    whole window gave 0.79x and single rows inside rounds 0.86x; 2M x 100 float32 0.149 s an
-    epoch (runs over the window 0.140 s, single rows in rounds 0.186 s); on 2 workers from
+    0/1; CSR, R = 4): 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled; the dense
+    drifting stream: see benchmarks/RESULTS.md. Epoch rate against one chunk at a time, with R
+    = 4: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the
+    whole window gave 0.79x and single rows inside rounds 0.86x; on 2 workers from
     zarr, with the next window read while one trains
     (:func:`dsvm.distributed.tasks.iter_chunks`), 0.94-0.97x over two runs of 7 rounds.
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
@@ -102,14 +106,24 @@ def pass_over_window(
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
         rows, all_codes, to_span = spanned
-        order = window_order(seed, epoch, window[0][0], counts, row_map=to_span)
+        order = window_order(seed, epoch, window[0][0], counts, row_map=to_span,
+                             row_bytes=dense_row_bytes(rows))
         return solver.run_block(state, rows, all_codes, order) + stats
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
-             else window_order(seed, epoch, window[0][0], counts))
+             else window_order(seed, epoch, window[0][0], counts,
+                               row_bytes=dense_row_bytes(blocks[0])))
     rows = concat_blocks(blocks)
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
     return run + stats
+
+
+def dense_row_bytes(block: Block) -> int:
+    """The bytes of one of ``block``'s rows if it is dense (they set the runs of its row
+    order, :func:`dsvm.data.order.run_rows`), else 0."""
+    if isinstance(block, DenseBlock):
+        return int(block.X.shape[1] * block.X.itemsize)
+    return 0
 
 
 def span_of_views(blocks: list[Block], codes: list[np.ndarray]

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
-from dsvm.kernels.pairs import pair_scratch
+from dsvm.kernels.pairs import UNIT, pair_scratch
 from dsvm.kernels.passes import _pegasos_steps, _sgd_steps, pegasos_pass, sgd_pass
 from dsvm.kernels.rows import max_row_sqnorm
 from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref, sgd_pass_ref
@@ -565,11 +565,35 @@ def test_paired_average_is_bitwise_the_separate_arrays(kind, dtype):
         h = hp.copy()
         h[H.N_AVG] = 2.0
         if scratch == "separate":
-            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True)
+            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True, False)
         else:
             P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
             loss = kernel(Xk, codes, sw, order, W, b, A, ab, h, P)
         results.append((loss, W, b, A, ab, h))
     for other in results[1:]:
         for x, y in zip(results[0], other):
+            assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("kind", ["pegasos", "sgd"])
+def test_the_unit_variant_is_bitwise_the_general_pass(kind):
+    """A dense pass with one output and one-row steps runs a variant compiled with both as
+    constants (kernels.pairs.run_shape): the same steps in the same order, so the same bits,
+    averaged or not; the general variant still serves K outputs and mini-batches."""
+    X, codes, sw, order = make_problem(n=120, d=7, n_outputs=1, seed=5)
+    Xk = kernel_X(X, "dense", np.float32)
+    steps = _pegasos_steps if kind == "pegasos" else _sgd_steps
+    for average in (False, True):
+        hp = H.make_hp(alpha=ALPHA, t=3.0, batch_size=1, loss=0, fit_intercept=True,
+                       dtype=np.dtype(np.float32), radius=RADIUS, eta0=ETA0, power=0.75,
+                       average=average, avg_power=1.0)
+        results = []
+        for unit in (False, UNIT):
+            W, b = zeros_state(1, X.shape[1], np.float32, seed=1)
+            A, ab = np.full((1, X.shape[1] if average else 0), 0.25), np.full(1, 0.5)
+            h = hp.copy()
+            h[H.N_AVG] = 2.0 if average else 0.0
+            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True, unit)
+            results.append((loss, W, b, A, ab, h))
+        for x, y in zip(*results):
             assert np.array_equal(x, y)
