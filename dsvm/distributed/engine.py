@@ -217,7 +217,9 @@ class DaskEngine:
         self._calls += 1
         call = self._calls
         task_f, source_f = self._ship_task(task, len(groups)), self._ship(source)
-        homes = self._homes(len(groups))
+        # with held inputs dask would run every stream where they are held (one worker, its
+        # streams one after another): the streams are dealt to the workers instead
+        homes = self._homes(len(groups), spread=bool(inputs))
         futures = self._submit_streams(task_f, source_f, groups, homes, name, call, inputs)
         if not futures:
             return _combine_list(combine, [], finish, *finish_inputs)
@@ -298,15 +300,17 @@ class DaskEngine:
             out[i] = future
         return out
 
-    def _homes(self, n_tasks: int) -> list[str] | None:
+    def _homes(self, n_tasks: int, *, spread: bool = False) -> list[str] | None:
         """Workers to deal ``n_tasks`` tasks to, round robin, when there are more tasks than
-        workers (None otherwise: the scheduler places them). The streams of a worker are then
-        combined there first (:meth:`reduce`), so that each worker sends one
-        model-sized partial an epoch instead of one per stream."""
-        if n_tasks <= max(1, self.n_workers):  # (no round trip in the usual case)
+        workers, or always with ``spread`` (None otherwise: the scheduler places them). The
+        streams of a worker are then combined there first (:meth:`reduce`), so that each
+        worker sends one model-sized partial an epoch instead of one per stream."""
+        if not spread and n_tasks <= max(1, self.n_workers):  # (no round trip usually)
             return None
         workers = sorted(self.client.nthreads())
-        return workers if 0 < len(workers) < n_tasks else None
+        if not workers or (n_tasks <= len(workers) and not spread):
+            return None
+        return workers[:n_tasks]
 
     def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
