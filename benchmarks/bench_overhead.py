@@ -159,15 +159,17 @@ def large_d_section(n: int, cases: list[tuple[int, int]]) -> tuple[str, dict[str
 
 SHIPPING = (
     "How the state travels (counted by tests/distributed/test_state_shipping.py, which wraps "
-    "distributed's pickle in each worker): the client pickles the epoch's state once (a "
-    "``scatter(broadcast=True)`` of the stream task when it is over 1 MiB, or when its copies "
-    "in one epoch's submits would exceed 16 MiB); dask replicates it worker to worker (one "
-    "holder re-sends it per replication round); each worker unpickles it once, and each "
-    "stream copies it once (the pass writes into its copy). With more streams than workers "
-    "the streams are dealt to the workers and combined there, so a worker sends one "
-    "model-sized partial per epoch (before: one per stream, 3 with 6 streams on 2 workers), "
-    "and the worker at the root of the tree sends the result to the client. A lone stream's "
-    "partial no longer carries the probe models (2^20 features: 12.6 MB instead of 20.9 MB).")
+    "distributed's pickle in each worker and in the client): the model stays on the cluster "
+    "between epochs. The task at the root of the combine tree finalizes the next state where "
+    "the partials meet and keeps it (dsvm.training.epoch); the next epoch's tasks take its "
+    "future, so the worker that holds it reads nothing and each other worker reads the "
+    "epoch's start once; only the epoch's summary (statistics, objective) goes to the "
+    "client, and the model only for validation, early stopping, checkpoints, hooks, every "
+    "8th epoch (which bounds the replay after a lost worker) and at the end. With more "
+    "streams than workers the streams are dealt to the workers and combined there, so a "
+    "worker sends at most one model-sized partial per epoch. Before: the client gathered the "
+    "combined float64 sums (16 bytes per feature and output), finalized them and scattered "
+    "the next state to every worker each epoch.")
 
 
 

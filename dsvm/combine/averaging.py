@@ -97,8 +97,10 @@ class ParameterAveraging:
         if state is None:
             return p
         r = p.rows
-        iterate = {k: np.asarray(getattr(state, k), dtype=np.float64) * r for k in _ITERATE}
-        iterate.update({"extra." + k: v.astype(np.float64) * r for k, v in state.extra.items()})
+        # (one float64 array each: converting first and multiplying after made two)
+        iterate = {k: np.multiply(getattr(state, k), r, dtype=np.float64) for k in _ITERATE}
+        iterate.update({"extra." + k: np.multiply(v, r, dtype=np.float64)
+                        for k, v in state.extra.items()})
         if self.intersect_support:  # how many streams have each coefficient non-zero
             iterate["support"] = (np.asarray(state.coef) != 0).astype(np.float64)
         average = {
@@ -117,12 +119,15 @@ class ParameterAveraging:
             return None
         if len(present) == 1:
             return present[0]
+        # the first partial's sums are added into: copied, unless _sums just made them (a
+        # partial that was already sums may be another task's result, held by dask)
+        fresh = present[0].single is not None
         present = [self._sums(p) for p in present]
         first = present[0]
         out = AveragePartial(
             rows=first.rows, n_streams=first.n_streams,
-            iterate={k: v.copy() for k, v in first.iterate.items()},
-            average={k: v.copy() for k, v in first.average.items()},
+            iterate={k: v if fresh else v.copy() for k, v in first.iterate.items()},
+            average={k: v if fresh else v.copy() for k, v in first.average.items()},
             t_sum=first.t_sum, n_avg_sum=first.n_avg_sum, eta0=first.eta0, stats=first.stats,
         )
         for p in present[1:]:
@@ -152,15 +157,27 @@ class ParameterAveraging:
         s = partial.n_streams
 
         def iterate(key: str, like: np.ndarray) -> np.ndarray:
-            return (partial.iterate[key] / partial.rows).astype(like.dtype)
+            # divided in float64, rounded into the data's dtype on the way out: the same
+            # values as dividing and then casting, without a float64 temporary
+            out = np.empty(partial.iterate[key].shape, like.dtype)
+            return np.divide(partial.iterate[key], partial.rows, out=out, casting="unsafe")
 
         n_avg = previous.n_avg + partial.n_avg_sum - s * previous.n_avg
         averages: dict[str, np.ndarray | None] = {k: None for k in _AVERAGE}
         for k in _AVERAGE:
             if k in partial.average and n_avg > 0:
                 start = getattr(previous, k)
-                shared = 0.0 if start is None else previous.n_avg * np.asarray(start, np.float64)
-                averages[k] = (partial.average[k] - (s - 1) * shared) / n_avg
+                if start is None:
+                    averages[k] = (partial.average[k] - 0.0) / n_avg
+                    continue
+                # (sum - (s - 1) n_0 abar_0) / n, in one array: each step in place, in the
+                # order of the plain expression, so the same values (the partial's own sums
+                # are left alone: they may be held elsewhere)
+                shared = previous.n_avg * np.asarray(start, np.float64)
+                shared *= s - 1
+                np.subtract(partial.average[k], shared, out=shared)
+                shared /= n_avg
+                averages[k] = shared
             elif k in partial.average:
                 averages[k] = np.zeros_like(partial.average[k])
         state = SolverState(

@@ -90,10 +90,27 @@ def where(source: Any, chunk: int) -> str:
 
 
 @dataclass(frozen=True)
-class StreamPass:
-    """One stream's share of a stochastic epoch: a local pass over its chunks, as a partial."""
+class EpochStart:
+    """What an epoch's streams start from (made where the previous epoch's state is held, see
+    :mod:`dsvm.training.epoch`): the state as shipped, with its probe models; the probe the
+    model predicts with (None: none is probed); what that model is (``returned_kind``)."""
 
-    state: SolverState
+    shipped: SolverState
+    returned: int | None
+    kind: str
+
+    def __sizeof__(self) -> int:
+        return 64 + self.shipped.nbytes  # (dask's memory accounting)
+
+
+@dataclass(frozen=True)
+class StreamPass:
+    """One stream's share of a stochastic epoch: a local pass over its chunks, as a partial.
+
+    The state comes with the task (``state``) or, on a cluster, as the epoch's held
+    :class:`EpochStart` (the task's input): the model then never rides inside the task."""
+
+    state: SolverState | None
     solver: LocalSolver
     combiner: Combiner
     classes: np.ndarray | None
@@ -104,10 +121,13 @@ class StreamPass:
 
     @property
     def nbytes(self) -> int:
-        return self.state.nbytes
+        return 0 if self.state is None else self.state.nbytes
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> Any:
-        state = self.state.copy()  # the shipped state may be shared by other tasks here
+    def __call__(self, source: Any, chunk_ids: Sequence[int],
+                 start: EpochStart | None = None) -> Any:
+        shipped = self.state if start is None else start.shipped
+        assert shipped is not None, "a StreamPass needs a state or an EpochStart"
+        state = shipped.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         window: list[tuple[int, Block]] = []
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):

@@ -3,7 +3,9 @@
 Each epoch re-draws the chunk order from (seed, epoch) and deals the chunks to a fixed number of
 streams; a stream is one task that reads its chunks itself and makes a local pass over them
 (:class:`dsvm.distributed.tasks.StreamPass`); the engine combines the streams' partials (a tree
-reduction on a cluster) and only the new state returns here.
+reduction on a cluster) and finalizes the new state at the root of the tree
+(:mod:`dsvm.training.epoch`). The state stays there for the next epoch: only the epoch's
+statistics come here, and the model when something asks for it.
 """
 
 from __future__ import annotations
@@ -21,13 +23,8 @@ from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.tasks import StreamPass
-from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
-from dsvm.training.probes import (
-    penalty_of,
-    returned_kind,
-    sampled_objective,
-    ship_with_probes,
-)
+from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
 from dsvm.training.progress import EpochProgress
 
 logger = logging.getLogger(__name__)
@@ -51,12 +48,6 @@ class LoopResult:
     state: SolverState
     history: list[dict[str, Any]] = field(default_factory=list)
     converged: bool = False
-
-
-def objective_of(state: SolverState, solver: LocalSolver, loss_mean: float) -> float:
-    """The epoch's objective estimate: the penalty at the model plus the progressive loss."""
-    coef, _ = state.model()
-    return penalty_of(solver, coef) + loss_mean
 
 
 def tracked_objective(record: dict[str, Any]) -> float | None:
@@ -140,49 +131,55 @@ class StoppingRule:
 
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
-              classes: np.ndarray | None, state: SolverState, plan: FitPlan,
-              epoch: int, class_weight: np.ndarray | None = None,
-              ) -> tuple[SolverState, PassStats, tuple[float | None, str]]:
-    """One epoch: every chunk read once by one of the ``plan.n_streams`` streams. Returns the
-    new state, the pass statistics, and the sampled objective and kind (see
-    :func:`dsvm.training.probes.returned_kind`) of the model it started from."""
+              classes: np.ndarray | None, held: Any, plan: FitPlan,
+              epoch: int, class_weight: np.ndarray | None = None) -> tuple[Any, EpochSummary]:
+    """One epoch: every chunk read once by one of the ``plan.n_streams`` streams, starting
+    from ``held`` (the previous :class:`~dsvm.training.epoch.Outcome`, held by the engine:
+    on a cluster a future on the worker that finalized it). Returns the new outcome, held
+    where it was finalized, and its summary: the only part that comes to the client."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
-    shipped, returned = ship_with_probes(state, solver, source.n_samples)
-    kind = returned_kind(state)
-    task = StreamPass(shipped, solver, combiner, classes, epoch, plan.seed, class_weight,
+    start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
+    task = StreamPass(None, solver, combiner, classes, epoch, plan.seed, class_weight,
                       plan.shuffle_window)
-    partial = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
-                            name="pass", combine_name="combine", what=f"epoch {epoch + 1}")
-    new, stats = combiner.finalize(partial, shipped)
-    selection = selection_of(solver)
-    if selection is not None:
-        selection.update(state, shipped, new, stats)
-    return new, stats, (sampled_objective(shipped, stats, solver, returned), kind)
+    what = f"epoch {epoch + 1}"
+    outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
+                            name="pass", combine_name="combine", what=what, inputs=[start],
+                            finish=Finish(solver, combiner), finish_inputs=[held, start],
+                            keep=True)
+    summary = engine.fetch(engine.apply(summary_of, outcome, name="summary"), what=what)
+    return outcome, summary
 
 
-def epoch_record(epoch: int, state: SolverState, stats: PassStats, solver: LocalSolver,
-                 seconds: float, val: float | None,
-                 sampled: tuple[float | None, str]) -> dict[str, Any]:
+def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
+                 val: float | None) -> dict[str, Any]:
+    stats = summary.stats
     loss_mean = stats.loss_sum / max(stats.weight_sum, 1e-300)
     # rows per second of training: the streams' kernel compilation (first epoch) is left out
     training = max(seconds - stats.compile_seconds, 1e-9)
     return {
         "epoch": epoch + 1,
-        "objective": objective_of(state, solver, loss_mean),
+        "objective": summary.objective,
         # the exact objective of the model the epoch started from, on a fixed row sample,
         # and what that model was ("average", "iterate" or "pending")
-        "sample_objective": sampled[0],
-        "returned_model": sampled[1],
+        "sample_objective": summary.sampled[0],
+        "returned_model": summary.sampled[1],
         "train_loss": loss_mean,
         "val_accuracy": val,
         "seconds": seconds,
         "compile_seconds": stats.compile_seconds,
         "rows_per_s": stats.n_rows / training,
         "n_rows": stats.n_rows,
-        "t": state.t,
+        "t": summary.t,
         # averaged Pegasos: whether the model is its average's extrapolation
-        "extrapolated": None if state.selection is None else bool(state.selection.use),
+        "extrapolated": summary.extrapolated,
     }
+
+
+# The model is held on the cluster from epoch to epoch; a worker lost with it is recomputed
+# from the epochs since the state was last sent from the client (see DaskEngine.hold). Every
+# ANCHOR_EPOCHS epochs it is sent again, which bounds that replay (and the task graph the
+# scheduler keeps for it) for one gather and one upload every ANCHOR_EPOCHS epochs.
+ANCHOR_EPOCHS = 8
 
 
 def run_epochs(
@@ -218,14 +215,22 @@ def run_epochs(
     converged = False
     if plan.window_note and first_epoch == 0:
         progress.note(f"shuffle window: {plan.window_note}")
+    held, anchored = engine.hold(Outcome(state), name="state"), first_epoch
+    # the model comes to the client only for what asks for it (validation, early stopping,
+    # checkpoints and hooks: every epoch; otherwise at the end)
+    wants_state = validate is not None or holdout is not None or on_epoch is not None
     try:
         for epoch in range(first_epoch, first_epoch + n_epochs):
             tic = time.perf_counter()
-            state, stats, sampled = run_epoch(engine, solver, combiner, source, classes, state,
-                                              plan, epoch, class_weight)
+            held, summary = run_epoch(engine, solver, combiner, source, classes, held, plan,
+                                      epoch, class_weight)
             seconds = time.perf_counter() - tic
-            record = epoch_record(epoch, state, stats, solver, seconds,
-                                  validate(state) if validate is not None else None, sampled)
+            if wants_state or epoch + 1 - anchored >= ANCHOR_EPOCHS:
+                state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
+                if epoch + 1 - anchored >= ANCHOR_EPOCHS:
+                    held, anchored = engine.hold(Outcome(state, summary), name="state"), epoch + 1
+            record = epoch_record(epoch, summary, seconds,
+                                  validate(state) if validate is not None else None)
             if holdout is not None:
                 record["holdout_objective"] = holdout(state)
             history.append(record)
@@ -237,6 +242,8 @@ def run_epochs(
                 on_epoch(state, history, converged)
             if converged:
                 break
+        if not wants_state and n_epochs > 0:
+            state = engine.fetch(held, what="the fitted model").state
     finally:
         progress.close()
     return LoopResult(state=state, history=history, converged=converged)
