@@ -156,21 +156,22 @@ def test_window_order_visits_every_row_once_in_rounds_that_mix_every_chunk():
 
 
 def test_dense_rows_go_in_runs_of_their_bytes_that_still_mix_every_chunk():
-    """A window of dense rows is visited in runs of DENSE_RUN_BYTES of stored rows (a pass
+    """A window is visited in runs of RUN_BYTES of stored rows at their dense size (a pass
     streams them), capped so that every chunk keeps MIN_CHUNK_RUNS runs and every round a share
-    of every chunk; CSR rows keep runs of ROUND_RUN_ROWS."""
+    of every chunk; rows too wide for that go in runs of ROUND_RUN_ROWS."""
     from dsvm.data.order import (
-        DENSE_RUN_BYTES,
         MIN_CHUNK_RUNS,
         ROUND_RUN_ROWS,
+        RUN_BYTES,
         run_rows,
         window_order,
     )
 
     counts = [65600] * 4  # 100 runs of 656 rows each
     run = run_rows(400, counts)
-    assert run == -(-DENSE_RUN_BYTES // 400)
+    assert run == -(-RUN_BYTES // 400)
     assert run_rows(0, counts) == ROUND_RUN_ROWS
+    assert run_rows(4 * 2**22, counts) == ROUND_RUN_ROWS  # a wide model's (CSR) rows
     assert run_rows(80, [2000] * 8) == 2000 // MIN_CHUNK_RUNS  # small chunks: small runs
     assert run_rows(400, [100, 100]) == ROUND_RUN_ROWS  # never below the CSR runs
 

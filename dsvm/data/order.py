@@ -26,17 +26,20 @@ ROUND_BLOCK_ROWS = 16
 # cache miss each (2,000,000 x 100 float32: 0.19 s an epoch with single rows, 0.14 s with runs
 # of 4 over the whole window).
 ROUND_RUN_ROWS = 4
-# Dense rows are visited in runs of at least this many bytes of consecutive stored rows (and
-# blocks of ROUND_BLOCK_ROWS // ROUND_RUN_ROWS runs): a dense step reads its whole row, so a
-# pass is a stream over the rows, and each jump to another run costs DRAM and TLB misses that
-# the hardware prefetchers do not hide. One averaged Pegasos pass over a window of 8 chunks of
-# 250,000 x 100 float32 rows (400 bytes): runs of 4 rows 0.19 s, 16 KB 0.11 s, 64 KB 0.075 s,
-# 256 KB 0.060 s, 1 MB 0.058 s; all rows in stored order 0.056 s. CSR rows keep runs of
-# ROUND_RUN_ROWS: a sparse step's cost is in its gathers from the weights, wherever its row
-# lies.
-DENSE_RUN_BYTES = 256 * 1024
+# Rows are visited in runs of at least this many bytes of consecutive stored rows, counting a
+# row at its dense size (n_features x itemsize), in blocks of ROUND_BLOCK_ROWS // ROUND_RUN_ROWS
+# runs. A dense step reads its whole row, so a pass is a stream over the rows, and each jump to
+# another run costs DRAM and TLB misses that the hardware prefetchers do not hide. One averaged
+# Pegasos pass over a window of 8 chunks of 250,000 x 100 float32 rows (400 bytes): runs of 4
+# rows 0.19 s, 16 KB 0.11 s, 64 KB 0.075 s, 256 KB 0.060 s, 1 MB 0.058 s; all rows in stored
+# order 0.056 s. The dense size, not the stored one, so that the same data stored dense or CSR
+# is visited in the same order and gives the same model; a CSR row of a narrow model is read
+# like a dense one (its weights stay in cache), and a wide model (n_features x itemsize above
+# RUN_BYTES / ROUND_RUN_ROWS) gets runs of ROUND_RUN_ROWS, where a step's cost is in its
+# gathers from the weights wherever its row lies.
+RUN_BYTES = 256 * 1024
 # ... but a chunk keeps at least this many runs, so that small chunks are still visited in a
-# random order of small pieces (2,000 rows of 20 float32 features: runs of 31 rows, not 820).
+# random order of small pieces (2,000 rows of 20 float32 features: runs of 31 rows, not 3,277).
 MIN_CHUNK_RUNS = 64
 
 
@@ -76,7 +79,8 @@ def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
     that order), drawn from (seed, epoch, the window's first chunk): rounds of one slice of every
     chunk, the rounds and the runs of stored rows inside each in random orders
     (:func:`dsvm.kernels.shuffle.interleave_rounds`); row i given as ``row_map[i]``. Runs of
-    :func:`run_rows` rows (``row_bytes``: a dense row's size; 0 for CSR rows)."""
+    :func:`run_rows` rows (``row_bytes``: a row's dense size, n_features x itemsize, whatever
+    the layout; 0: runs of ``ROUND_RUN_ROWS``)."""
     empty = np.empty(0, np.int64)
     run = run_rows(row_bytes, counts)
     block = run * (ROUND_BLOCK_ROWS // ROUND_RUN_ROWS)
@@ -85,15 +89,15 @@ def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
 
 
 def run_rows(row_bytes: int, counts: list[int]) -> int:
-    """Rows per run of a window of chunks holding ``counts`` rows: ``ROUND_RUN_ROWS`` for CSR
-    rows (``row_bytes`` 0); for dense rows enough for ``DENSE_RUN_BYTES``, but never so many
+    """Rows per run of a window of chunks holding ``counts`` rows of ``row_bytes`` each at their
+    dense size: enough for ``RUN_BYTES`` (at least ``ROUND_RUN_ROWS``), but never so many
     that the largest chunk has fewer than ``MIN_CHUNK_RUNS`` runs, or fewer blocks than the
     window has rounds (one per chunk): every round must still draw from all over every
     chunk."""
     if row_bytes <= 0:
         return ROUND_RUN_ROWS
     runs_per_block = ROUND_BLOCK_ROWS // ROUND_RUN_ROWS
-    want = -(-DENSE_RUN_BYTES // row_bytes)
+    want = -(-RUN_BYTES // row_bytes)
     cap = max(counts, default=0) // max(MIN_CHUNK_RUNS, runs_per_block * len(counts))
     return max(ROUND_RUN_ROWS, min(want, cap))
 

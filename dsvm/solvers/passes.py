@@ -67,24 +67,25 @@ def pass_over_window(
     (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 4 runs of R
     consecutive stored rows, each chunk's blocks dealt at random into as many rounds as the
     window has chunks, the rounds visited in a random order and, inside a round, its runs in a
-    uniform random order, all re-drawn every epoch. R is 4 for CSR rows; for dense rows, R
-    rows make 256 KB (:func:`dsvm.data.order.run_rows`), but a chunk keeps at least 64 runs
-    and as many blocks as the window has rounds. Every row is still visited exactly once per
-    epoch, and every round mixes every chunk of the window in its share, so a step sees the
-    window's classes (or times) as a permutation of the whole window would show them; rows
-    stored within 4R of each other land in the same round (about one chunk's worth of steps)
-    and within R in the same run. A step size of 1/(lambda t) cannot tell that from a
-    permutation unless neighbouring rows are alike for far longer: a run's R steps move the
-    iterate by about R / t of its length, and the average smooths that further. What it buys:
-    a round touches about one chunk's bytes, and a run streams from memory (dense runs of 4
-    rows cost the 2,000,000 x 100 float32 epoch 0.19 s, runs of 256 KB 0.06 s).
-    bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2 workers, seeds
-    0/1; CSR, R = 4): 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled; the dense
-    drifting stream: see benchmarks/RESULTS.md. Epoch rate against one chunk at a time, with R
-    = 4: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the
-    whole window gave 0.79x and single rows inside rounds 0.86x; on 2 workers from
-    zarr, with the next window read while one trains
-    (:func:`dsvm.distributed.tasks.iter_chunks`), 0.94-0.97x over two runs of 7 rounds.
+    uniform random order, all re-drawn every epoch. R rows make 256 KB at their dense size
+    (n_features x itemsize, whatever the layout: dense and CSR copies of the data train
+    alike), at least 4 (a wide model's CSR rows), and a chunk keeps at least 64 runs and as
+    many blocks as the window has rounds (:func:`dsvm.data.order.run_rows`). Every row is
+    still visited exactly once per epoch, and every round mixes every chunk of the window in
+    its share, so a step sees the window's classes (or times) as a permutation of the whole
+    window would show them; rows stored within 4R of each other land in the same round (about
+    one chunk's worth of steps) and within R in the same run. A step size of 1/(lambda t)
+    cannot tell that from a permutation unless neighbouring rows are alike for far longer: a
+    run's R steps move the iterate by about R / t of its length, and the average smooths that
+    further. What it buys: a round touches about one chunk's bytes, and a run streams from
+    memory (dense runs of 4 rows cost the 2,000,000 x 100 float32 epoch 0.19 s, runs of
+    256 KB 0.06 s). bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2
+    workers, seeds 0/1), with R = 4: 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled;
+    with the runs above: benchmarks/RESULTS.md. Epoch rate against one chunk at a time, with
+    R = 4: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the whole
+    window gave 0.79x and single rows inside rounds 0.86x; on 2 workers from zarr, with the
+    next window read while one trains (:func:`dsvm.distributed.tasks.iter_chunks`),
+    0.94-0.97x over two runs of 7 rounds.
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
     """
@@ -119,11 +120,9 @@ def pass_over_window(
 
 
 def dense_row_bytes(block: Block) -> int:
-    """The bytes of one of ``block``'s rows if it is dense (they set the runs of its row
-    order, :func:`dsvm.data.order.run_rows`), else 0."""
-    if isinstance(block, DenseBlock):
-        return int(block.X.shape[1] * block.X.itemsize)
-    return 0
+    """The bytes of one of ``block``'s rows stored densely, whatever its layout: they set the
+    runs of its row order (:func:`dsvm.data.order.run_rows`), the same for both layouts."""
+    return int(block.n_features * block.dtype.itemsize)
 
 
 def span_of_views(blocks: list[Block], codes: list[np.ndarray]
