@@ -155,32 +155,37 @@ def test_window_order_visits_every_row_once_in_rounds_that_mix_every_chunk():
     assert np.array_equal(window_order(0, 3, 5, counts, row_map=row_map), row_map[order])
 
 
-def test_dense_rows_go_in_runs_of_their_bytes_that_still_mix_every_chunk():
-    """A window is visited in runs of RUN_BYTES of stored rows at their dense size (a pass
-    streams them), capped so that every chunk keeps MIN_CHUNK_RUNS runs and every round a share
-    of every chunk; rows too wide for that go in runs of ROUND_RUN_ROWS."""
+def test_rows_go_in_runs_of_their_bytes_read_a_few_at_a_time():
+    """A window is visited in runs of RUN_BYTES of stored rows at their dense size, capped so
+    that every chunk keeps MIN_CHUNK_RUNS runs and every round a share of every chunk (rows too
+    wide for that: runs of ROUND_RUN_ROWS); ROUND_STREAMS runs are open at a time, each read in
+    stored order, their rows interleaved."""
     from dsvm.data.order import (
         MIN_CHUNK_RUNS,
         ROUND_RUN_ROWS,
+        ROUND_STREAMS,
         RUN_BYTES,
         run_rows,
         window_order,
     )
 
-    counts = [65600] * 4  # 100 runs of 656 rows each
-    run = run_rows(400, counts)
-    assert run == -(-RUN_BYTES // 400)
+    run = -(-RUN_BYTES // 400)
+    counts = [run * MIN_CHUNK_RUNS] * 4
+    assert run_rows(400, counts) == run
     assert run_rows(0, counts) == ROUND_RUN_ROWS
     assert run_rows(4 * 2**22, counts) == ROUND_RUN_ROWS  # a wide model's (CSR) rows
-    assert run_rows(80, [2000] * 8) == 2000 // MIN_CHUNK_RUNS  # small chunks: small runs
-    assert run_rows(400, [100, 100]) == ROUND_RUN_ROWS  # never below the CSR runs
+    assert run_rows(80, [20000] * 8) == 20000 // MIN_CHUNK_RUNS  # smaller chunks: shorter runs
+    assert run_rows(400, [100, 100]) == ROUND_RUN_ROWS  # never below that
 
     order = window_order(0, 3, 5, counts, row_bytes=400)
     assert np.array_equal(np.sort(order), np.arange(sum(counts)))
-    steps = np.diff(order)
-    jumps = np.flatnonzero(steps != 1)
-    assert np.mean(steps == 1) > (run - 1) / run - 0.01  # runs of `run` stored rows...
-    assert np.diff(jumps).min() >= run  # ...never shorter (the chunks divide into runs)
-    first_round = order[:60000]  # inside the first round: a quarter of every chunk
+    position = np.argsort(order)
+    rows = np.arange(sum(counts) - 1)
+    inside = rows % run != run - 1  # row and row + 1 in the same run
+    assert np.all(position[rows[inside] + 1] > position[rows[inside]])  # runs in stored order
+    assert np.mean(np.diff(order) == 1) < 2 / ROUND_STREAMS  # steps hop between open runs
+    first = order[:4 * run] // run  # the runs of the first steps: the first few opened
+    assert len(np.unique(first[:ROUND_STREAMS * 4])) <= ROUND_STREAMS + 1
+    first_round = order[:counts[0] - 1000]  # inside the first round: a quarter of every chunk
     chunk_of = np.searchsorted(np.cumsum([0, *counts]), first_round, side="right") - 1
-    assert np.all(np.bincount(chunk_of, minlength=4) > 10000)
+    assert np.all(np.bincount(chunk_of, minlength=4) > counts[0] // 6)

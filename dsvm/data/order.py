@@ -16,31 +16,34 @@ from dsvm.kernels.shuffle import interleave_rounds, permutation
 _CHUNK_ORDER = 0
 _ROW_ORDER = 1
 
-# A window's rows are dealt into rounds in blocks of this many consecutive rows (see
-# dsvm.kernels.shuffle.interleave_rounds): a few KB of neighbouring rows that share cache
-# lines and pages, small enough that rows stored together (w8a's positives) are spread over
-# the whole pass. Measured in benchmarks/bench_order.py.
+# A window's rows are dealt into rounds in blocks of ROUND_BLOCK_ROWS // ROUND_RUN_ROWS runs
+# of consecutive rows (see dsvm.kernels.shuffle.interleave_rounds): small enough that rows
+# stored together (w8a's positives) are spread over the whole pass.
 ROUND_BLOCK_ROWS = 16
-# Inside a round, rows go in runs of this many consecutive stored rows (dividing
-# ROUND_BLOCK_ROWS): a run streams from memory, where single rows in a random order cost a
-# cache miss each (2,000,000 x 100 float32: 0.19 s an epoch with single rows, 0.14 s with runs
-# of 4 over the whole window).
+# A run holds at least this many consecutive stored rows (dividing ROUND_BLOCK_ROWS)...
 ROUND_RUN_ROWS = 4
-# Rows are visited in runs of at least this many bytes of consecutive stored rows, counting a
-# row at its dense size (n_features x itemsize), in blocks of ROUND_BLOCK_ROWS // ROUND_RUN_ROWS
-# runs. A dense step reads its whole row, so a pass is a stream over the rows, and each jump to
-# another run costs DRAM and TLB misses that the hardware prefetchers do not hide. One averaged
-# Pegasos pass over a window of 8 chunks of 250,000 x 100 float32 rows (400 bytes): runs of 4
-# rows 0.19 s, 16 KB 0.11 s, 64 KB 0.075 s, 256 KB 0.060 s, 1 MB 0.058 s; all rows in stored
-# order 0.056 s. The dense size, not the stored one, so that the same data stored dense or CSR
-# is visited in the same order and gives the same model; a CSR row of a narrow model is read
-# like a dense one (its weights stay in cache), and a wide model (n_features x itemsize above
-# RUN_BYTES / ROUND_RUN_ROWS) gets runs of ROUND_RUN_ROWS, where a step's cost is in its
-# gathers from the weights wherever its row lies.
-RUN_BYTES = 256 * 1024
-# ... but a chunk keeps at least this many runs, so that small chunks are still visited in a
-# random order of small pieces (2,000 rows of 20 float32 features: runs of 31 rows, not 3,277).
-MIN_CHUNK_RUNS = 64
+# ... and as many as make this many bytes, counting a row at its dense size (n_features x
+# itemsize). A dense step reads its whole row, so a pass is a stream over the rows, and a jump
+# to another place costs DRAM and TLB misses that the hardware prefetchers do not hide unless
+# the rows after it are read in order. The size is the dense one, not the stored one, so that
+# the same data stored dense or CSR is visited in the same order and gives the same model; a
+# CSR row of a narrow model is read like a dense one (its weights stay in cache), and a wide
+# model (n_features x itemsize above RUN_BYTES / ROUND_RUN_ROWS) gets runs of ROUND_RUN_ROWS,
+# where a step's cost is in its gathers from the weights wherever its row lies.
+RUN_BYTES = 64 * 1024
+# ... but a chunk keeps at least this many runs, so that its rows still come from many places
+# of it in any stretch of steps: label-sorted a9a in 2,000-row chunks (bench_order, 10 epochs,
+# seeds 0/1) lost 1.35 points against its shuffled copy with runs of 31 rows read one after
+# the other, 0.73-0.76 with runs of 31 read 8, 32 or 64 at a time, and 0.43 with runs of 4
+# (this cap), as before runs were sized by bytes. 65,536-row chunks of 400-byte rows get
+# runs of 128 rows (51 KB).
+MIN_CHUNK_RUNS = 512
+# Runs are read this many at a time, their rows interleaved one by one at random: consecutive
+# steps come from different places while each run still streams from memory. One averaged
+# Pegasos pass over a window of 8 chunks of 250,000 x 100 float32 rows: runs of 4 rows read one
+# after the other 0.18 s; runs of 64 KB one after the other 0.06 s, 8 at a time 0.069-0.073 s,
+# 32 at a time 0.083 s, 64 at a time 0.088 s; all rows in stored order 0.055 s.
+ROUND_STREAMS = 8
 
 
 def draw_seed(random_state: int | np.random.Generator | None) -> int:
@@ -77,14 +80,15 @@ def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
                  row_map: np.ndarray | None = None, row_bytes: int = 0) -> np.ndarray:
     """The order of the rows of a window of chunks holding ``counts`` rows each (concatenated in
     that order), drawn from (seed, epoch, the window's first chunk): rounds of one slice of every
-    chunk, the rounds and the runs of stored rows inside each in random orders
+    chunk, the rounds in a random order, inside each its runs of stored rows in a random order,
+    ``ROUND_STREAMS`` at a time with their rows interleaved at random
     (:func:`dsvm.kernels.shuffle.interleave_rounds`); row i given as ``row_map[i]``. Runs of
     :func:`run_rows` rows (``row_bytes``: a row's dense size, n_features x itemsize, whatever
     the layout; 0: runs of ``ROUND_RUN_ROWS``)."""
     empty = np.empty(0, np.int64)
     run = run_rows(row_bytes, counts)
     block = run * (ROUND_BLOCK_ROWS // ROUND_RUN_ROWS)
-    return interleave_rounds(np.asarray(counts, np.int64), block, run,
+    return interleave_rounds(np.asarray(counts, np.int64), block, run, ROUND_STREAMS,
                              _row_key(seed, epoch, chunk), empty if row_map is None else row_map)
 
 

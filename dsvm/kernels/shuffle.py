@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsvm.kernels._jit import njit_serial
+from dsvm.kernels._jit import njit_inline, njit_serial
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -30,16 +30,22 @@ def permutation(n, seed):
     return out
 
 
+@njit_inline
+def next_draw(state):
+    """One step of splitmix64: (the new state, a uniform 64-bit draw)."""
+    state = state + _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return state, z ^ (z >> np.uint64(31))
+
+
 @njit_serial
 def shuffle_range(out, lo, hi, state):
     """Fisher-Yates over ``out[lo:hi]`` in place, drawing from splitmix64 started at ``state``
     (np.uint64); returns the generator's state after the draws."""
     for i in range(hi - 1, lo, -1):
-        state = state + _GOLDEN
-        z = state
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
+        state, z = next_draw(state)
         j = lo + np.int64(z % np.uint64(i - lo + 1))
         tmp = out[i]
         out[i] = out[j]
@@ -48,19 +54,21 @@ def shuffle_range(out, lo, hi, state):
 
 
 @njit_serial
-def interleave_rounds(counts, block_rows, run_rows, seed, row_map):
+def interleave_rounds(counts, block_rows, run_rows, streams, seed, row_map):
     """The rows of a window of chunks (chunk j holding ``counts[j]`` consecutive rows of the
     concatenated window) in rounds, each row i given as ``row_map[i]`` (an empty ``row_map``:
     i itself). int64 (sum(counts),).
 
     Every chunk is cut into blocks of ``block_rows`` consecutive rows, and its blocks, in a
     random order, are dealt into ``len(counts)`` rounds of (nearly) equal shares; the rounds
-    are visited in a random order, and inside a round its blocks' runs of ``run_rows``
-    consecutive rows in a uniform random order. A round thus holds about one chunk's rows,
-    drawn from every chunk of the window and from all over each chunk: a pass keeps the working
-    set of a pass over one chunk (which stays in cache where a window does not), each run
-    streams from memory, and every step sees the window's mix of rows. Determined by ``seed``
-    (np.uint64).
+    are visited in a random order. Inside a round, its blocks' runs of ``run_rows`` consecutive
+    rows are taken in a uniform random order, ``streams`` of them at a time, and their rows
+    interleaved one by one at random: each step draws one of the open runs and takes its next
+    row, and a run that ends is replaced by the next one. A round thus holds about one chunk's
+    rows, drawn from every chunk of the window and from all over each chunk; each run is read
+    in stored order, so a pass streams ``streams`` sequences of rows from memory (which the
+    hardware prefetches), while consecutive steps come from different places. Determined by
+    ``seed`` (np.uint64).
     """
     n_chunks = counts.shape[0]
     row_starts = np.zeros(n_chunks + 1, np.int64)
@@ -78,7 +86,7 @@ def interleave_rounds(counts, block_rows, run_rows, seed, row_map):
     n_rows = row_starts[n_chunks]
     out = np.empty(n_rows, np.int64)
     runs = np.empty(n_rows, np.int64)  # a round's runs, by their first row
-    mapped = row_map.shape[0] > 0
+    ends = np.empty(n_rows, np.int64)
     at = 0
     for q in range(n_chunks):
         r = rounds[q]
@@ -92,11 +100,41 @@ def interleave_rounds(counts, block_rows, run_rows, seed, row_map):
                     n_runs += 1
         state = shuffle_range(runs, 0, n_runs, state)
         for k in range(n_runs):
-            first = runs[k]
             # a run ends at its block's end (blocks start at multiples of block_rows in their
             # chunk, which run_rows divides) or at its chunk's end
-            j = np.searchsorted(row_starts, first, side="right") - 1
-            for i in range(first, min(first + run_rows, row_starts[j + 1])):
-                out[at] = row_map[i] if mapped else i
-                at += 1
+            j = np.searchsorted(row_starts, runs[k], side="right") - 1
+            ends[k] = min(runs[k] + run_rows, row_starts[j + 1])
+        state, at = _merge_runs(runs, ends, n_runs, streams, state, row_map, out, at)
     return out
+
+
+@njit_serial
+def _merge_runs(runs, ends, n_runs, streams, state, row_map, out, at):
+    """Write the rows of runs ``[runs[k], ends[k])`` (k < n_runs) to ``out`` from ``at``:
+    ``streams`` runs open at a time, in the order given, each step taking the next row of an
+    open run drawn uniformly. Returns (the generator's state, the new ``at``)."""
+    mapped = row_map.shape[0] > 0
+    cur = np.empty(streams, np.int64)
+    end = np.empty(streams, np.int64)
+    n_open = 0
+    taken = 0
+    while n_open < streams and taken < n_runs:
+        cur[n_open], end[n_open] = runs[taken], ends[taken]
+        n_open += 1
+        taken += 1
+    while n_open > 0:
+        state, z = next_draw(state)
+        # the high 32 bits scaled to [0, n_open): no division, and a bias below 2^-28
+        c = np.int64(((z >> np.uint64(32)) * np.uint64(n_open)) >> np.uint64(32))
+        i = cur[c]
+        out[at] = row_map[i] if mapped else i
+        at += 1
+        cur[c] = i + 1
+        if cur[c] == end[c]:
+            if taken < n_runs:
+                cur[c], end[c] = runs[taken], ends[taken]
+                taken += 1
+            else:
+                n_open -= 1
+                cur[c], end[c] = cur[n_open], end[n_open]
+    return state, at

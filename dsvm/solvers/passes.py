@@ -66,26 +66,25 @@ def pass_over_window(
     **Row order.** One chunk: a uniform random permutation of its rows. Several
     (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 4 runs of R
     consecutive stored rows, each chunk's blocks dealt at random into as many rounds as the
-    window has chunks, the rounds visited in a random order and, inside a round, its runs in a
-    uniform random order, all re-drawn every epoch. R rows make 256 KB at their dense size
+    window has chunks, and the rounds visited in a random order. Inside a round its runs are
+    taken in a random order, 8 at a time, each read in stored order, their rows interleaved
+    one by one at random; all re-drawn every epoch. R rows make 64 KB at their dense size
     (n_features x itemsize, whatever the layout: dense and CSR copies of the data train
-    alike), at least 4 (a wide model's CSR rows), and a chunk keeps at least 64 runs and as
-    many blocks as the window has rounds (:func:`dsvm.data.order.run_rows`). Every row is
-    still visited exactly once per epoch, and every round mixes every chunk of the window in
-    its share, so a step sees the window's classes (or times) as a permutation of the whole
-    window would show them; rows stored within 4R of each other land in the same round (about
-    one chunk's worth of steps) and within R in the same run. A step size of 1/(lambda t)
-    cannot tell that from a permutation unless neighbouring rows are alike for far longer: a
-    run's R steps move the iterate by about R / t of its length, and the average smooths that
-    further. What it buys: a round touches about one chunk's bytes, and a run streams from
-    memory (dense runs of 4 rows cost the 2,000,000 x 100 float32 epoch 0.19 s, runs of
-    256 KB 0.06 s). bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks, 2
-    workers, seeds 0/1), with R = 4: 84.57% / 98.32% against 84.93-85.00% / 98.64% shuffled;
-    with the runs above: benchmarks/RESULTS.md. Epoch rate against one chunk at a time, with
-    R = 4: in memory (1M x 50 float32, one stream) 0.93x, where runs of 4 over the whole
-    window gave 0.79x and single rows inside rounds 0.86x; on 2 workers from zarr, with the
-    next window read while one trains (:func:`dsvm.distributed.tasks.iter_chunks`),
-    0.94-0.97x over two runs of 7 rounds.
+    alike), at least 4, and a chunk keeps at least 512 runs and as many blocks as the window
+    has rounds (:func:`dsvm.data.order.run_rows`). Every row is still visited exactly once per
+    epoch, and every round mixes every chunk of the window in its share, so a step sees the
+    window's classes (or times) as a permutation of the whole window would show them; rows
+    stored within 4R of each other land in the same round (about one chunk's worth of steps)
+    and consecutive steps come from different runs. What it buys: a round touches about one
+    chunk's bytes, and the 8 open runs stream from memory (2,000,000 x 100 float32 in
+    65,536-row chunks: runs of 4 rows read one after the other 0.18 s a pass, runs of 128
+    rows 8 at a time 0.07 s). bench_order (label-sorted a9a / w8a as distributed, 2,000-row
+    chunks, hence runs of 4, 2 workers, seeds 0/1): 84.54% / 98.22% against 84.97% / 98.64%
+    shuffled (runs of 4 read one after the other: 84.57% / 98.32%); the drifting stream
+    81.13% in time order against 81.05% shuffled. Epoch rate against one chunk at a time
+    (1M x 50 float32 in 50,000-row chunks, 2 workers from zarr, with the next window read
+    while one trains, :func:`dsvm.distributed.tasks.iter_chunks`): see bench_order in
+    benchmarks/RESULTS.md.
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
     """
