@@ -51,3 +51,27 @@ def test_string_targets_are_refused_by_the_regressor(blobs):
     X, y = blobs
     with pytest.raises(ValueError, match="numeric labels"):
         SVMRegressor().fit(X, np.where(y > 0, "a", "b"))
+
+
+def test_a_non_finite_value_is_named_by_row_and_column_and_huge_finite_values_pass():
+    """The finiteness check sums first (one pass, no memory) and searches only when the sum
+    is not finite: a NaN or an infinity is still named by row and column, in dense and CSR
+    input, and values whose sum overflows float32 are still accepted."""
+    import scipy.sparse as sp
+
+    import dsvm
+    from dsvm.estimators.validation import check_finite
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 5)).astype(np.float32)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    huge = X.copy()
+    huge[:, 1] = 3e38  # finite, but their sum is not
+    check_finite(huge)
+    check_finite(sp.csr_matrix(huge))
+    for value, kind in ((np.nan, "NaN"), (np.inf, "infinity")):
+        bad = X.copy()
+        bad[123, 4] = value
+        for data in (bad, sp.csr_matrix(bad)):
+            with pytest.raises(ValueError, match=f"{kind} at row 123, column 4"):
+                dsvm.SVMClassifier(max_epochs=1).fit(data, y)

@@ -19,15 +19,28 @@ from sklearn.utils.validation import validate_data
 _FLOATS = [np.float64, np.float32]
 
 
+def _all_finite(values: np.ndarray) -> bool:
+    """True when every value is finite, in one pass and no memory (scikit-learn's fast path):
+    a finite sum proves it; a NaN, an infinity or an overflowing sum sends the caller to the
+    exact search. ``~np.isfinite`` of 2,000,000 x 100 float32 made two 200 MB masks: 0.5 s of
+    a 0.7 s fit of one epoch."""
+    with np.errstate(over="ignore", invalid="ignore"):  # (an overflow is no error here)
+        return bool(np.isfinite(np.sum(values)))
+
+
 def first_non_finite(X: Any) -> tuple[int, int, float] | None:
     """(row, column, value) of the first NaN or infinity of ``X`` (dense or CSR), or None."""
     if sp.issparse(X):
         X = sp.csr_matrix(X)
+        if _all_finite(X.data):
+            return None
         bad = np.flatnonzero(~np.isfinite(X.data))
         if not bad.size:
             return None
         row = int(np.searchsorted(X.indptr, bad[0], side="right") - 1)
         return row, int(X.indices[bad[0]]), float(X.data[bad[0]])
+    if _all_finite(X):
+        return None
     mask = ~np.isfinite(X)
     if not mask.any():
         return None
