@@ -191,6 +191,17 @@ def _span_rows(blocks: list[Block], codes: list[np.ndarray], starts: list[int], 
     return span_codes, sw, to_span
 
 
+def _flat(base: np.ndarray) -> np.ndarray | None:
+    """A 1-D view of all of ``base`` (the array a CSR matrix's indices or data are a view of),
+    or None when there is no such view. The base may have more dimensions than the view:
+    indices made as an (n_rows, nnz) array and raveled into the matrix are a view of it, and
+    slicing that base by entry offsets would slice its rows instead (a typing error in the
+    pass kernel)."""
+    if not base.flags.c_contiguous:
+        return None
+    return base if base.ndim == 1 else base.reshape(-1)
+
+
 def _offset_in(view: np.ndarray, base: np.ndarray) -> int:
     """Element offset of a 1-D contiguous view inside ``base`` (-1 if it is not one)."""
     if (view.base is not base or view.dtype != base.dtype or view.ndim != 1
@@ -217,6 +228,9 @@ def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
     idx_base, dat_base = first.indices.base, first.data.base
     if not isinstance(idx_base, np.ndarray) or not isinstance(dat_base, np.ndarray):
         return None
+    idx_flat, dat_flat = _flat(idx_base), _flat(dat_base)
+    if idx_flat is None or dat_flat is None:
+        return None
     offsets = []
     for b in blocks:
         off = _offset_in(b.indices, idx_base)
@@ -241,7 +255,7 @@ def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
     pieces.append(np.array([end], np.int64))
     indptr = np.concatenate(pieces) - lo
     span_codes, sw, to_span = _span_rows(blocks, codes, starts, n_span)  # type: ignore[arg-type]
-    span = CSRBlock(indptr=indptr, indices=idx_base[lo:end], data=dat_base[lo:end],
+    span = CSRBlock(indptr=indptr, indices=idx_flat[lo:end], data=dat_flat[lo:end],
                     y=np.empty(n_span), n_features=first.n_features, sample_weight=sw)
     return span, span_codes, to_span
 

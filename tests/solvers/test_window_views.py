@@ -88,3 +88,42 @@ def test_csr_views_of_one_matrix_train_like_the_concatenated_window(solver, weig
     np.testing.assert_array_equal(a.coef, b.coef)
     np.testing.assert_array_equal(a.intercept, b.intercept)
     np.testing.assert_array_equal(a.avg_coef, b.avg_coef)
+
+
+def test_csr_views_of_raveled_arrays_train_like_the_concatenated_window():
+    """A CSR matrix whose indices and data are raveled views of (n_rows, nnz) arrays (how
+    fixed-width rows are often built): the span's entries are taken from the flat view of
+    those arrays, not from their rows (a typing error in the pass kernel before)."""
+    import scipy.sparse as sp
+
+    from dsvm.distributed.sources import ArraySource
+
+    rng = np.random.default_rng(2)
+    n, d, nnz = 500, 64, 5
+    indices = np.sort(rng.choice(d, size=(n, nnz)), axis=1).astype(np.int32)
+    for i in range(n):  # distinct columns in each row
+        indices[i] = np.sort(rng.choice(d, size=nnz, replace=False))
+    data = rng.random((n, nnz)).astype(np.float32)
+    X = sp.csr_matrix((data.ravel(), indices.ravel(), np.arange(0, n * nnz + 1, nnz)),
+                      shape=(n, d))
+    assert X.indices.base is indices and X.data.base is data
+    y = np.where(rng.normal(size=n) > 0, 1.0, -1.0)
+    source = ArraySource(X, y, None, chunk_rows=100)
+    solver = PegasosSolver(alpha=1e-3)
+    states = []
+    for copy in (False, True):
+        window = []
+        for c in (3, 0, 2):
+            b = source.read_chunk(c)
+            if copy:
+                b = CSRBlock(b.indptr.copy(), b.indices.copy(), b.data.copy(), b.y,
+                             b.n_features, b.sample_weight)
+            window.append((c, b))
+        assert (span_of_views([b for _, b in window], [np.zeros(100, np.int32)] * 3)
+                is None) == copy
+        state = solver.init_state(d, 1, np.float32)
+        pass_over_window(solver, state, window, classes=np.array([-1.0, 1.0]), epoch=1,
+                         seed=3, where=lambda c: f"chunk {c}")
+        states.append(state)
+    np.testing.assert_array_equal(states[0].coef, states[1].coef)
+    np.testing.assert_array_equal(states[0].avg_coef, states[1].avg_coef)
