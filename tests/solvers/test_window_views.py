@@ -48,6 +48,21 @@ def test_views_of_one_array_train_like_the_concatenated_window(solver, weighted)
     np.testing.assert_array_equal(a.avg_coef, b.avg_coef)
 
 
+def _csr_window(source, chunks, copy):
+    """The window of ``source``'s 100-row chunks ``chunks``: its views (one span) or copies
+    (no span)."""
+    window = []
+    for c in chunks:
+        b = source.read_chunk(c)
+        if copy:
+            b = CSRBlock(b.indptr.copy(), b.indices.copy(), b.data.copy(), b.y,
+                         b.n_features, b.sample_weight)
+        window.append((c, b))
+    codes = [np.zeros(100, np.int32)] * len(chunks)
+    assert (span_of_views([b for _, b in window], codes) is None) == copy
+    return window
+
+
 @pytest.mark.parametrize("solver", [PegasosSolver(alpha=1e-3), SGDSolver(alpha=1e-3, eta0=0.1)])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_csr_views_of_one_matrix_train_like_the_concatenated_window(solver, weighted):
@@ -69,15 +84,7 @@ def test_csr_views_of_one_matrix_train_like_the_concatenated_window(solver, weig
     chunks = [5, 1, 3, 2, 6]  # chunks 0 and 4 lie between them: rows the span never visits
     states = []
     for copy in (False, True):
-        window = []
-        for c in chunks:
-            b = source.read_chunk(c)
-            if copy:
-                b = CSRBlock(b.indptr.copy(), b.indices.copy(), b.data.copy(), b.y,
-                             b.n_features, b.sample_weight)
-            window.append((c, b))
-        assert (span_of_views([b for _, b in window], [np.zeros(100, np.int32)] * 5)
-                is None) == copy
+        window = _csr_window(source, chunks, copy)
         state = solver.init_state(50, 1, np.float32)
         stats = pass_over_window(solver, state, window, classes=np.array([-1.0, 1.0]),
                                  epoch=2, seed=7, where=lambda c: f"chunk {c}")
@@ -112,15 +119,7 @@ def test_csr_views_of_raveled_arrays_train_like_the_concatenated_window():
     solver = PegasosSolver(alpha=1e-3)
     states = []
     for copy in (False, True):
-        window = []
-        for c in (3, 0, 2):
-            b = source.read_chunk(c)
-            if copy:
-                b = CSRBlock(b.indptr.copy(), b.indices.copy(), b.data.copy(), b.y,
-                             b.n_features, b.sample_weight)
-            window.append((c, b))
-        assert (span_of_views([b for _, b in window], [np.zeros(100, np.int32)] * 3)
-                is None) == copy
+        window = _csr_window(source, [3, 0, 2], copy)
         state = solver.init_state(d, 1, np.float32)
         pass_over_window(solver, state, window, classes=np.array([-1.0, 1.0]), epoch=1,
                          seed=3, where=lambda c: f"chunk {c}")
