@@ -32,6 +32,7 @@ features; 20,000-row chunks).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
 import sys
 import tempfile
@@ -258,13 +259,16 @@ def overlap(ds: Any, repeat: int = 5) -> tuple[float, ...]:
     gives max(read, pass), none read + pass."""
     from dsvm.combine import combiner_for
     from dsvm.distributed.sources import DatasetSource
-    from dsvm.distributed.tasks import StreamPass, iter_chunks
+    from dsvm.distributed.tasks import EpochStart, StreamPass, iter_chunks
     from dsvm.solvers.registry import make_solver
     from dsvm.training.window import dataset_window
 
     solver = make_solver("pegasos", alpha=1e-5)
-    task = StreamPass(solver.init_state(ds.n_features, 1, ds.dtype), solver,
-                      combiner_for(solver), np.array([-1.0, 1.0]), epoch=0, seed=0)
+    start = EpochStart(solver.init_state(ds.n_features, 1, ds.dtype), None, "iterate")
+    stream = StreamPass(solver, combiner_for(solver), np.array([-1.0, 1.0]), epoch=0, seed=0)
+
+    def task(source: Any, chunk_ids: list[int], stream: Any = stream) -> Any:
+        return stream(source, chunk_ids, start)
     ids = list(range(ds.n_chunks))
     memory = _InMemory(ds)
     task(memory, ids[:1])  # compiles
@@ -277,7 +281,7 @@ def overlap(ds: Any, repeat: int = 5) -> tuple[float, ...]:
     both = timed(lambda: task(DatasetSource(ds), ids))
     # the default shuffle window (a fit's default): k chunks' rows interleaved, k read ahead
     k = dataset_window(ds).chunks
-    windowed = dataclasses.replace(task, window=k)
+    windowed = functools.partial(task, stream=dataclasses.replace(stream, window=k))
     windowed(memory, ids[:1])
     w_alone = timed(lambda: windowed(memory, ids))
     w_both = timed(lambda: windowed(DatasetSource(ds), ids))

@@ -49,7 +49,8 @@ DEFAULT_SPLIT_EVERY = 4
 BROADCAST_ABOVE_BYTES = 1 << 20
 EMBEDDED_BYTES_PER_CALL = 16 << 20  # copies of a task inside the submits of one call, at most
 
-Task = Callable[[Any, Sequence[int]], Any]
+# task(source, chunk_ids, *inputs): the inputs are a reduce's ``inputs`` (held values)
+Task = Callable[..., Any]
 Combine = Callable[[list[Any]], Any]
 
 

@@ -107,10 +107,9 @@ class EpochStart:
 class StreamPass:
     """One stream's share of a stochastic epoch: a local pass over its chunks, as a partial.
 
-    The state comes with the task (``state``) or, on a cluster, as the epoch's held
-    :class:`EpochStart` (the task's input): the model then never rides inside the task."""
+    The state comes as the task's input, the epoch's :class:`EpochStart` (on a cluster a
+    future held where the previous epoch ended): the model never rides inside the task."""
 
-    state: SolverState | None
     solver: LocalSolver
     combiner: Combiner
     classes: np.ndarray | None
@@ -119,15 +118,8 @@ class StreamPass:
     class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
     window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
 
-    @property
-    def nbytes(self) -> int:
-        return 0 if self.state is None else self.state.nbytes
-
-    def __call__(self, source: Any, chunk_ids: Sequence[int],
-                 start: EpochStart | None = None) -> Any:
-        shipped = self.state if start is None else start.shipped
-        assert shipped is not None, "a StreamPass needs a state or an EpochStart"
-        state = shipped.copy()  # the shipped state may be shared by other tasks here
+    def __call__(self, source: Any, chunk_ids: Sequence[int], start: EpochStart) -> Any:
+        state = start.shipped.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         window: list[tuple[int, Block]] = []
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):

@@ -139,7 +139,7 @@ def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: A
     where it was finalized, and its summary: the only part that comes to the client."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
-    task = StreamPass(None, solver, combiner, classes, epoch, plan.seed, class_weight,
+    task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
                       plan.shuffle_window)
     what = f"epoch {epoch + 1}"
     outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
