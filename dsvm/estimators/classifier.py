@@ -141,8 +141,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         most), which gives the same model as running them one after another.
     shuffle_window : int or None, default=None
         A stream interleaves the rows of this many chunks at a time (short runs of stored rows
-        taken in a random order, several at once, their rows interleaved; re-drawn every epoch
-        from the seed; see ``dsvm.solvers.passes.pass_over_window``), so that data
+        read several at once in a random order, re-drawn every epoch from the seed), so that data
         stored sorted by label or by time trains like shuffled data without converting it
         again. ``None``: 8, fewer when 8 chunks would hold over 128 MB of rows (CoCoA+: all a
         stream's chunks up to 128 MB); 1: each chunk on its own (dsvm before 0.2).
