@@ -31,6 +31,12 @@ its own pass over its chunks, ending at (w_j, t_j, abar_j, n_j). The next state 
 The combine is associative: partials carry sums (and a stream count) that add, and the
 subtraction of the shared start happens once, in ``finalize``. Sums are float64 whatever the
 data's dtype, so grouping in the tree changes the result only by float64 rounding.
+
+The model-sized arithmetic of lone streams' partials (every stream's, in the usual case of
+one stream per worker) runs in :func:`dsvm.kernels.combine.weighted_mean`, one pass per output
+array with no float64 temporaries; at the root :meth:`ParameterAveraging.aggregate` goes from
+the streams' states to the next state in that one pass. Both give the values of the NumPy
+expressions, bit for bit.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from dsvm.kernels.combine import weighted_mean
 from dsvm.solvers.base import PassStats, SolverState
 
 
@@ -119,6 +126,8 @@ class ParameterAveraging:
             return None
         if len(present) == 1:
             return present[0]
+        if self._lone_streams(present):
+            return self._pooled_sums(present)
         # the first partial's sums are added into: copied, unless _sums just made them (a
         # partial that was already sums may be another task's result, held by dask)
         fresh = present[0].single is not None
@@ -141,6 +150,71 @@ class ParameterAveraging:
             out.n_avg_sum += p.n_avg_sum
             out.stats = out.stats + p.stats
         return out
+
+    def _lone_streams(self, present: Sequence[AveragePartial]) -> bool:
+        """Whether these partials are all lone streams' states, the case that
+        :func:`~dsvm.kernels.combine.weighted_mean` combines in one pass (not with
+        ``intersect_support``, whose support counts take the general path)."""
+        return (len(present) >= 2 and not self.intersect_support
+                and all(p.single is not None for p in present))
+
+    def _pooled_sums(self, present: Sequence[AveragePartial]) -> AveragePartial:
+        """The sums partial of lone streams' partials, each sum made in one pass: the values
+        of :meth:`_sums` and the adds of :meth:`combine`."""
+        states = [p.single for p in present if p.single is not None]
+        rows = np.array([p.rows for p in present])
+        n_avgs = np.array([s.n_avg for s in states])
+        iterate = {k: _pooled([getattr(s, k) for s in states], rows, 1.0, np.float64)
+                   for k in _ITERATE}
+        iterate.update({"extra." + k: _pooled([s.extra[k] for s in states], rows, 1.0,
+                                              np.float64) for k in states[0].extra})
+        average = {k: _pooled([getattr(s, k) for s in states], n_avgs, 1.0, np.float64)
+                   for k in _AVERAGE if getattr(states[0], k) is not None}
+        counts = _counts(present)
+        return AveragePartial(rows=counts.rows, n_streams=len(present), iterate=iterate,
+                              average=average, t_sum=counts.t_sum, n_avg_sum=counts.n_avg_sum,
+                              eta0=present[0].eta0, stats=counts.stats)
+
+    def aggregate(self, partials: Sequence[AveragePartial | None], previous: SolverState
+                  ) -> tuple[SolverState, PassStats]:
+        """``finalize(combine(partials), previous)``: at the root of an epoch's combine, where
+        the next state is made. Lone streams' states go to the next state in one pass per
+        array (:func:`~dsvm.kernels.combine.weighted_mean`), with the same values: at 2^22
+        features no float64 sums are made, neither their time nor their memory."""
+        present = [p for p in partials if p is not None]
+        if not self._lone_streams(present):
+            return self.finalize(self.combine(partials), previous)
+        states = [p.single for p in present if p.single is not None]
+        counts = _counts(present)
+        s = len(present)
+        rows = np.array([p.rows for p in present])
+
+        def iterate(arrays: list[np.ndarray], like: np.ndarray) -> np.ndarray:
+            return _pooled(arrays, rows, counts.rows, like.dtype)
+
+        n_avg = previous.n_avg + counts.n_avg_sum - s * previous.n_avg
+        n_avgs = np.array([st.n_avg for st in states])
+        averages: dict[str, np.ndarray | None] = {k: None for k in _AVERAGE}
+        for k in _AVERAGE:
+            arrays = [getattr(st, k) for st in states]
+            if arrays[0] is None:
+                continue
+            if n_avg > 0:
+                averages[k] = _pooled(arrays, n_avgs, n_avg, np.float64,
+                                      start=getattr(previous, k),
+                                      start_weight=previous.n_avg, start_copies=s - 1)
+            else:
+                averages[k] = np.zeros(arrays[0].shape)
+        state = SolverState(
+            coef=iterate([st.coef for st in states], previous.coef),
+            intercept=iterate([st.intercept for st in states], previous.intercept),
+            t=previous.t + counts.t_sum - s * previous.t,
+            avg_coef=averages["avg_coef"], avg_intercept=averages["avg_intercept"],
+            n_avg=n_avg, eta0=present[0].eta0,
+            extra={k: iterate([st.extra[k] for st in states], previous.extra[k])
+                   for k in states[0].extra},
+        )
+        return state, counts.stats
 
     def finalize(
         self, partial: AveragePartial | None, previous: SolverState
@@ -197,6 +271,41 @@ class ParameterAveraging:
         if self.intersect_support and "support" in partial.iterate:
             state.coef[partial.iterate["support"] < s] = 0
         return state, partial.stats
+
+
+@dataclass(frozen=True)
+class _Counts:
+    rows: float
+    t_sum: float
+    n_avg_sum: float
+    stats: PassStats
+
+
+def _counts(present: Sequence[AveragePartial]) -> _Counts:
+    """The partials' rows, step and averaging-weight sums and statistics, added up in the
+    order :meth:`ParameterAveraging.combine` adds them."""
+    first = present[0]
+    rows, t_sum, n_avg_sum, stats = first.rows, first.t_sum, first.n_avg_sum, first.stats
+    for p in present[1:]:
+        rows += p.rows
+        t_sum += p.t_sum
+        n_avg_sum += p.n_avg_sum
+        stats = stats + p.stats
+    return _Counts(rows, t_sum, n_avg_sum, stats)
+
+
+def _pooled(arrays: list[np.ndarray], weights: np.ndarray, total: float, dtype: type | np.dtype,
+            *, start: np.ndarray | None = None, start_weight: float = 0.0,
+            start_copies: float = 0.0) -> np.ndarray:
+    """(sum_j weights[j] arrays[j] - start_copies start_weight start) / total, as a new array
+    of ``dtype`` shaped like the arrays (see :func:`~dsvm.kernels.combine.weighted_mean`)."""
+    shape = arrays[0].shape
+    out = np.empty(shape, dtype)
+    flat = tuple(np.ascontiguousarray(a).reshape(-1) for a in arrays)
+    first = np.empty(0) if start is None else np.ascontiguousarray(start).reshape(-1)
+    weighted_mean(flat, np.asarray(weights, np.float64), first, float(start_weight),
+                  float(start_copies), float(total), out.reshape(-1))
+    return out
 
 
 COMBINERS = {"average": ParameterAveraging}

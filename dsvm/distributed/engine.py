@@ -6,7 +6,9 @@ calibration, landmark sampling, evaluation, prediction):
 ``reduce(task, source, groups, combine, name=...)``
     runs ``task(source, group)`` once per group of chunk ids and combines the partial results
     with ``combine(list_of_partials)`` (associative: on a cluster it is applied in a tree on the
-    workers, ``split_every`` at a time); returns the final partial.
+    workers, ``split_every`` at a time); returns the final partial. With ``finish=``, the root
+    node applies ``finish(partials, *finish_inputs)`` to its partials instead of combining
+    them (as dask's reductions apply ``aggregate``), and that is the result.
 ``map(task, source, chunks, name=...)``
     runs ``task(source, [chunk])`` per chunk and yields the results in chunk order, with a
     bounded number in flight.
@@ -129,10 +131,13 @@ def _run(task: Task, source: Any, chunk_ids: list[int], *inputs: Any) -> Any:
 
 def _combine_list(combine: Combine, partials: list[Any],
                   finish: Callable[..., Any] | None = None, *finish_inputs: Any) -> Any:
-    """A combine node; at the root of a reduction with ``finish``, also its finish (one task:
-    it runs where the partials and the held inputs meet, and only its result stays)."""
-    out = combine(list(partials))
-    return out if finish is None else finish(out, *finish_inputs)
+    """A combine node; at the root of a reduction with ``finish``, the finish instead, given
+    the partials themselves (as dask's reductions give theirs to ``aggregate``): one task that
+    runs where the partials and the held inputs meet, of which only the result stays, and
+    that can combine and finish in one pass over the partials."""
+    if finish is None:
+        return combine(list(partials))
+    return finish(list(partials), *finish_inputs)
 
 
 def _held(value: Any) -> Any:
@@ -287,7 +292,8 @@ class DaskEngine:
         """One level of the combine tree, submitted at once; a part of one partial is passed
         on as it is. (A worker's own streams are combined where their partials are: dask runs
         a task where most of its input bytes already sit.) ``finish``: this is the root
-        level (one part), whose task also applies ``finish(partial, *inputs)``."""
+        level (one part), whose task applies ``finish(partials, *inputs)`` instead of the
+        combine."""
         if finish is not None:
             fn, inputs = finish
             return [self.client.submit(_combine_list, combine, parts[0], fn, *inputs,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dsvm.combine.base import Combiner
+from dsvm.combine.base import Combiner, aggregate
 from dsvm.distributed.tasks import EpochStart
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
 from dsvm.training.probes import (
@@ -79,13 +79,13 @@ class Prepare:
 
 @dataclass(frozen=True)
 class Finish:
-    """At the root of the combine: the next :class:`Outcome` from the combined partial."""
+    """At the root of the combine: the next :class:`Outcome` from the root's partials."""
 
     solver: LocalSolver
     combiner: Combiner
 
-    def __call__(self, partial: Any, before: Outcome, start: EpochStart) -> Outcome:
-        new, stats = self.combiner.finalize(partial, start.shipped)
+    def __call__(self, partials: list[Any], before: Outcome, start: EpochStart) -> Outcome:
+        new, stats = aggregate(self.combiner, partials, start.shipped)
         selection = selection_of(self.solver)
         if selection is not None:
             selection.update(before.state, start.shipped, new, stats)

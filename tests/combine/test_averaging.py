@@ -118,3 +118,51 @@ def test_float32_state_stays_float32():
     s = _state(rng, dtype=np.float32, avg=False)
     new, _ = comb.finalize(comb.combine([comb.chunk(s, _stats(rng))]), s)
     assert new.coef.dtype == np.float32 and new.avg_coef is None
+
+
+def _numpy_path(comb: ParameterAveraging, parts: list) -> object:
+    """The combine through NumPy float64 sums (the path of partials that are sums already)."""
+    return comb.combine([None if p is None else comb._sums(p) for p in parts])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("start_avg", ["average", "none", "zero weight"])
+@pytest.mark.parametrize("n_streams", [2, 3])
+def test_one_pass_combine_gives_the_numpy_values_bit_for_bit(dtype, start_avg, n_streams):
+    """aggregate (at the root) and combine of lone streams run in one pass per array
+    (dsvm.kernels.combine): the same bits as the NumPy sums, products and divisions."""
+    rng = np.random.default_rng(11)
+    comb = ParameterAveraging()
+    start = _state(rng)
+    start.coef = start.coef.astype(dtype)
+    start.intercept = start.intercept.astype(dtype)
+    streams = []
+    for _ in range(n_streams):
+        s = _stream_from(start, rng, steps=int(rng.integers(10, 100)))
+        s.coef, s.intercept = s.coef.astype(dtype), s.intercept.astype(dtype)
+        streams.append(s)
+    if start_avg == "none":  # the start had no average yet (the first averaged epoch)
+        start.avg_coef = start.avg_intercept = None
+        start.n_avg = 0.0
+    elif start_avg == "zero weight":  # no stream has averaged yet: the average stays 0
+        start.n_avg = 0.0
+        for s in streams:
+            s.n_avg = 0.0
+    parts = [comb.chunk(s, _stats(rng)) for s in streams] + [None]
+    fused, fused_stats = comb.aggregate(parts, start)
+    plain, plain_stats = comb.finalize(_numpy_path(comb, parts), start)
+    for field in ("coef", "intercept", "avg_coef", "avg_intercept"):
+        got, want = getattr(fused, field), getattr(plain, field)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fused.extra["aux"], plain.extra["aux"])
+    assert (fused.t, fused.n_avg, fused.eta0) == (plain.t, plain.n_avg, plain.eta0)
+    assert fused_stats == plain_stats
+    pooled, numpy_sums = comb.combine(parts), _numpy_path(comb, parts)
+    assert pooled.single is None and pooled.n_streams == n_streams
+    for got, want in ((pooled.iterate, numpy_sums.iterate), (pooled.average, numpy_sums.average)):
+        assert got.keys() == want.keys()
+        for k in got:
+            np.testing.assert_array_equal(got[k], want[k])
+    assert (pooled.rows, pooled.t_sum, pooled.n_avg_sum) == (
+        numpy_sums.rows, numpy_sums.t_sum, numpy_sums.n_avg_sum)
