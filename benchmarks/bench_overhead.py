@@ -167,7 +167,10 @@ SHIPPING = (
     "client, and the model only for validation, early stopping, checkpoints, hooks, every "
     "8th epoch (which bounds the replay after a lost worker) and at the end. With more "
     "streams than workers the streams are dealt to the workers and combined there, so a "
-    "worker sends at most one model-sized partial per epoch. Before: the client gathered the "
+    "worker sends at most one model-sized partial per epoch. The root makes the next state "
+    "from the streams' states in one pass per array (dsvm.kernels.combine), with no float64 "
+    "sums in between: its task took 0.046 s at 2^22 and 1.14 s at 2^24 when it made them "
+    "with NumPy (run of 03:23). Before: the client gathered the "
     "combined float64 sums (16 bytes per feature and output), finalized them and scattered "
     "the next state to every worker each epoch.")
 
