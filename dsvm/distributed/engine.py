@@ -16,10 +16,12 @@ calibration, landmark sampling, evaluation, prediction):
 A value can also stay where it was computed, between calls (``keep=True``, :meth:`hold`,
 :meth:`apply`): on a cluster a *held* value is a future, which later tasks take as an input
 (``inputs=``, ``finish_inputs=``) without it passing through this process, and which
-:meth:`fetch` brings here only when asked. The epoch loop keeps the model so: an epoch's tasks
-take the previous epoch's future, the root of its combine finalizes the next state where the
-partials meet, and only the epoch's statistics come to the client (#12 item 3). In this
-process a held value is the value itself.
+:meth:`fetch` brings here only when asked, and :meth:`release` gives up. The epoch loop keeps
+the model so: an epoch's tasks take the previous epoch's future, the root of its combine
+finalizes the next state where the partials meet, and only the epoch's statistics come to the
+client (#12 item 3); since a future can be taken before it is computed, the loop submits the
+next epoch while one runs (``runs_ahead``). In this process a held value is the value itself,
+computed when the call returns.
 
 Both engines run the same task objects (:mod:`dsvm.distributed.tasks`), so a fit in memory and
 a fit on a cluster with the same seed, streams and chunks give the same model (up to the
@@ -60,6 +62,7 @@ class Engine(Protocol):
     """Where a fit's tasks run (see the module notes)."""
 
     n_workers: int
+    runs_ahead: bool  # whether a call returns before its tasks have run (held values)
 
     def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str, what: str | None = None,
@@ -75,6 +78,8 @@ class Engine(Protocol):
     def apply(self, fn: Callable[..., Any], *args: Any, name: str) -> Any: ...
 
     def fetch(self, held: Any, *, what: str) -> Any: ...
+
+    def release(self, *held: Any) -> None: ...
 
 
 def spread(n_chunks: int, n_groups: int) -> list[list[int]]:
@@ -94,6 +99,7 @@ class LocalEngine:
     """
 
     n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
+    runs_ahead = False  # every call has run when it returns
 
     def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str = "task", what: str | None = None,
@@ -117,6 +123,9 @@ class LocalEngine:
 
     def fetch(self, held: Any, *, what: str = "result") -> Any:
         return held
+
+    def release(self, *held: Any) -> None:
+        """(Nothing is in flight in this process.)"""
 
     def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
@@ -156,6 +165,7 @@ class DaskEngine:
         self.client = client
         self.split_every = max(2, int(split_every))
         self.n_workers = n_workers_of(client)
+        self.runs_ahead = True  # submits return futures
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
         self._calls = 0
         self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
@@ -259,6 +269,12 @@ class DaskEngine:
     def fetch(self, held: Any, *, what: str = "result") -> Any:
         """A held value, brought here."""
         return wait_for_result(self.client, held, what)
+
+    def release(self, *held: Any) -> None:
+        """Held values no longer wanted: their tasks that have not started never will (one
+        already running finishes on its worker, and its result is dropped)."""
+        with contextlib.suppress(Exception):  # (a lost scheduler: nothing left to cancel)
+            self.client.cancel(list(held))
 
     def _submit_streams(self, task_f: Any, source_f: Any, groups: Sequence[Sequence[int]],
                         homes: list[str] | None, name: str, call: int,

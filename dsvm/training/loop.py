@@ -5,7 +5,8 @@ streams; a stream is one task that reads its chunks itself and makes a local pas
 (:class:`dsvm.distributed.tasks.StreamPass`); the engine combines the streams' partials (a tree
 reduction on a cluster) and finalizes the new state at the root of the tree
 (:mod:`dsvm.training.epoch`). The state stays there for the next epoch: only the epoch's
-statistics come here, and the model when something asks for it.
+statistics come here, and the model when something asks for it. On a cluster the next epoch is
+submitted while one runs, whenever it will run anyway (:data:`RUN_AHEAD`).
 """
 
 from __future__ import annotations
@@ -129,25 +130,50 @@ class StoppingRule:
         patience = max(self.patience, math.ceil(horizon / LAST_ITERATE_PATIENCE))
         return self.tol is not None and self.stale >= patience
 
+    def may_stop_next(self) -> bool:
+        """Whether the next epoch's record could stop the fit (the patience is never below
+        ``n_iter_no_change``): if not, the epoch after it is needed whatever it shows."""
+        return self.tol is not None and self.stale + 1 >= self.patience
 
-def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
-              classes: np.ndarray | None, held: Any, plan: FitPlan,
-              epoch: int, class_weight: np.ndarray | None = None) -> tuple[Any, EpochSummary]:
+
+@dataclass
+class SubmittedEpoch:
+    """An epoch handed to the engine: its :class:`~dsvm.training.epoch.Outcome` and
+    :class:`~dsvm.training.epoch.EpochSummary`, held where they are computed."""
+
+    epoch: int
+    outcome: Any
+    summary: Any
+    submitted: float  # time.perf_counter() when it was handed over
+
+
+def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
+                 classes: np.ndarray | None, held: Any, plan: FitPlan, epoch: int,
+                 class_weight: np.ndarray | None = None) -> SubmittedEpoch:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams, starting
     from ``held`` (the previous :class:`~dsvm.training.epoch.Outcome`, held by the engine:
-    on a cluster a future on the worker that finalized it). Returns the new outcome, held
-    where it was finalized, and its summary: the only part that comes to the client."""
+    on a cluster a future on the worker that finalized it, or not computed yet). The new
+    outcome is held where it is finalized; its summary is the only part that comes to the
+    client (:meth:`Engine.fetch`). In this process it has run when this returns."""
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
                       plan.shuffle_window)
-    what = f"epoch {epoch + 1}"
     outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
-                            name="pass", combine_name="combine", what=what, inputs=[start],
-                            finish=Finish(solver, combiner), finish_inputs=[held, start],
-                            keep=True)
-    summary = engine.fetch(engine.apply(summary_of, outcome, name="summary"), what=what)
-    return outcome, summary
+                            name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
+                            inputs=[start], finish=Finish(solver, combiner),
+                            finish_inputs=[held, start], keep=True)
+    return SubmittedEpoch(epoch, outcome, engine.apply(summary_of, outcome, name="summary"),
+                          time.perf_counter())
+
+
+def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
+              classes: np.ndarray | None, held: Any, plan: FitPlan,
+              epoch: int, class_weight: np.ndarray | None = None) -> tuple[Any, EpochSummary]:
+    """:func:`submit_epoch` and wait for it: (the new outcome, held; its summary)."""
+    submitted = submit_epoch(engine, solver, combiner, source, classes, held, plan, epoch,
+                             class_weight)
+    return submitted.outcome, engine.fetch(submitted.summary, what=f"epoch {epoch + 1}")
 
 
 def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
@@ -181,6 +207,13 @@ def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
 # scheduler keeps for it) for one gather and one upload every ANCHOR_EPOCHS epochs.
 ANCHOR_EPOCHS = 8
 
+# Whether the next epoch is handed to a cluster before this one is awaited (#12 item 4). Its
+# tasks reach the scheduler while this one runs, so its graph update and the client's round
+# trip for the summary are no longer between two epochs: its streams start as soon as the
+# state they take is finalized. Only an epoch that will run anyway is sent ahead: not past the
+# last, nor after one that may stop the fit or that sends the model again (ANCHOR_EPOCHS).
+RUN_AHEAD = True
+
 
 def run_epochs(
     *,
@@ -204,7 +237,10 @@ def run_epochs(
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
-    converged)`` runs after every epoch (checkpoints, job progress).
+    converged)`` runs after every epoch (checkpoints, job progress). On an engine that runs
+    ahead (a cluster) the next epoch is submitted before this one's summary is awaited
+    (:data:`RUN_AHEAD`); an epoch's ``seconds`` are then the time from the previous epoch's
+    summary to its own.
     """
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
@@ -219,15 +255,29 @@ def run_epochs(
     # the model comes to the client only for what asks for it (validation, early stopping,
     # checkpoints and hooks: every epoch; otherwise at the end)
     wants_state = validate is not None or holdout is not None or on_epoch is not None
+    last = first_epoch + n_epochs - 1
+    ahead = RUN_AHEAD and engine.runs_ahead
+
+    def submit(epoch: int, start: Any) -> SubmittedEpoch:
+        return submit_epoch(engine, solver, combiner, source, classes, start, plan, epoch,
+                            class_weight)
+
+    pending: SubmittedEpoch | None = None
+    done = None  # when the previous epoch's summary arrived
     try:
-        for epoch in range(first_epoch, first_epoch + n_epochs):
-            tic = time.perf_counter()
-            held, summary = run_epoch(engine, solver, combiner, source, classes, held, plan,
-                                      epoch, class_weight)
-            seconds = time.perf_counter() - tic
-            if wants_state or epoch + 1 - anchored >= ANCHOR_EPOCHS:
+        for epoch in range(first_epoch, last + 1):
+            current = pending if pending is not None else submit(epoch, held)
+            anchor = epoch + 1 - anchored >= ANCHOR_EPOCHS
+            pending = (submit(epoch + 1, current.outcome)
+                       if ahead and epoch < last and not anchor and not rule.may_stop_next()
+                       else None)
+            summary = engine.fetch(current.summary, what=f"epoch {epoch + 1}")
+            now = time.perf_counter()
+            seconds, done = now - max(current.submitted, done or 0.0), now
+            held = current.outcome
+            if wants_state or anchor:
                 state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
-                if epoch + 1 - anchored >= ANCHOR_EPOCHS:
+                if anchor:
                     held, anchored = engine.hold(Outcome(state, summary), name="state"), epoch + 1
             record = epoch_record(epoch, summary, seconds,
                                   validate(state) if validate is not None else None)
@@ -245,5 +295,7 @@ def run_epochs(
         if not wants_state and n_epochs > 0:
             state = engine.fetch(held, what="the fitted model").state
     finally:
+        if pending is not None:  # (an error, or an interrupt, while it was in flight)
+            engine.release(pending.outcome, pending.summary)
         progress.close()
     return LoopResult(state=state, history=history, converged=converged)

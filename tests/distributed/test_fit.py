@@ -47,6 +47,48 @@ def test_many_chunks_two_streams_deterministic_and_equal_to_in_process(problem, 
     assert [h["n_rows"] for h in a.history_] == [6000] * 4
 
 
+def test_epochs_run_ahead_but_never_past_the_one_that_stops_the_fit(problem, tmp_path,
+                                                                    local_client, monkeypatch):
+    """On a cluster the next epoch is submitted while one runs (training.loop.RUN_AHEAD),
+    only when it will run anyway: a fit that stops on ``tol`` submits no epoch after the one
+    that stops it, and gives the model of the same fit in this process."""
+    from dsvm.training import loop
+
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "stops.zarr", X, y, chunk_rows=500, dtype="float64")
+    events: list[str] = []
+    submit, record = loop.submit_epoch, loop.epoch_record
+
+    def submitted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        events.append(f"submit {args[7] + 1}")
+        return submit(*args, **kwargs)
+
+    def recorded(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = record(*args, **kwargs)
+        events.append(f"record {out['epoch']}")
+        return out
+
+    monkeypatch.setattr(loop, "submit_epoch", submitted)
+    monkeypatch.setattr(loop, "epoch_record", recorded)
+    # a tol no epoch meets: the fit stops after n_iter_no_change epochs without a gain
+    kw = dict(alpha=1e-4, max_epochs=20, tol=0.5, n_iter_no_change=3, random_state=4,
+              n_streams=2)
+    remote = SVMClassifier(client=local_client, **kw).fit(ds)
+    n = len(remote.history_)
+    assert 3 <= n < 20
+    assert sorted(e for e in events if e.startswith("submit")) == sorted(
+        f"submit {k}" for k in range(1, n + 1))  # each epoch once, none after the last
+    ahead = [k for k in range(1, n) if events.index(f"submit {k + 1}") <
+             events.index(f"record {k}")]
+    # every epoch but the last ran ahead: the last is the first after which the rule could
+    # stop the fit (n_iter_no_change epochs without a gain), and it did
+    assert ahead == list(range(1, n)), events
+    monkeypatch.undo()
+    local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
+    assert len(local.history_) == n
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-12)
+
+
 def test_dask_arrays_in_dask_out(problem, local_client):
     X, y = problem
     dX = da.from_array(X, chunks=(1000, 12))

@@ -72,24 +72,20 @@ def _in_scheduler() -> bool:
     return False
 
 
-def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_client):
+def _counted_fit(local_client, ds, n_streams: int, monkeypatch) -> tuple[list, list, list]:
+    """Fit 3 epochs; per window (an epoch, from its submission to its record; or with epochs
+    run ahead, the whole run of them): the workers' counts and the model-sized payloads the
+    client read; and the order in which epochs were submitted and recorded."""
     from distributed.protocol import pickle as dp
 
     from dsvm.training import loop
 
-    n_features, n_streams = 2 ** 18, 6  # 3 streams on each of the 2 workers
-    rng = np.random.default_rng(0)
-    n, nnz = 6_000, 10
-    indices = np.sort(rng.integers(0, n_features, (n, nnz)), axis=1).ravel()
-    X = sp.csr_matrix((rng.random(n * nnz).astype(np.float32), indices,
-                       np.arange(0, n * nnz + 1, nnz)), shape=(n, n_features))
-    X.sum_duplicates()
-    ds = dsvm.write_arrays(tmp_path / "wide.zarr", X, rng.integers(0, 2, n), chunk_rows=500)
     local_client.run(_count_big_pickles, BIG)
-    per_epoch: list[dict[str, list]] = []
+    windows: list[dict[str, list]] = []
     on_client: list[list] = []
     inside: list[bool] = []
-    run_epoch, loads = loop.run_epoch, dp.loads
+    order: list[str] = []
+    loads, submit, record = dp.loads, loop.submit_epoch, loop.epoch_record
 
     def client_loads(x, *, buffers=()):  # noqa: ANN001, ANN202
         n = len(x) + sum(memoryview(b).nbytes for b in buffers)
@@ -100,21 +96,47 @@ def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_cli
             on_client[-1].append(n)
         return loads(x, buffers=buffers)
 
-    def counted_epoch(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        local_client.run(_take_counts)
-        on_client.append([])
-        inside.append(True)
-        out = run_epoch(*args, **kwargs)
-        inside.clear()
-        per_epoch.append(local_client.run(_take_counts))
+    def opened(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if not inside:
+            local_client.run(_take_counts)
+            on_client.append([])
+            inside.append(True)
+        order.append(f"submit {args[7] + 1}")
+        return submit(*args, **kwargs)
+
+    def closed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = record(*args, **kwargs)
+        order.append(f"record {out['epoch']}")
+        if not loop.RUN_AHEAD or out["epoch"] == 3:
+            inside.clear()
+            windows.append(local_client.run(_take_counts))
         return out
 
-    loop.run_epoch, dp.loads = counted_epoch, client_loads
-    try:
-        dsvm.SVMClassifier(client=local_client, solver="sgd", max_epochs=3, tol=None,
-                           n_streams=n_streams, random_state=0).fit(ds)
-    finally:
-        loop.run_epoch, dp.loads = run_epoch, loads
+    monkeypatch.setattr(dp, "loads", client_loads)
+    monkeypatch.setattr(loop, "submit_epoch", opened)
+    monkeypatch.setattr(loop, "epoch_record", closed)
+    dsvm.SVMClassifier(client=local_client, solver="sgd", max_epochs=3, tol=None,
+                       n_streams=n_streams, random_state=0).fit(ds)
+    monkeypatch.undo()
+    return windows, on_client, order
+
+
+def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_client,
+                                                             monkeypatch):
+    from dsvm.training import loop
+
+    n_features, n_streams = 2 ** 18, 6  # 3 streams on each of the 2 workers
+    rng = np.random.default_rng(0)
+    n, nnz = 6_000, 10
+    indices = np.sort(rng.integers(0, n_features, (n, nnz)), axis=1).ravel()
+    X = sp.csr_matrix((rng.random(n * nnz).astype(np.float32), indices,
+                       np.arange(0, n * nnz + 1, nnz)), shape=(n, n_features))
+    X.sum_duplicates()
+    ds = dsvm.write_arrays(tmp_path / "wide.zarr", X, rng.integers(0, 2, n), chunk_rows=500)
+    with monkeypatch.context() as m:  # one epoch at a time, each counted on its own
+        m.setattr(loop, "RUN_AHEAD", False)
+        per_epoch, on_client, order = _counted_fit(local_client, ds, n_streams, monkeypatch)
+    assert order == ["submit 1", "record 1", "submit 2", "record 2", "submit 3", "record 3"]
     assert len(per_epoch) == 3
     # nothing model-sized reaches the client during the epochs (only the summary)
     assert on_client == [[], [], []], on_client
@@ -134,3 +156,11 @@ def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_cli
         # partial read by the one that does (epoch 1 also reads the client's state once)
         n_loads = sum(e[0] == "loads" for ev in counts.values() for e in ev)
         assert n_loads == (3 if epoch == 0 else 2), (epoch, counts)
+    # with each epoch submitted while the one before runs (the default on a cluster), the
+    # same traffic in all, and still nothing model-sized to the client
+    assert loop.RUN_AHEAD
+    whole, on_client, order = _counted_fit(local_client, ds, n_streams, monkeypatch)
+    assert order == ["submit 1", "submit 2", "record 1", "submit 3", "record 2", "record 3"]
+    assert len(whole) == 1 and on_client == [[]], on_client
+    assert sum(e == ("dumps", "AveragePartial") for ev in whole[0].values() for e in ev) == 3
+    assert sum(e[0] == "loads" for ev in whole[0].values() for e in ev) == 3 + 2 + 2, whole
