@@ -3,11 +3,12 @@
 Item 3, large models: an epoch of ``solver="sgd"`` on a LocalCluster of 2 worker processes
 (1 thread each, 2 streams) over generated sparse data (rows of 40 uniform random columns out
 of d, float32 values, 50,000-row chunks), d = 2^20, 2^22, 2^24 and K = 1 or 10 outputs. The
-epoch's wall time is taken around ``run_epoch`` on the client; the time inside the passes is
-the longest pass task's compute time in dask's task stream (the two run side by side). The
-overhead is their difference: shipping the state, submitting, the combine (transfers and
-adds), the gather and the finalize. Epochs 2 and 3 of a 3-epoch fit (the first compiles); a
-fresh cluster per case, so that the workers' peak RSS (VmHWM) belongs to that case.
+epoch's wall time is the client's, from one epoch's summary to the next (the next epoch is
+submitted while one runs); the time inside the passes is the longest pass task's compute time
+in dask's task stream (the two run side by side). The overhead is their difference: shipping
+the state, the combine (transfers and adds), the finalize and the summary. Epochs 2 and 3 of
+a 3-epoch fit (the first compiles); a fresh cluster per case, so that the workers' peak RSS
+(VmHWM) belongs to that case.
 
 Item 4, many streams (``--only scaling``): the engine's cost per epoch as the stream count
 grows, on 8 worker processes with 1-8 threads each (8-64 streams), with a pass that reads
@@ -54,27 +55,33 @@ def sparse_dataset(path: Path, n: int, d: int, n_classes: int, seed: int = 0) ->
 def epoch_phases(client: Any, fit: Any) -> list[dict[str, float]]:
     """Run ``fit()`` and return, per epoch: its wall seconds, the longest pass task's compute
     seconds, the time before the first pass started and after the last one ended, and the
-    combine tasks' compute and the transfers' seconds (summed)."""
+    combine tasks' compute and the transfers' seconds (summed). An epoch's span runs from the
+    previous epoch's summary reaching the client (the first: its submission) to its own, as
+    the fit's history counts it: the next epoch is submitted while one runs, so its passes
+    may start before the span does (a negative *before*)."""
     from distributed import get_task_stream
 
     from dsvm.training import loop
 
-    spans: list[tuple[float, float]] = []
-    run_epoch = loop.run_epoch
+    marks: list[float] = []
+    submit, record = loop.submit_epoch, loop.epoch_record
 
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        t0 = time.time()
-        try:
-            return run_epoch(*args, **kwargs)
-        finally:
-            spans.append((t0, time.time()))
+    def submitted(*args: Any, **kwargs: Any) -> Any:
+        if not marks:
+            marks.append(time.time())
+        return submit(*args, **kwargs)
 
-    loop.run_epoch = timed
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        marks.append(time.time())
+        return record(*args, **kwargs)
+
+    loop.submit_epoch, loop.epoch_record = submitted, recorded
     try:
         with get_task_stream(client) as ts:
             fit()
     finally:
-        loop.run_epoch = run_epoch
+        loop.submit_epoch, loop.epoch_record = submit, record
+    spans = list(zip(marks[:-1], marks[1:]))
     calls: dict[int, dict[str, list]] = {}
     for rec in ts.data:
         parts = str(rec["key"]).split("-")
@@ -124,10 +131,13 @@ def large_d_section(n: int, cases: list[tuple[int, int]]) -> tuple[str, dict[str
     lines = [f"{n:,} rows, {NNZ} nnz/row CSR float32 ({CHUNK_ROWS:,}-row chunks), solver=sgd "
              "(averaged: the state is the float32 iterate and its float64 average), 2 worker "
              "processes x 1 thread, 2 streams. Seconds per epoch (epochs 2 and 3, the worse of "
-             "the two); *pass* = the longer pass task's compute time; *overhead* = epoch - "
-             "pass; *before* = epoch start to the first pass start (probes, broadcast, "
-             "submission), *after* = last pass end to epoch end (combine, transfers, gather, "
-             "finalize).", "",
+             "the two); *epoch* = from the previous epoch's summary reaching the client to "
+             "this one's (the next epoch is submitted while one runs, training.loop.RUN_AHEAD); "
+             "*pass* = the longer pass task's compute time; *overhead* = epoch - pass; "
+             "*before* = epoch start to the first pass start (the start's transfer to the "
+             "other worker; negative: the pass began before the client had the previous "
+             "summary), *after* = last pass end to epoch end (combine, transfers, finalize, "
+             "summary).", "",
              "| d | K | state MB | epoch s | pass s | overhead s | overhead / epoch | before s "
              "| after s | combine task s | transfers s | peak RSS/worker MiB | "
              "0.5 GiB + 3 x state MiB |",
@@ -200,6 +210,7 @@ class NoData:
     """The source of a :class:`NullPass` epoch: only its chunk count matters."""
 
     n_chunks: int
+    n_samples: int = 1_000_000  # (what the probes' stride is set from)
 
     def describe(self) -> str:
         return f"{self.n_chunks} empty chunks"
@@ -324,6 +335,88 @@ def tree_tasks(n_workers: int, split_every: int = 4) -> tuple[int, int]:
     return tasks, depth
 
 
+@dataclass(frozen=True)
+class SleepPass:
+    """Stands in for :class:`dsvm.distributed.tasks.StreamPass` in a fit's epochs: it copies
+    the epoch's start, sleeps for ``seconds`` (a pass's compute, without taking one of this
+    machine's 2 cores from the scheduler) and returns the copy as its partial."""
+
+    seconds: float
+    combiner: Any
+
+    def __call__(self, source: Any, chunk_ids: list[int], start: Any) -> Any:
+        from dsvm.solvers.base import PassStats
+
+        state = start.shipped.copy()  # (a pass works on a copy: made first, as there)
+        time.sleep(self.seconds)
+        n = len(chunk_ids)
+        return self.combiner.chunk(state, PassStats(n_rows=n, weight_sum=n))
+
+
+def chained_runs(n_streams: int, d: int, chunk_counts: tuple[int, ...], pass_s: float,
+                 n_epochs: int) -> list[dict[str, float]]:
+    """Epochs as a fit runs them (:func:`dsvm.training.loop.run_epochs`: the state held on
+    the cluster, the next epoch submitted while one runs, or not), with passes of
+    ``pass_s`` seconds: the median epoch after the first, per (chunks, run ahead)."""
+    from distributed import Client, LocalCluster
+
+    from dsvm.combine.averaging import ParameterAveraging
+    from dsvm.distributed.engine import DaskEngine
+    from dsvm.solvers.registry import make_solver
+    from dsvm.training import loop
+
+    solver, combiner = make_solver("sgd", alpha=1e-6), ParameterAveraging()
+    rows = []
+    stream_pass = loop.StreamPass
+    loop.StreamPass = lambda *args: SleepPass(pass_s, combiner)  # type: ignore[assignment]
+    try:
+        with LocalCluster(n_workers=8, threads_per_worker=max(1, n_streams // 8),
+                          dashboard_address=None, memory_limit="1GiB") as cluster, \
+                Client(cluster) as client:
+            for n_chunks in chunk_counts:
+                for ahead in (False, True):
+                    loop.RUN_AHEAD = ahead
+                    result = loop.run_epochs(
+                        engine=DaskEngine(client), solver=solver, combiner=combiner,
+                        source=NoData(n_chunks), classes=None,
+                        state=solver.init_state(d, 1, np.float32),
+                        plan=loop.FitPlan(seed=0, n_streams=n_streams), first_epoch=0,
+                        n_epochs=n_epochs)
+                    epoch = float(np.median([h["seconds"] for h in result.history[1:]]))
+                    rows.append({"streams": n_streams, "d": d, "chunks": n_chunks,
+                                 "ahead": ahead, "epoch": epoch, "overhead": epoch - pass_s})
+                    print(rows[-1], flush=True)
+    finally:
+        loop.StreamPass, loop.RUN_AHEAD = stream_pass, True
+    return rows
+
+
+def chained_section(rows: list[dict[str, float]], pass_s: float, n_ref: int) -> str:
+    """The table of epochs chained as a fit runs them, and the target of item 4."""
+    lines = ["", f"Epochs as a fit runs them (dsvm.training.loop.run_epochs: the model held on "
+             "the workers, the combine's root making the next state, the real Prepare, Finish "
+             f"and summary tasks), the same 8 worker processes, each stream's pass a "
+             f"{pass_s:.2f} s sleep (the 2-stream pass of the d = 2^20 reference above, "
+             "without taking a core from the scheduler: the passes of a real cluster run on "
+             "other machines). *ahead*: the next epoch submitted while one runs (the "
+             "default, training.loop.RUN_AHEAD), or only once its summary is back. Median of "
+             "the epochs after the first (their history seconds).", "",
+             "| streams | d | chunks | run ahead | epoch s | overhead s | overhead / pass |",
+             "|" + "---|" * 7]
+    for r in rows:
+        lines.append(f"| {r['streams']:.0f} | 2^{int(np.log2(r['d']))} | {r['chunks']:,.0f} "
+                     f"| {'yes' if r['ahead'] else 'no'} | {r['epoch']:.3f} | "
+                     f"{r['overhead']:.3f} | {r['overhead'] / pass_s:.1%} |")
+    at64 = [r for r in rows if r["streams"] == 64 and r["ahead"]]
+    if at64:
+        worst = max(r["overhead"] for r in at64)
+        lines += ["", f"Target: per-epoch overhead at 64 streams under 10% of a {n_ref:,}-row "
+                  f"epoch's pass time ({pass_s:.2f} s), as a fit runs its epochs: worst "
+                  f"{worst:.3f} s = {worst / pass_s:.1%} "
+                  f"({'met' if worst / pass_s < 0.10 else 'NOT met'})."]
+    return "\n".join(lines)
+
+
 def scaling_section(rows: list[dict[str, float]], ref: dict[str, float], n_ref: int) -> str:
     """The table, the fits, and the extrapolation to 1,000 workers and 10 TB."""
     lines = ["8 worker processes x 1-8 threads (8-64 streams) on this 2-core machine, a pass "
@@ -357,10 +450,11 @@ def scaling_section(rows: list[dict[str, float]], ref: dict[str, float], n_ref: 
     at64 = [r for r in rows if r["streams"] == 64]
     worst = max(r["epoch"] - r["pass"] for r in at64)
     share = worst / ref["pass"]
-    lines += ["", f"Target: per-epoch overhead at 64 streams under 10% of a {n_ref:,}-row "
-              f"epoch's pass time ({ref['pass']:.2f} s on 2 streams, d = 2^20, K = 1, measured "
-              f"in the same run): worst {worst:.3f} s = {share:.1%} "
-              f"({'met' if share < 0.10 else 'NOT met'})."]
+    lines += ["", f"Engine epochs alone (each submitted once the last is back, the state "
+              f"inside the tasks) at 64 streams: worst overhead {worst:.3f} s = {share:.1%} of "
+              f"a {n_ref:,}-row epoch's pass time ({ref['pass']:.2f} s on 2 streams, d = 2^20, "
+              "K = 1, measured in the same run). The target is taken on epochs as a fit runs "
+              "them, below."]
     return "\n".join(lines + extrapolation(fits, ref, n_ref))
 
 
@@ -431,7 +525,13 @@ def main() -> None:
     rows = []
     for n_streams in (8, 16, 32, 64):
         rows += scaling_runs(n_streams, (2 ** 10, 2 ** 20), tuple(args.chunks), args.repeat)
-    body = scaling_section(rows, ref, args.rows)
+    chained = []
+    for n_streams in (8, 64):
+        for d in (2 ** 10, 2 ** 20):
+            chained += chained_runs(n_streams, d, (min(args.chunks), max(args.chunks)),
+                                    ref["pass"], args.repeat + 2)
+    body = scaling_section(rows, ref, args.rows) + "\n" + chained_section(
+        chained, ref["pass"], args.rows)
     print(body, flush=True)
     if not args.no_write:
         write_section("Overhead: driver and scheduler cost as the cluster grows", body, cmd)
