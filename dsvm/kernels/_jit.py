@@ -114,6 +114,13 @@ def njit_inline(func: Callable[..., Any] | None = None, **overrides: Any) -> Any
     return _decorate(func, jit_options(inline="always", **overrides))
 
 
+def njit_exact(func: Callable[..., Any] | None = None, **overrides: Any) -> Any:
+    """:func:`njit_serial` without fast-math flags, whatever ``DSVM_FASTMATH`` says: for
+    kernels that stand in for NumPy expressions and must give their values bit for bit (a
+    contracted multiply-add, or a reassociated sum, rounds differently)."""
+    return _decorate(func, jit_options(fastmath=False, **overrides))
+
+
 def njit_parallel(func: Callable[..., Any] | None = None, **overrides: Any) -> Any:
     """``numba.njit(parallel=True)`` variants, compiled separately from the serial ones.
 

@@ -6,18 +6,18 @@ Written with NumPy, every term is a fresh model-sized float64 array: at 2^22 fea
 streams the combine and finalize made seven of them and took 72 ms an epoch, in-process
 (54 ms of it making the streams' float64 products). Here each output element is computed from
 the inputs in one pass, in float64 and in the order of the NumPy expressions it replaces, and
-rounded once into the output's dtype: the same values, bit for bit. Compiled without
-fastmath whatever the configuration, so that no multiply and add are fused into one rounding.
+rounded once into the output's dtype: the same values, bit for bit (compiled without the
+fast-math flags that the pass kernels use, :func:`~dsvm.kernels._jit.njit_exact`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dsvm.kernels._jit import njit_serial
+from dsvm.kernels._jit import njit_exact
 
 
-@njit_serial(fastmath=False)
+@njit_exact
 def weighted_mean(parts, weights, start, start_weight, start_copies, total, out):
     """out[i] = (sum_j parts[j][i] * weights[j] - (start_weight * start[i]) * start_copies)
     / total, in float64, the sum taken in the order of ``parts``, rounded into ``out``'s dtype.

@@ -215,6 +215,13 @@ ANCHOR_EPOCHS = 8
 RUN_AHEAD = True
 
 
+def _run_ahead(engine: Engine, another: bool, rule: StoppingRule) -> bool:
+    """Whether to submit the next epoch before this one's summary is back: on an engine that
+    runs ahead, when ``another`` epoch follows this one (not past the last, not after one
+    that re-sends the model) and this one cannot stop the fit."""
+    return RUN_AHEAD and engine.runs_ahead and another and not rule.may_stop_next()
+
+
 def run_epochs(
     *,
     engine: Engine,
@@ -237,11 +244,9 @@ def run_epochs(
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
-    converged)`` runs after every epoch (checkpoints, job progress). On an engine that runs
-    ahead (a cluster) the next epoch is submitted before this one's summary is awaited
-    (:data:`RUN_AHEAD`); an epoch's ``seconds`` are then the time from the previous epoch's
-    summary to its own.
-    """
+    converged)`` runs after every epoch (checkpoints, job progress). An epoch's ``seconds``
+    run from the previous epoch's summary to its own (the next may be submitted early,
+    :func:`_run_ahead`)."""
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
     # early stopping stops on the held-out objective even with tol=None (then: no gain at all)
@@ -256,21 +261,18 @@ def run_epochs(
     # checkpoints and hooks: every epoch; otherwise at the end)
     wants_state = validate is not None or holdout is not None or on_epoch is not None
     last = first_epoch + n_epochs - 1
-    ahead = RUN_AHEAD and engine.runs_ahead
 
     def submit(epoch: int, start: Any) -> SubmittedEpoch:
         return submit_epoch(engine, solver, combiner, source, classes, start, plan, epoch,
                             class_weight)
 
-    pending: SubmittedEpoch | None = None
-    done = None  # when the previous epoch's summary arrived
+    pending, done = None, None  # (the epoch sent ahead; when the last summary arrived)
     try:
         for epoch in range(first_epoch, last + 1):
             current = pending if pending is not None else submit(epoch, held)
             anchor = epoch + 1 - anchored >= ANCHOR_EPOCHS
-            pending = (submit(epoch + 1, current.outcome)
-                       if ahead and epoch < last and not anchor and not rule.may_stop_next()
-                       else None)
+            ahead = _run_ahead(engine, epoch < last and not anchor, rule)
+            pending = submit(epoch + 1, current.outcome) if ahead else None
             summary = engine.fetch(current.summary, what=f"epoch {epoch + 1}")
             now = time.perf_counter()
             seconds, done = now - max(current.submitted, done or 0.0), now

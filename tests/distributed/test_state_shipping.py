@@ -133,6 +133,11 @@ def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_cli
                        np.arange(0, n * nnz + 1, nnz)), shape=(n, n_features))
     X.sum_duplicates()
     ds = dsvm.write_arrays(tmp_path / "wide.zarr", X, rng.integers(0, 2, n), chunk_rows=500)
+    # the workers compile their kernels first: a stream held up for seconds by compiling
+    # may be stolen by the other worker (allow_other_workers), whose partial then travels
+    # on its own; counted here is the steady state
+    dsvm.SVMClassifier(client=local_client, solver="sgd", max_epochs=1, tol=None,
+                       n_streams=n_streams, random_state=0).fit(ds)
     with monkeypatch.context() as m:  # one epoch at a time, each counted on its own
         m.setattr(loop, "RUN_AHEAD", False)
         per_epoch, on_client, order = _counted_fit(local_client, ds, n_streams, monkeypatch)
