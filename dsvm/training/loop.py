@@ -144,7 +144,8 @@ class SubmittedEpoch:
     epoch: int
     outcome: Any
     summary: Any
-    submitted: float  # time.perf_counter() when it was handed over
+    submitted: float  # time.perf_counter() when it began to be handed over (in this
+    # process, the epoch has run by the time the call returns)
 
 
 def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
@@ -155,6 +156,7 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
     on a cluster a future on the worker that finalized it, or not computed yet). The new
     outcome is held where it is finalized; its summary is the only part that comes to the
     client (:meth:`Engine.fetch`). In this process it has run when this returns."""
+    tic = time.perf_counter()
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
@@ -164,7 +166,7 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
                             inputs=[start], finish=Finish(solver, combiner),
                             finish_inputs=[held, start], keep=True)
     return SubmittedEpoch(epoch, outcome, engine.apply(summary_of, outcome, name="summary"),
-                          time.perf_counter())
+                          tic)
 
 
 def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
