@@ -97,13 +97,20 @@ def paired_runner(steps):
     compilation on a cold cache, which the test suite pays in every process)."""
 
     def paired(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        if hp[H.AVERAGE] != 0.0 and A.shape[1] > 0:
+        # One specialisation of ``steps`` serves both branches: W and A go in as (strided)
+        # views of the same array types as U and V, and ``avg_lines`` as a run-time bool, not
+        # a literal. Two took each CSR pass variant 9-10 s to compile on a cold cache, paid in
+        # every test process and every new worker.
+        interleaved = hp[H.AVERAGE] != 0.0 and A.shape[1] > 0
+        avg_lines = not interleaved
+        if interleaved:
             Q = pair_up(W, A, P)
             U, V = pair_views(Q, W)
-            loss = steps(X, codes, sample_weight, order, U, b, V, ab, hp, False, False)
+            loss = steps(X, codes, sample_weight, order, U, b, V, ab, hp, avg_lines, False)
             unpair(Q, W, A)
             return loss
-        return steps(X, codes, sample_weight, order, W, b, A, ab, hp, True, False)
+        return steps(X, codes, sample_weight, order, W[:, :], b, A[:, :], ab, hp, avg_lines,
+                     False)
 
     def plain(X, codes, sample_weight, order, W, b, A, ab, hp, P):
         return steps(X, codes, sample_weight, order, W, b, A, ab, hp, True, False)
