@@ -32,7 +32,9 @@ def _ro(a):
 
 
 def make_problem(n=60, d=7, n_outputs=1, seed=0):
-    """Dense float64 rows, half the entries zero, rows 3 and 7 entirely zero."""
+    """Dense float64 rows, half the entries zero, rows 3 and 7 entirely zero; codes, weights
+    and order read-only, as the solvers hand them to the kernels (writable ones would compile
+    variants of their own, 5-10 s each on a cold cache)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     X[rng.random((n, d)) < 0.5] = 0.0
@@ -42,7 +44,7 @@ def make_problem(n=60, d=7, n_outputs=1, seed=0):
     codes = rng.integers(0, n_classes, size=n).astype(np.int32)
     sw = rng.uniform(0.5, 2.0, size=n)
     order = rng.permutation(n).astype(np.int64)
-    return X, codes, sw, order
+    return X, _ro(codes), _ro(sw), _ro(order)
 
 
 def kernel_X(X, layout, dtype):
@@ -476,8 +478,8 @@ def test_writable_and_readonly_inputs_agree():
     hp2 = hp1.copy()
     no_avg = np.zeros((1, 0)), np.zeros(1)
     P = np.empty((0, 0, 2))
-    l1 = pegasos_pass(np.ascontiguousarray(X), codes, sw, order, W1, b1, *no_avg, hp1,
-                      P)  # writable
+    l1 = pegasos_pass(np.ascontiguousarray(X), codes.copy(), sw.copy(), order.copy(), W1, b1,
+                      *no_avg, hp1, P)  # writable
     l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2, P)
     assert l1 == l2
     assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
