@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -87,6 +89,35 @@ def test_epochs_run_ahead_but_never_past_the_one_that_stops_the_fit(problem, tmp
     local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
     assert len(local.history_) == n
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-12, atol=1e-12)
+
+
+def test_an_epoch_run_ahead_is_released_when_the_fit_stops_on_an_error(problem, tmp_path,
+                                                                      local_client):
+    """A hook that stops the fit (a cancelled job's, dsvm.distributed.jobs) leaves no epoch
+    running ahead on the cluster: the one submitted while epoch 1 ran is cancelled, even while
+    the error, and with it the loop's frame and its futures, is still referenced."""
+    from dsvm.distributed.hooks import epoch_hook
+
+    X, y = problem
+    ds = dsvm.write_arrays(tmp_path / "stopped.zarr", X, y, chunk_rows=500, dtype="float64")
+
+    def stop_after_the_first(spec, state, history, converged):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt("stopped by the test")
+
+    def epochs_known(dask_scheduler):  # noqa: ANN001, ANN202
+        """The epochs (the summary tasks) the scheduler still holds for this fit."""
+        return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("dsvm-summary"))
+
+    with epoch_hook(stop_after_the_first), pytest.raises(KeyboardInterrupt) as stopped:
+        SVMClassifier(client=local_client, alpha=1e-4, max_epochs=5, tol=None,
+                      random_state=0, n_streams=2).fit(ds)
+    assert stopped.value is not None  # (the traceback keeps the loop's frame alive)
+    deadline = time.monotonic() + 20
+    while len(local_client.run_on_scheduler(epochs_known)) > 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # epoch 1's outcome is still referenced by the frame; epoch 2's was released
+    assert len(local_client.run_on_scheduler(epochs_known)) == 1, \
+        local_client.run_on_scheduler(epochs_known)
 
 
 def test_dask_arrays_in_dask_out(problem, local_client):
