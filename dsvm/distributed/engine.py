@@ -159,13 +159,14 @@ def _held(value: Any) -> Any:
 class DaskEngine:
     """Submits tasks to a Dask cluster and combines their partials in a tree on the workers."""
 
+    runs_ahead = True  # its calls return futures
+
     def __init__(self, client: Any, *, split_every: int = DEFAULT_SPLIT_EVERY) -> None:
         from dsvm.distributed.client import n_workers_of
 
         self.client = client
         self.split_every = max(2, int(split_every))
         self.n_workers = n_workers_of(client)
-        self.runs_ahead = True  # submits return futures
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
         self._calls = 0
         self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}

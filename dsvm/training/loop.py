@@ -141,7 +141,6 @@ class SubmittedEpoch:
     """An epoch handed to the engine: its :class:`~dsvm.training.epoch.Outcome` and
     :class:`~dsvm.training.epoch.EpochSummary`, held where they are computed."""
 
-    epoch: int
     outcome: Any
     summary: Any
     submitted: float  # time.perf_counter() when it began to be handed over (in this
@@ -165,17 +164,7 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
                             inputs=[start], finish=Finish(solver, combiner),
                             finish_inputs=[held, start], keep=True)
-    return SubmittedEpoch(epoch, outcome, engine.apply(summary_of, outcome, name="summary"),
-                          tic)
-
-
-def run_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
-              classes: np.ndarray | None, held: Any, plan: FitPlan,
-              epoch: int, class_weight: np.ndarray | None = None) -> tuple[Any, EpochSummary]:
-    """:func:`submit_epoch` and wait for it: (the new outcome, held; its summary)."""
-    submitted = submit_epoch(engine, solver, combiner, source, classes, held, plan, epoch,
-                             class_weight)
-    return submitted.outcome, engine.fetch(submitted.summary, what=f"epoch {epoch + 1}")
+    return SubmittedEpoch(outcome, engine.apply(summary_of, outcome, name="summary"), tic)
 
 
 def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
