@@ -344,13 +344,21 @@ class DaskEngine:
         window = 2 * self.n_workers
         task_f, source_f = self._ship_task(task, len(chunks)), self._ship(source)
         pending: list[Any] = []
-        for chunk in chunks:
-            pending.append(self.client.submit(_run, task_f, source_f, [int(chunk)],
-                                              key=self._key(name, call, chunk), pure=False))
-            if len(pending) >= window:
+        try:
+            for chunk in chunks:
+                pending.append(self.client.submit(_run, task_f, source_f, [int(chunk)],
+                                                  key=self._key(name, call, chunk), pure=False))
+                if len(pending) >= window:
+                    yield wait_for_result(self.client, pending.pop(0), what)
+            while pending:
                 yield wait_for_result(self.client, pending.pop(0), what)
-        for future in pending:
-            yield wait_for_result(self.client, future, what)
+        finally:
+            # After an error (or an early stop) the tasks still in flight run to their end
+            # before the caller cleans up: a failed prediction's tasks went on writing chunks
+            # into the store its abort had just removed, and left the directory behind.
+            for future in pending:
+                with contextlib.suppress(Exception):  # (the first error is the one raised)
+                    wait_for_result(self.client, future, what)
 
 
 @contextlib.contextmanager
