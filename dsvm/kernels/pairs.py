@@ -27,16 +27,20 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels._jit import njit_inline, njit_serial, overload_options
 
 
-def pair_scratch(X, W, A, average):
+def pair_scratch(X, W, A, average, reuse=None):
     """The working array a pass kernel pairs W and A in: (K, d, 2) float64 for a CSR block
-    with an average, else an empty (0, 0, 2) one.
+    with an average, else an empty (0, 0, 2) one; ``reuse`` (an earlier pass's scratch) when
+    it has that shape.
 
     Allocated by NumPy, which asks for transparent huge pages on large arrays: the kernel's
     own allocation of 64 MB faulted in 4 KB pages, 50 ms a pass at 2^22 features, against
-    7 ms here."""
-    if isinstance(X, tuple) and average and A.shape[1] > 0:
-        return np.empty((W.shape[0], W.shape[1], 2), np.float64)
-    return np.empty((0, 0, 2), np.float64)
+    7 ms here (at times far more: :func:`dsvm.solvers.objective.pass_scratch_kept` keeps it
+    from pass to pass)."""
+    shape = ((W.shape[0], W.shape[1], 2) if isinstance(X, tuple) and average and A.shape[1] > 0
+             else (0, 0, 2))
+    if reuse is not None and reuse.shape == shape:
+        return reuse
+    return np.empty(shape, np.float64)
 
 
 @njit_serial

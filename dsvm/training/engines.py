@@ -8,6 +8,7 @@ from typing import Any
 
 from dsvm.distributed.engine import Engine, LocalEngine, active_cluster, cluster_engine
 from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
+from dsvm.solvers.objective import pass_scratch_kept
 from dsvm.training.inputs import is_dask_collection, is_dataset_ref
 
 
@@ -26,7 +27,8 @@ def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> I
     Client, an address or None. Open it before turning dask input into a source: dask
     collections are inspected (chunk lengths, labels) on its cluster."""
     if runs_in_process(data):
-        yield LocalEngine()
+        with pass_scratch_kept():  # the passes run in this thread, one after another
+            yield LocalEngine()
         return
     with cluster_engine(client, n_workers=n_workers) as engine:
         yield engine

@@ -82,3 +82,33 @@ def test_ovr_targets():
     np.testing.assert_array_equal(
         ovr_targets(np.array([2, 0]), 3), [[-1.0, -1.0, 1.0], [1.0, -1.0, -1.0]]
     )
+
+
+@pytest.mark.parametrize("solver_name", ["pegasos", "sgd"])
+def test_passes_in_one_thread_keep_one_pairing_scratch_and_give_the_same_model(solver_name):
+    """An in-process fit keeps the CSR passes' pairing scratch from pass to pass
+    (pass_scratch_kept): the same array serves every pass, the models are those of passes
+    that each allocate their own, and nothing is kept once the fit is over."""
+    from dsvm.solvers import objective
+    from dsvm.solvers.registry import make_solver
+    from dsvm.training.engines import engine_for
+    from tests.solvers.test_pegasos import as_block, fit_epochs, linear_problem
+
+    X, y, codes = linear_problem(n=300, d=12)
+    block = as_block(X, y, "csr", np.float32)
+    solver = make_solver(solver_name, alpha=1e-2)
+    alone = fit_epochs(solver, block, codes, epochs=3)
+    with engine_for(sp.csr_matrix(X)):  # the scope of an in-process fit
+        kept = solver.init_state(block.n_features, 1, block.dtype)
+        kept = solver.calibrate(kept, block, codes)
+        rng = np.random.default_rng(1)
+        scratches = []
+        for _ in range(3):
+            solver.run_block(kept, block, codes, rng.permutation(block.n_samples))
+            scratches.append(objective._kept.scratch["pairs"])
+    assert scratches[0].shape == (1, 12, 2)
+    assert scratches[1] is scratches[0] and scratches[2] is scratches[0]
+    np.testing.assert_array_equal(kept.coef, alone.coef)
+    np.testing.assert_array_equal(kept.avg_coef, alone.avg_coef)
+    assert kept.t == alone.t and kept.n_avg == alone.n_avg
+    assert getattr(objective._kept, "scratch", None) is None
