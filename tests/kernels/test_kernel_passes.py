@@ -31,6 +31,13 @@ def _ro(a):
     return v
 
 
+def strided(a):
+    """A copy of 2-D ``a`` as a non-contiguous view (numba's layout 'A')."""
+    out = np.empty((*a.shape, 2), a.dtype)[..., 0]
+    out[:] = a
+    return out
+
+
 def make_problem(n=60, d=7, n_outputs=1, seed=0):
     """Dense float64 rows, half the entries zero, rows 3 and 7 entirely zero; codes, weights
     and order read-only, as the solvers hand them to the kernels (writable ones would compile
@@ -567,7 +574,10 @@ def test_paired_average_is_bitwise_the_separate_arrays(kind, dtype):
         h = hp.copy()
         h[H.N_AVG] = 2.0
         if scratch == "separate":
-            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True, False)
+            # strided views, as a pass hands W and A to its steps: its specialisation serves
+            Ws, As = strided(W), strided(A)
+            loss = steps(Xk, codes, sw, order, Ws, b, As, ab, h, True, False)
+            W[:], A[:] = Ws, As
         else:
             P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
             loss = kernel(Xk, codes, sw, order, W, b, A, ab, h, P)
