@@ -276,8 +276,9 @@ def pass_scratch_kept() -> Iterator[None]:
     A fresh 64 MB scratch (2^22 features) costs 7-10 ms of page faults a pass, at times far
     more (0.06 and 0.14 s seen inside a fit's process); kept, the averaged passes over
     400,000 x 2^22 x 40 nnz rows took a median 0.316 s against 0.334 s (Pegasos and SGD, 18
-    passes each way, interleaved). Workers allocate it per pass task, as before: holding it
-    between epochs would raise their peak memory at the combine by 1.33 states."""
+    passes each way, interleaved). In this process it is then also held while the epoch's
+    states are combined; workers allocate it per pass task, as before, since holding it
+    between epochs would raise their peak at the combine by 1.33 states."""
     outer = getattr(_kept, "scratch", None)
     _kept.scratch = {}
     try:
