@@ -367,7 +367,7 @@ def chained_runs(n_streams: int, d: int, chunk_counts: tuple[int, ...], pass_s: 
 
     solver, combiner = make_solver("sgd", alpha=1e-6), ParameterAveraging()
     rows = []
-    stream_pass = loop.StreamPass
+    stream_pass, run_ahead = loop.StreamPass, loop.RUN_AHEAD
     loop.StreamPass = lambda *args: SleepPass(pass_s, combiner)  # type: ignore[assignment]
     try:
         with LocalCluster(n_workers=8, threads_per_worker=max(1, n_streams // 8),
@@ -387,7 +387,7 @@ def chained_runs(n_streams: int, d: int, chunk_counts: tuple[int, ...], pass_s: 
                                  "ahead": ahead, "epoch": epoch, "overhead": epoch - pass_s})
                     print(rows[-1], flush=True)
     finally:
-        loop.StreamPass, loop.RUN_AHEAD = stream_pass, True
+        loop.StreamPass, loop.RUN_AHEAD = stream_pass, run_ahead
     return rows
 
 
