@@ -12,8 +12,9 @@ positive class (+1) and code 0 the negative one (-1); with K outputs, output k s
 code == k and -1 elsewhere (one-vs-rest), and the loss of a row is summed over its K outputs.
 
 Solver plumbing: :func:`kernel_inputs` turns a block, its codes and a row order into the
-arguments of the pass kernels (checked, contiguous, read-only views), and
-:func:`check_finite` is the once-per-pass divergence check.
+arguments of the pass kernels (checked, contiguous, read-only views),
+:func:`check_finite` is the once-per-pass divergence check, and :func:`pass_scratch_kept`
+lets the passes of one thread (an in-process fit) keep their working array between passes.
 """
 
 from __future__ import annotations
