@@ -128,6 +128,19 @@ def tolerances(dtype):
     return {"rtol": 1e-11, "atol": 1e-12} if dtype == np.float64 else {"rtol": 2e-5, "atol": 2e-5}
 
 
+def assert_same_to_rounding(got, want, dtype):
+    """Two compiled specialisations of one kernel (writable or read-only inputs, strided or
+    paired state, the unit or the general variant) run the same steps in the same order, but
+    with fast-math (reassoc, contract) LLVM chooses the summation order and the fused
+    multiply-adds per specialisation and per CPU (AVX-512 vectorises otherwise than AVX2): only
+    one compiled function is guaranteed the same bits everywhere. So their results agree to
+    rounding; counters (t, n_avg) are exact in any order and so compared exactly."""
+    for x, y in zip(got, want):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.shape == y.shape and x.dtype == y.dtype
+        np.testing.assert_allclose(x, y, **tolerances(dtype))
+
+
 def zeros_state(K, d, dtype, seed=None):
     if seed is None:
         return np.zeros((K, d), dtype), np.zeros(K, dtype)
@@ -488,8 +501,8 @@ def test_writable_and_readonly_inputs_agree():
     l1 = pegasos_pass(np.ascontiguousarray(X), codes.copy(), sw.copy(), order.copy(), W1, b1,
                       *no_avg, hp1, P)  # writable
     l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2, P)
-    assert l1 == l2
-    assert np.array_equal(W1, W2) and np.array_equal(b1, b2)
+    assert_same_to_rounding((l1, W1, b1), (l2, W2, b2), np.float64)
+    assert hp1[H.T] == hp2[H.T]
 
 
 @pytest.mark.parametrize("algo", ["pegasos", "sgd"])
@@ -557,10 +570,11 @@ def test_young_support_folds_match_dense_and_reference(average):
 # each kernel and each dtype once (every pair compiles two more specialisations, ~11 s on a
 # cold cache; the reference tests above check all four numerically)
 @pytest.mark.parametrize(("kind", "dtype"), [("pegasos", np.float32), ("sgd", np.float64)])
-def test_paired_average_is_bitwise_the_separate_arrays(kind, dtype):
+def test_paired_average_is_the_separate_arrays_to_rounding(kind, dtype):
     """A CSR pass with an average runs on w and its average interleaved (kernels.pairs): the
-    same arithmetic in the same dtypes as on the two arrays, so the same bits; a scratch of
-    the wrong shape is replaced."""
+    same arithmetic in the same dtypes as on the two arrays, so the same values to rounding
+    (another specialisation: see assert_same_to_rounding); a scratch of the wrong shape is
+    replaced."""
     X, codes, sw, order = make_problem(n=80, d=9, n_outputs=3, seed=4)
     Xk = kernel_X(X, "csr", dtype)
     kernel, steps = (pegasos_pass, _pegasos_steps) if kind == "pegasos" else (sgd_pass, _sgd_steps)
@@ -583,15 +597,17 @@ def test_paired_average_is_bitwise_the_separate_arrays(kind, dtype):
             loss = kernel(Xk, codes, sw, order, W, b, A, ab, h, P)
         results.append((loss, W, b, A, ab, h))
     for other in results[1:]:
-        for x, y in zip(results[0], other):
-            assert np.array_equal(x, y)
+        assert_same_to_rounding(other, results[0], dtype)
+        assert other[-1][H.T] == results[0][-1][H.T]  # the same steps were taken
+        assert other[-1][H.N_AVG] == results[0][-1][H.N_AVG]
 
 
 @pytest.mark.parametrize("kind", ["pegasos", "sgd"])
-def test_the_unit_variant_is_bitwise_the_general_pass(kind):
+def test_the_unit_variant_is_the_general_pass_to_rounding(kind):
     """A dense pass with one output and one-row steps runs a variant compiled with both as
-    constants (kernels.pairs.run_shape): the same steps in the same order, so the same bits,
-    averaged or not; the general variant still serves K outputs and mini-batches."""
+    constants (kernels.pairs.run_shape): the same steps in the same order, so the same values
+    to rounding (another specialisation: see assert_same_to_rounding), averaged or not; the
+    general variant still serves K outputs and mini-batches."""
     X, codes, sw, order = make_problem(n=120, d=7, n_outputs=1, seed=5)
     Xk = kernel_X(X, "dense", np.float32)
     steps = _pegasos_steps if kind == "pegasos" else _sgd_steps
@@ -607,5 +623,6 @@ def test_the_unit_variant_is_bitwise_the_general_pass(kind):
             h[H.N_AVG] = 2.0 if average else 0.0
             loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True, unit)
             results.append((loss, W, b, A, ab, h))
-        for x, y in zip(*results):
-            assert np.array_equal(x, y)
+        assert_same_to_rounding(results[1], results[0], np.float32)
+        assert results[1][-1][H.T] == results[0][-1][H.T]  # the same steps were taken
+        assert results[1][-1][H.N_AVG] == results[0][-1][H.N_AVG]
