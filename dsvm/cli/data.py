@@ -53,7 +53,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
             solver="pegasos", alpha=alpha, fit_intercept=False, max_epochs=args.epochs, tol=None,
             random_state=args.seed, verbose=2, n_workers=args.workers,
         )
-        print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) on a LocalCluster")
+        where = (f"on a LocalCluster of {args.workers} workers" if args.workers else
+                 "in this process, one thread per core (a small dataset: --workers N starts "
+                 "a LocalCluster)")
+        print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) {where}")
         clf.fit(train, validation=test)
         result = clf.evaluate(test)
         print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")
