@@ -83,7 +83,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         kwargs["label_column"] = label_column
     if args.fill_missing is not None and not math.isfinite(args.fill_missing):
         raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
-    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits"):
+    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits",
+                 "numeric_transform"):
         if getattr(args, flag) is not None:
             kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
@@ -158,6 +159,10 @@ def add_data_commands(sub: Any) -> None:
                    help="hashed features: 2**B (default 18, like VW's -b)")
     p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
                    help="Parquet: the feature columns (default: all but the label)")
+    p.add_argument("--numeric-transform", choices=["log1p", "none"], default=None,
+                   help="Criteo, CSV/TSV with --categorical: log1p stores the numeric columns "
+                        "as sign(x) log(1+|x|) (counts with heavy tails), none as they are "
+                        "(default: log1p for --format criteo, else none)")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import CSRBlock, DenseBlock
-from dsvm.data.hashing import HashSpec, arrow_codes, hashed_columns
+from dsvm.data.hashing import HashSpec, arrow_codes, hashed_columns, transform_numeric
 from dsvm.exceptions import DataFormatError
 
 
@@ -76,12 +76,14 @@ class BatchConverter:
 
     def block(self, batch: Any, where: Where) -> DenseBlock | CSRBlock:
         n = batch.num_rows
-        X = np.empty((n, len(self.numeric)), dtype=self.dtype)
+        X = np.empty((n, len(self.numeric)), dtype=np.float64)
         for j, c in enumerate(self.numeric):
             X[:, j] = self.values(batch, c, where, self.fill_missing)
         y = self.labels(batch, where)
         if self.spec is None:
-            return DenseBlock(X=X, y=y)
+            return DenseBlock(X=X.astype(self.dtype, copy=False), y=y)
+        # the transform on float64 values, then the dtype, as on a float64 column
+        X = transform_numeric(X, self.spec.numeric_transform).astype(self.dtype, copy=False)
         rows, cols = np.nonzero(X)
         hr, hc, hv = hashed_columns(
             [(c, *arrow_codes(batch.column(c))) for c in self.spec.categorical],

@@ -5,7 +5,9 @@ exactly as scikit-learn's ``FeatureHasher(n_features=2**hash_bits, input_type="s
 alternate_sign=True)`` does on the row's list of tokens (signed 32-bit MurmurHash3, seed 0; the
 index is ``abs(h) % n_features``, the sign that of ``h``; tokens that collide within a row
 add up). Missing values (null, or an empty field in text) give no token. Numeric columns are
-kept as they are, as the first features; the hashed features follow them.
+kept as they are, as the first features (or transformed, ``numeric_transform``: Criteo's
+integer columns are counts with heavy tails, up to ~1e5, which no SVM trains on unscaled:
+``"log1p"`` stores sign(x) log(1 + |x|), as click-log pipelines do); the hashed features follow.
 
 Only the distinct values of a column in a batch are hashed (through FeatureHasher itself), so
 the cost per row is NumPy indexing, not a Python call per token. ``HashSpec.attrs()`` is what
@@ -23,6 +25,7 @@ SCHEME = ("sklearn.feature_extraction.FeatureHasher(input_type='string', alterna
           "signed MurmurHash3_32 (seed 0) of the UTF-8 token 'column=value'")
 MAX_HASH_BITS = 30
 DEFAULT_HASH_BITS = 18  # VW's default -b
+NUMERIC_TRANSFORMS = ("none", "log1p")
 
 
 @dataclass
@@ -32,6 +35,7 @@ class HashSpec:
     categorical: list[str]
     hash_bits: int
     numeric: list[str] = field(default_factory=list)
+    numeric_transform: str = "none"
 
     def __post_init__(self) -> None:
         b = self.hash_bits
@@ -40,6 +44,7 @@ class HashSpec:
             raise ValueError(f"hash_bits must be an int in [1, {MAX_HASH_BITS}]; got {b!r}")
         if not self.categorical:
             raise ValueError("hash_bits= needs categorical= columns to hash")
+        check_numeric_transform(self.numeric_transform)
 
     @property
     def offset(self) -> int:
@@ -51,21 +56,42 @@ class HashSpec:
         return len(self.numeric) + 2 ** int(self.hash_bits)
 
     def attrs(self) -> dict[str, Any]:
-        return {"scheme": SCHEME, "hash_bits": int(self.hash_bits),
-                "categorical": list(self.categorical), "numeric": list(self.numeric),
-                "hashed_offset": self.offset, "token": "column=value",
-                "missing": "no token"}
+        out = {"scheme": SCHEME, "hash_bits": int(self.hash_bits),
+               "categorical": list(self.categorical), "numeric": list(self.numeric),
+               "hashed_offset": self.offset, "token": "column=value", "missing": "no token"}
+        if self.numeric_transform != "none":  # absent: as the specs written before it
+            out["numeric_transform"] = self.numeric_transform
+        return out
 
 
-def hash_spec(categorical: Any, hash_bits: int | None, numeric: list[str]) -> HashSpec | None:
+def check_numeric_transform(name: Any) -> str:
+    if name not in NUMERIC_TRANSFORMS:
+        raise ValueError(f"numeric_transform must be one of {list(NUMERIC_TRANSFORMS)}; "
+                         f"got {name!r}")
+    return str(name)
+
+
+def transform_numeric(X: np.ndarray, name: str) -> np.ndarray:
+    """The numeric columns ``X`` (float64, in place) as ``numeric_transform`` ``name`` says."""
+    if name == "log1p":
+        # the sign kept: Criteo's I2 holds small negative values (-1, -2, -3)
+        np.copysign(np.log1p(np.abs(X)), X, out=X)
+    return X
+
+
+def hash_spec(categorical: Any, hash_bits: int | None, numeric: list[str],
+              numeric_transform: str = "none") -> HashSpec | None:
     """The spec for ``categorical=``/``hash_bits=`` options (None when nothing is hashed)."""
     categorical = list(categorical or [])
     if not categorical:
         if hash_bits is not None:
             raise ValueError("hash_bits= needs categorical= columns to hash")
+        if numeric_transform != "none":
+            raise ValueError("numeric_transform= is for data with categorical= columns (the "
+                             "spec stored with them is what applies it again at predict)")
         return None
     return HashSpec(categorical, DEFAULT_HASH_BITS if hash_bits is None else hash_bits,
-                    list(numeric))
+                    list(numeric), numeric_transform)
 
 
 def _hasher(bits: int) -> Any:

@@ -35,6 +35,8 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     common: dict[str, Any] = dict(categorical=list(hashing["categorical"]),
                                   hash_bits=int(hashing["hash_bits"]), fill_missing=fill_missing,
                                   storage_options=storage_options)
+    if fmt != "parquet":  # Criteo, CSV/TSV; a spec without one: numeric columns as they were
+        common["numeric_transform"] = hashing.get("numeric_transform", "none")
     if fmt == "criteo":  # the label is there or not by the number of fields
         return convert(src, dst, format="criteo", **common)
     if fmt == "parquet":  # named columns: the model's, whatever else the files hold

@@ -8,7 +8,9 @@ time (bounded memory), and each record batch becomes a block as for Parquet
 ``--format criteo``: Criteo's display-advertising files (``train.txt``): no header, tab
 separated, a 0/1 label, 13 integer columns I1..I13, 26 categorical columns C1..C26 (hex
 strings); empty fields are missing values: no token for a categorical column, 0 (not stored)
-for an integer column unless ``fill_missing`` says otherwise.
+for an integer column unless ``fill_missing`` says otherwise. The integer columns are counts
+with heavy tails: they are stored as sign(x) log(1 + |x|) (``numeric_transform="log1p"``,
+the default for this format; see dsvm.data.hashing).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class TableCSVSource:
         categorical: Sequence[int | str] = (), hash_bits: int | None = None,
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, fill_missing: float | None = None,
-        column_names: Sequence[str] | None = None,
+        column_names: Sequence[str] | None = None, numeric_transform: str = "none",
     ) -> None:
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
@@ -82,7 +84,7 @@ class TableCSVSource:
         self.label = None if label_column is None else self._column(label_column, "label_column")
         cats = [self._column(c, "categorical") for c in categorical]
         numeric = [c for c in self.names if c != self.label and c not in cats]
-        self.spec = hash_spec(cats, hash_bits, numeric)
+        self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform)
         self.labeled = self.label is not None
         self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec)
         self.n_features: int | None = self.converter.n_features

@@ -185,7 +185,7 @@ def validation_source(validation: Any, *, classify: bool, chunk_rows: int,
 
 # What must agree between the hashing of the data a model was trained on and of the data it
 # predicts (dsvm.data.hashing.HashSpec.attrs): the same tokens into the same features.
-_HASHING_KEYS = ("scheme", "hash_bits", "categorical", "numeric", "token")
+_HASHING_KEYS = ("scheme", "hash_bits", "categorical", "numeric", "token", "numeric_transform")
 
 
 def hashing_of(x: Any) -> dict[str, Any] | None:
@@ -211,6 +211,8 @@ def check_hashing(expected: dict[str, Any] | None, got: dict[str, Any] | None,
         return
 
     def key(spec: dict[str, Any], k: str) -> Any:  # hashed columns: any order, same tokens
+        if k == "numeric_transform":  # specs written before it had none
+            return spec.get(k, "none")
         return sorted(spec.get(k) or []) if k == "categorical" else spec.get(k)
 
     differ = [k for k in _HASHING_KEYS if key(got, k) != key(expected, k)]
@@ -218,5 +220,5 @@ def check_hashing(expected: dict[str, Any] | None, got: dict[str, Any] | None,
         shown = ", ".join(f"{k}={got.get(k)!r} (the model's: {expected.get(k)!r})"
                           for k in differ)
         raise ValueError(f"{name}: its columns were hashed differently from the model's "
-                         f"training data: {shown}. Convert it with the model's --categorical "
-                         f"and --hash-bits.")
+                         f"training data: {shown}. Convert it with the model's --categorical, "
+                         f"--hash-bits and --numeric-transform.")

@@ -75,8 +75,16 @@ def test_criteo_layout_out_of_the_box(tmp_path):
     tokens = [[f"C{j - 13}={v}" for j, v in enumerate(f) if j > 13 and v] for f in fields]
     ref = FeatureHasher(n_features=2**16, input_type="string").transform(tokens)
     assert abs(X[:, 13:] - ref).max() == 0
+    # the integer columns are counts with heavy tails: stored as sign(x) log(1 + |x|)
     ints = np.array([[float(v or 0) for v in f[1:14]] for f in fields])
-    np.testing.assert_array_equal(X[:, :13].toarray(), ints)
+    assert ints.max() > 1000 and ints.min() < 0  # the sample has large counts and I2's -1..-3
+    logged = (np.sign(ints) * np.log1p(np.abs(ints))).astype(np.float32)
+    np.testing.assert_array_equal(X[:, :13].toarray(), logged)
+    assert ds.attrs["hashing"]["numeric_transform"] == "log1p"
+    raw = dsvm.convert(path, tmp_path / "raw.zarr", format="criteo", hash_bits=16,
+                       numeric_transform="none")
+    np.testing.assert_array_equal(collect(raw)[0][:, :13].toarray(), ints)
+    assert "numeric_transform" not in raw.attrs["hashing"]  # as specs written before it
 
 
 def test_bad_categorical_input_is_one_clear_line(tmp_path):
@@ -207,3 +215,27 @@ def test_predict_on_raw_parquet_rows_reads_the_models_columns(tmp_path):
                  str(tmp_path / "p.npy")]) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"),
                                   clf.predict(str(tmp_path / "t.zarr")))
+
+
+def test_the_numeric_transform_travels_with_the_hashing(tmp_path):
+    """Raw rows predicted by a model are converted with its training data's numeric transform
+    (log1p for Criteo now, none for datasets converted before it): the same features exactly;
+    data converted with the other transform is refused, not silently mis-scaled."""
+    from dsvm.data.rehash import convert_like
+
+    path = shared_file("criteo_sample/criteo_kaggle_head8000_dev.txt.xz")
+    lines = lzma.open(path, "rt").read().splitlines()
+    (tmp_path / "test.txt").write_text("".join(ln.split("\t", 1)[1] + "\n" for ln in lines))
+    trained = {}
+    for transform in ("log1p", "none"):
+        ds = dsvm.convert(path, tmp_path / f"{transform}.zarr", format="criteo", hash_bits=12,
+                          numeric_transform=transform)
+        clf = dsvm.SVMClassifier(max_epochs=1, random_state=0).fit(str(ds.url))
+        again = convert_like(tmp_path / "test.txt", tmp_path / f"again-{transform}.zarr",
+                             clf.hashing_)
+        assert abs(collect(again)[0] - collect(ds)[0]).max() == 0
+        trained[transform] = clf
+    with pytest.raises(ValueError, match="hashed differently.*numeric_transform"):
+        trained["log1p"].predict(str(tmp_path / "none.zarr"))
+    with pytest.raises(ValueError, match="numeric_transform"):
+        dsvm.convert(path, tmp_path / "bad.zarr", format="criteo", numeric_transform="log")
