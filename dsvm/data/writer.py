@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -96,6 +97,7 @@ class DatasetWriter:
         source_name: str | None = None,
         labeled: bool = True,
         codec: str = DEFAULT_CODEC,
+        inputs: Sequence[Any] = (),
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
         self.codec = check_codec(codec)  # "auto" is resolved at the first chunk
@@ -106,7 +108,8 @@ class DatasetWriter:
         self.url = self._loc.url
         self._source_name = source_name or self.url
         self._overwrite = overwrite
-        check_destination(self._loc, overwrite=overwrite)
+        # before anything is removed: an input is never the output, a non-dataset never replaced
+        check_destination(self._loc, overwrite=overwrite, inputs=inputs)
         self._provenance = _provenance(provenance)
         self._extra_attrs: dict[str, Any] = {"shuffled": False, "shuffle_seed": None}
         self._write_url = (
