@@ -96,3 +96,32 @@ def test_version_and_help():
     proc = subprocess.run([sys.executable, "-m", "dsvm", "--version"], capture_output=True,
                           text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("dsvm ")
+
+
+@pytest.fixture
+def no_s3fs(monkeypatch):
+    """The base install: s3fs not importable (fsspec forgets a class it already loaded)."""
+    import fsspec.registry  # noqa: F401 - the module; fsspec.registry is its read-only view
+
+    monkeypatch.setitem(sys.modules, "s3fs", None)
+    monkeypatch.delitem(sys.modules["fsspec.registry"]._registry, "s3", raising=False)
+
+
+def test_remote_url_without_its_extra_names_the_extra(no_s3fs, tmp_path, capsys):
+    import dsvm
+
+    url = "s3://bucket/logs/*.parquet"
+    assert main(["convert", url, str(tmp_path / "o.zarr")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and url in err and "pip install 'dsvm[s3]'" in err
+    for call in (lambda: dsvm.convert("s3://bucket/x.txt", tmp_path / "o.zarr"),
+                 lambda: dsvm.open_dataset("s3://bucket/d.zarr")):
+        with pytest.raises(ImportError, match=r"s3://bucket/.*dsvm\[s3\]"):
+            call()
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_debug_shows_the_traceback_and_exits_2(tmp_path, capsys):
+    assert main(["--debug", "info", str(tmp_path / "missing.zarr")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("dsvm info: error:")

@@ -289,3 +289,33 @@ def test_npz_sparse_with_labels(tmp_path, csr_problem, fmt):
     Xr, yr, _ = collect(ds)
     assert (Xr != X).nnz == 0
     np.testing.assert_array_equal(yr, y)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_truncated_compressed_file_is_named(tmp_path, suffix):
+    # a9a-like rows, cut in the middle of the compressed stream (an interrupted download)
+    rows = "".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7} {2 + i % 5}:1 9:0.25\n"
+                   for i in range(20_000)).encode()
+    whole = _compress(tmp_path / f"whole{suffix}", rows).read_bytes()
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(DataFormatError, match=rf"cut\{suffix}: the \{suffix} data ends early"):
+        convert(cut, tmp_path / "d.zarr")
+    assert not (tmp_path / "d.zarr").exists()
+
+
+def test_text_named_gz_is_named(tmp_path):
+    fake = tmp_path / "plain.gz"
+    fake.write_text(GOOD)
+    with pytest.raises(DataFormatError, match=r"plain\.gz: not readable as \.gz data"):
+        convert(fake, tmp_path / "d.zarr")
+
+
+def test_truncated_criteo_file_is_named(tmp_path):
+    from ..conftest import shared_file
+
+    whole = shared_file("criteo_sample/criteo_kaggle_head8000_train.txt.xz").read_bytes()
+    cut = tmp_path / "day.txt.xz"
+    cut.write_bytes(whole[:len(whole) // 3])
+    with pytest.raises(DataFormatError, match=r"day\.txt\.xz: the \.xz data ends early"):
+        convert(cut, tmp_path / "d.zarr", format="criteo")
