@@ -125,3 +125,13 @@ def test_debug_shows_the_traceback_and_exits_2(tmp_path, capsys):
     assert main(["--debug", "info", str(tmp_path / "missing.zarr")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.strip().splitlines()[-1].startswith("dsvm info: error:")
+
+
+def test_one_class_file_converts_with_a_warning(tmp_path, capsys):
+    # a test shard can be one class: converted, with a one-line warning (a fit on it alone
+    # still refuses: tests/test_validation.py)
+    one = tmp_path / "shard.svm"
+    one.write_text("1 1:1\n1 2:1\n1.0 3:1\n")
+    assert main(["convert", str(one), str(tmp_path / "shard.zarr")]) == 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "warning: " in err and "all 3 samples" in err

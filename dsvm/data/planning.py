@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -109,16 +110,19 @@ def _check_positive_int(name: str, value: Any, *, allow_none: bool = True) -> in
 
 
 def _check_labels(writer: DatasetWriter, name: str) -> None:
-    """A conversion needs rows and, when labels are classes, at least two of them."""
+    """A conversion needs rows. One label throughout is allowed (a test shard, or the
+    positives of a day, can be one class: it is evaluated or predicted, or joins others), but
+    said, since as training data alone it is more often a wrong label_column= or labels file."""
     if writer.n_samples == 0:
         raise DataFormatError(f"{name}: no samples found (the input is empty or only comments)")
     counts = writer.label_counts
     if counts is not None and len(counts) == 1:
         (value,) = counts
-        raise DataFormatError(
-            f"{name}: all {writer.n_samples} samples have the label {value:g}; a classifier "
-            "needs at least two classes (check label_column= or the labels file)"
-        )
+        warnings.warn(
+            f"{name}: all {writer.n_samples} samples have the label {value:g}: converted (a "
+            "test shard can be one class), but a classifier trained on it alone needs a second "
+            "class (check label_column= or the labels file if it should have one)",
+            UserWarning, stacklevel=4)
 
 
 def _peek(blocks: Iterable[Block]) -> tuple[Block | None, Iterator[Block]]:

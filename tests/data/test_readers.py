@@ -109,17 +109,19 @@ def test_line_numbers_across_blocks(tmp_path):
     assert (stats.n_samples, stats.n_features, stats.nnz) == (5000, 7, 5000)
 
 
-def test_libsvm_only_one_class_is_an_error(tmp_path):
+def test_libsvm_one_class_converts_with_a_warning(tmp_path):
+    # a test shard can be one class: converted (for eval/predict), with a warning
     src = tmp_path / "one.svm"
     src.write_text("1 1:1\n1 2:1\n1.0 3:1\n")
-    with pytest.raises(DataFormatError, match=r"one\.svm: all 3 samples have the label 1"):
-        convert(src, tmp_path / "o.zarr")
+    with pytest.warns(UserWarning, match=r"one\.svm: all 3 samples have the label 1"):
+        ds = convert(src, tmp_path / "one.zarr")
+    assert ds.n_samples == 3 and ds.classes.tolist() == [1.0]
     src.write_text("# nothing\n\n")
     with pytest.raises(DataFormatError, match="no feature index:value pairs found"):
         convert(src, tmp_path / "o.zarr")
     with pytest.raises(DataFormatError, match="no samples found"):
         convert(src, tmp_path / "o.zarr", n_features=3, layout="sparse")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.svm"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.svm", "one.zarr"]
 
 
 # ---- CSV ---------------------------------------------------------------------------------
