@@ -36,8 +36,11 @@ def test_convert_info_train_eval_predict(tmp_path, libsvm_file, capsys, blobs):
     assert info["n_samples"] == 600 and info["n_features"] == 8
     model = tmp_path / "m.dsvm"
     assert main(["train", str(zarr_path), "--out", str(model), "--alpha", "1e-3", "--epochs", "3",
-                 "--workers", "2", "--quiet"]) == 0
-    capsys.readouterr()
+                 "--workers", "2"]) == 0
+    # 5 chunks for 2 streams: a window holds a stream's 3 chunks, not the default's 8 (it said
+    # "8 chunks (960 rows": twice the data)
+    err = capsys.readouterr().err
+    assert "shuffle window: 3 chunks (360 rows" in err and "2 streams" in err, err
     assert main(["eval", str(model), str(zarr_path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["accuracy"] > 0.9 and result["objective"] > 0 and result["n_samples"] == 600

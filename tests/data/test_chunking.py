@@ -104,3 +104,19 @@ def test_every_format_splits_small_data_across_the_default_workers(fmt, tmp_path
     if fmt == "csv":  # chunk_rows= given is kept, even where it makes one chunk
         one = dsvm.convert(src, tmp_path / "one.zarr", chunk_rows=ds.n_samples)
         assert one.n_chunks == 1 and one.attrs["chunk_reason"].startswith("given")
+
+
+def test_the_window_line_reports_the_chunks_a_window_holds(tmp_path):
+    # a9a as the README converts it: 4 chunks, 32,561 rows, 4.1 MB. The line said "8 chunks
+    # (65,122 rows, 8.3 MB)": the default window of 8 times the average chunk
+    from dsvm.data.window import dataset_window
+    from dsvm.distributed.sources import DatasetSource
+    from dsvm.training.window import window_for
+
+    ds = dsvm.convert(shared_file("a9a/a9a.xz"), tmp_path / "a9a.zarr", n_features=123,
+                      chunk_rows=8141)
+    assert dataset_window(ds).describe().startswith("4 chunks (32,561 rows, 4.1 MB)")
+    window = window_for(None, DatasetSource(ds), n_streams=2)
+    assert window.describe().startswith("2 chunks (16,280 rows, 2.1 MB)")
+    assert "each of 2 streams reads at most 2 chunks" in window.describe()
+    assert window.chunks == 8  # what the passes are given is unchanged: same models
