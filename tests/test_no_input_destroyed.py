@@ -125,3 +125,16 @@ def test_overwrite_replaces_predictions_of_the_same_format(things, tmp_path, cap
     (tmp_path / "labels.parquet").rename(tmp_path / "other.csv")
     _one_line(capsys, ["predict", model, ds.url, "--out", tmp_path / "other.csv",
                        "--overwrite"], "Parquet file of predictions")
+
+
+def test_cocoa_keeps_a_users_folder_named_like_its_duals(tmp_path, blobs):
+    X, y = blobs
+    ckpt = tmp_path / "run.ckpt"
+    clf = dsvm.SVMClassifier(solver="cocoa", max_epochs=1, tol=None, checkpoint=str(ckpt))
+    clf.fit(X, y)
+    duals = tmp_path / "run.ckpt.duals"
+    assert duals.is_dir()  # a fresh fit replaces this store of an earlier fit, but not ...
+    (duals / "thesis.tex").write_text(NOTES)  # ... a folder with anything else in it
+    with pytest.raises(FileExistsError, match="is not a dsvm dual store"):
+        clf.fit(X, y)
+    assert (duals / "thesis.tex").read_text() == NOTES
