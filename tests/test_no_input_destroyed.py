@@ -95,6 +95,7 @@ def test_commands_never_replace_an_input_or_another_kind(things, tmp_path, capsy
     err = _one_line(capsys, ["convert", svm, svm], "is the input")
     assert "pass --overwrite" not in err
     _one_line(capsys, ["convert", svm, notes, "--overwrite"], "dst", "none of dsvm's outputs")
+    _one_line(capsys, ["convert", svm, tmp_path, "--overwrite"], "dst", "holds the input")
     # the issue: a checkpoint replaced an unrelated text file
     _one_line(capsys, ["train", ds.url, "--out", tmp_path / "n.dsvm", "--checkpoint", notes,
                        "--overwrite"], "--checkpoint", "not a dsvm checkpoint")

@@ -149,9 +149,9 @@ PREDICTIONS_PARQUET = "a Parquet file of predictions"
 XZ = "an xz-compressed file"
 EMPTY_FOLDER = "an empty folder"
 EMPTY_FILE = "an empty file"
-ZARR = "a zarr store that is not a dsvm dataset"
+ZARR = "a zarr store of another kind"
 FOLDER = "a folder that is not a zarr store"
-PARQUET = "a Parquet file that is not predictions"
+PARQUET = "a Parquet file that is not dsvm's predictions"
 FILE = "a file that is none of dsvm's outputs"
 
 # What a write of each kind may replace (with overwrite=True).
@@ -269,8 +269,17 @@ def _is_number(text: str) -> bool:
 def overlaps(path: str, other: str) -> bool:
     """Whether ``path`` is ``other``, lies inside it or holds it (local paths through links;
     URLs compare as text)."""
+    return _relation(path, other) is not None
+
+
+def _relation(path: str, other: str) -> str | None:
+    """How ``path`` meets ``other``: "is", "lies inside", "holds", or None."""
     a, b = (_real(p) for p in (os.fspath(path), os.fspath(other)))
-    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+    if a == b:
+        return "is"
+    if a.startswith(b.rstrip("/") + "/"):
+        return "lies inside"
+    return "holds" if b.startswith(a.rstrip("/") + "/") else None
 
 
 def _real(path: str) -> str:
@@ -292,9 +301,10 @@ def check_replaceable(
     label = label or loc.url
     for source in inputs:
         source = getattr(source, "url", source)  # a Dataset
-        if source and overlaps(loc.url, os.fspath(source)):
-            raise ValueError(f"{label} is the input {source} (or holds it, or lies inside it); "
-                             "dsvm never overwrites an input: choose another output.")
+        relation = _relation(loc.url, os.fspath(source)) if source else None
+        if relation is not None:
+            raise ValueError(f"{label} {relation} the input {source}; dsvm never overwrites an "
+                             "input: choose another output.")
     found = kind_at(loc)
     if found == NOTHING:
         return
