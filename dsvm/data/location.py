@@ -1,5 +1,7 @@
 """Where a dataset lives (a local directory or an fsspec URL), and the checks and clean-up
-of a destination before and after a write.
+of a destination before and after a write: what kind of thing is at a path (``kind_at``) and
+whether a write may replace it (``check_replaceable``), the one decision every command and API
+that writes makes; and the error that names the pip extra a remote URL needs.
 """
 
 from __future__ import annotations
@@ -78,13 +80,6 @@ class _Location:
             raise missing_extra(target, exc) from None
 
 
-def _is_zarr_store(loc: _Location) -> bool:
-    if loc.is_local:
-        return os.path.isfile(os.path.join(loc.url, "zarr.json"))
-    fs, path = loc.fs()
-    return bool(fs.exists(path.rstrip("/") + "/zarr.json"))
-
-
 def _remove(loc: _Location, url: str | None = None) -> None:
     """Delete a dataset directory (best effort, used for cleanup and overwrite)."""
     target = url or loc.url
@@ -124,13 +119,6 @@ def _make_parents(path: str) -> list[str]:
             continue
         made.append(d)
     return made[::-1]
-
-
-def _nonempty(loc: _Location) -> bool:
-    if loc.is_local:
-        return not os.path.isdir(loc.url) or bool(os.listdir(loc.url))
-    fs, path = loc.fs()
-    return bool(fs.ls(path))
 
 
 # ---- what is at a path, and what may replace it --------------------------------------------
