@@ -36,8 +36,11 @@ def test_convert_info_train_eval_predict(tmp_path, libsvm_file, capsys, blobs):
     assert info["n_samples"] == 600 and info["n_features"] == 8
     model = tmp_path / "m.dsvm"
     assert main(["train", str(zarr_path), "--out", str(model), "--alpha", "1e-3", "--epochs", "3",
-                 "--workers", "2", "--quiet"]) == 0
-    capsys.readouterr()
+                 "--workers", "2"]) == 0
+    # 5 chunks for 2 streams: a window holds a stream's 3 chunks, not the default's 8 (it said
+    # "8 chunks (960 rows": twice the data)
+    err = capsys.readouterr().err
+    assert "shuffle window: 3 chunks (360 rows" in err and "2 streams" in err, err
     assert main(["eval", str(model), str(zarr_path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["accuracy"] > 0.9 and result["objective"] > 0 and result["n_samples"] == 600
@@ -96,3 +99,42 @@ def test_version_and_help():
     proc = subprocess.run([sys.executable, "-m", "dsvm", "--version"], capture_output=True,
                           text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("dsvm ")
+
+
+@pytest.fixture
+def no_s3fs(monkeypatch):
+    """The base install: s3fs not importable (fsspec forgets a class it already loaded)."""
+    import fsspec.registry  # noqa: F401 - the module; fsspec.registry is its read-only view
+
+    monkeypatch.setitem(sys.modules, "s3fs", None)
+    monkeypatch.delitem(sys.modules["fsspec.registry"]._registry, "s3", raising=False)
+
+
+def test_remote_url_without_its_extra_names_the_extra(no_s3fs, tmp_path, capsys):
+    import dsvm
+
+    url = "s3://bucket/logs/*.parquet"
+    assert main(["convert", url, str(tmp_path / "o.zarr")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and url in err and "pip install 'dsvm[s3]'" in err
+    for call in (lambda: dsvm.convert("s3://bucket/x.txt", tmp_path / "o.zarr"),
+                 lambda: dsvm.open_dataset("s3://bucket/d.zarr")):
+        with pytest.raises(ImportError, match=r"s3://bucket/.*dsvm\[s3\]"):
+            call()
+    assert not (tmp_path / "o.zarr").exists()
+
+
+def test_debug_shows_the_traceback_and_exits_2(tmp_path, capsys):
+    assert main(["--debug", "info", str(tmp_path / "missing.zarr")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("dsvm info: error:")
+
+
+def test_one_class_file_converts_with_a_warning(tmp_path, capsys):
+    # a test shard can be one class: converted, with a one-line warning (a fit on it alone
+    # still refuses: tests/test_validation.py)
+    one = tmp_path / "shard.svm"
+    one.write_text("1 1:1\n1 2:1\n1.0 3:1\n")
+    assert main(["convert", str(one), str(tmp_path / "shard.zarr")]) == 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "warning: " in err and "all 3 samples" in err

@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except USER_ERRORS as exc:
         if args.debug or os.environ.get("DSVM_DEBUG", "") not in ("", "0"):
-            raise
+            traceback.print_exc()  # what --debug is for; still a user error: exit 2 below
         print(f"dsvm {args.command}: error: {in_flags(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -48,30 +48,23 @@ def in_flags(message: str) -> str:
                   else m.group(0), message)
 
 
-def same_or_inside(path: str, other: str) -> bool:
-    """Whether local ``path`` is ``other`` or lies inside it (URLs compare as text)."""
-    if "://" in path or "://" in other:
-        return path.rstrip("/") == other.rstrip("/")
-    a, b = os.path.realpath(path), os.path.realpath(other)
-    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
+def check_output(path: str, *, flag: str, kind: str, overwrite: bool,
+                 inputs: tuple[str, ...] = ()) -> None:
+    """Before any work: ``path``, where the command writes ``kind`` (one of dsvm.data.location's
+    kinds: DATASET, MODEL, ...), is none of its inputs, its folder exists and is writable, and
+    what is there now may be replaced: nothing, or ``kind`` with ``--overwrite``. The Python API
+    makes the same decision (dsvm.data.location.check_replaceable) when it writes."""
+    from dsvm.data.location import check_replaceable
 
-
-def check_output(path: str, *, flag: str, overwrite: bool, inputs: tuple[str, ...] = ()) -> None:
-    """Before any work: ``path`` (an output file or store) is not an input, its folder exists
-    and is writable, and it does not exist unless ``--overwrite``."""
-    for source in inputs:
-        if source and same_or_inside(path, source):
-            raise ValueError(f"{flag} {path} is the input {source} (or inside it); dsvm never "
-                             "overwrites its input: choose another output.")
-    if "://" in path:
-        return  # an fsspec URL: the store says no when it must
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"{flag} {path}: the folder {folder} does not exist.")
-    if not os.access(folder, os.W_OK):
-        raise PermissionError(f"{flag} {path}: the folder {folder} is not writable.")
-    if os.path.exists(path) and not overwrite:
-        raise FileExistsError(f"{flag} {path} exists; pass --overwrite to replace it.")
+    label = f"{flag} {path}"
+    if "://" not in path:
+        folder = os.path.dirname(os.path.abspath(path)) or "."
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f"{label}: the folder {folder} does not exist.")
+        if not os.access(folder, os.W_OK):
+            raise PermissionError(f"{label}: the folder {folder} is not writable.")
+    check_replaceable(path, kind, overwrite=overwrite, inputs=[i for i in inputs if i],
+                      label=label)
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:

@@ -19,13 +19,15 @@ def copy_bundled_data(directory: str, overwrite: bool) -> int:
     """``dsvm demo --data DIR``: the bundled a9a files where the README's Guide expects them."""
     import shutil
 
+    from dsvm.cli.common import check_output
+    from dsvm.data.location import XZ
+
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"--data {directory}: no such directory")
     names = ("a9a.xz", "a9a.t.xz")
     targets = [os.path.join(directory, name) for name in names]
-    existing = [t for t in targets if os.path.exists(t)]
-    if existing and not overwrite:
-        raise FileExistsError(f"--data {directory}: {existing[0]} exists (--overwrite replaces it)")
+    for target in targets:  # --overwrite replaces an xz file there, never anything else
+        check_output(target, flag="--data", kind=XZ, overwrite=overwrite)
     for name, target in zip(names, targets):
         shutil.copyfile(_bundled(name), target)
         print(f"copied the bundled {name} (UCI Adult, LIBSVM's a9a; see its README) to {target}")
@@ -65,6 +67,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from dsvm import convert
+    from dsvm.cli.common import check_output
+    from dsvm.data.location import DATASET, url_to_fs
+
+    # before the input is read: never the input itself, never a thing that is not a dataset
+    check_output(args.dst, flag="dst", kind=DATASET, overwrite=args.overwrite,
+                 inputs=(args.src, args.labels))
+    if "://" in args.src:
+        url_to_fs(args.src)  # s3:// on the base install: the extra to install, before any work
 
     layout = "dense" if args.dense else "sparse" if args.sparse else "auto"
     label_column: Any = args.label_column

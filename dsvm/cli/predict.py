@@ -55,6 +55,15 @@ def _output_kind(out: str) -> str:
     return kind
 
 
+def _stored_kind(kind: str) -> str:
+    """What --out of this type is (dsvm.data.location's kinds): --overwrite replaces only
+    predictions written the same way, never a dataset or a file of the user's."""
+    from dsvm.data import location
+
+    return {".zarr": location.PREDICTIONS, ".npy": location.NPY,
+            ".parquet": location.PREDICTIONS_PARQUET}.get(kind, location.PREDICTIONS_TEXT)
+
+
 def write_values(out: str, kind: str, values: Any, what: str) -> None:
     """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet."""
     import numpy as np
@@ -79,7 +88,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     import dsvm
 
     kind = _output_kind(args.out)
-    check_output(args.out, flag="--out", overwrite=args.overwrite,
+    check_output(args.out, flag="--out", kind=_stored_kind(kind), overwrite=args.overwrite,
                  inputs=(args.dataset, args.model))
     clf = dsvm.load(args.model)
     raw = _is_raw(args)

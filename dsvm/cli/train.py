@@ -69,14 +69,16 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
 
 def check_outputs(args: argparse.Namespace) -> None:
     """The model file and the checkpoint, checked before any work starts."""
+    from dsvm.data.location import CHECKPOINT, MODEL, overlaps
+
     inputs = (args.dataset, args.validation or "")
-    check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=inputs)
+    check_output(args.out, flag="--out", kind=MODEL, overwrite=args.overwrite, inputs=inputs)
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint PATH (the checkpoint to continue from)")
     if args.checkpoint:
-        if args.checkpoint == args.out:
+        if overlaps(args.checkpoint, args.out):
             raise ValueError(f"--checkpoint and --out are both {args.out}; give them two paths.")
-        check_output(args.checkpoint, flag="--checkpoint", inputs=inputs,
+        check_output(args.checkpoint, flag="--checkpoint", kind=CHECKPOINT, inputs=inputs,
                      overwrite=args.overwrite or args.resume)
 
 

@@ -90,12 +90,22 @@ def dual_store_url(checkpoint: str | os.PathLike | None) -> tuple[str, bool]:
 
 
 def remove_store(url: str) -> None:
-    """Delete a whole dual store (a fit's scratch store when it ends)."""
-    if "://" not in url:
-        shutil.rmtree(url, ignore_errors=True)
-        return
+    """Delete a whole dual store (a fit's scratch store when it ends, or an earlier fit's
+    ``<checkpoint>.duals``); refuses (FileExistsError) a folder that holds anything but the
+    store's versions ``v1``, ``v2``...: a user's folder of that name is not the fit's to delete."""
     import fsspec
 
     fs, path = fsspec.core.url_to_fs(url)
-    if fs.exists(path):
-        fs.rm(path, recursive=True)
+    if not fs.exists(path):
+        return
+    names = [os.path.basename(p.rstrip("/")) for p in fs.ls(path, detail=False)] \
+        if fs.isdir(path) else [path]
+    foreign = [n for n in names if not (n.startswith("v") and n[1:].isdigit())]
+    if foreign:
+        raise FileExistsError(f"{url} is not a dsvm dual store (it holds {foreign[0]!r}); a "
+                              "CoCoA+ fit keeps its duals there: move it, or choose another "
+                              "checkpoint path.")
+    if "://" not in url:
+        shutil.rmtree(url, ignore_errors=True)
+        return
+    fs.rm(path, recursive=True)

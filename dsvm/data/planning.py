@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -72,6 +73,18 @@ def chunk_plan(
     return rows, reason
 
 
+def split_counted(n_samples: int, workers: int | None = None) -> tuple[int, str]:
+    """Rows per chunk for ``n_samples`` rows counted only once read, all within one chunk
+    of the size planned without the count: at least 2 chunks per default worker (chunks of
+    >= 1024 rows), as ``chunk_plan`` gives when the count is known beforehand."""
+    w = workers or default_workers()
+    rows = min(n_samples, max(MIN_CHUNK_ROWS, -(-n_samples // (2 * w))))
+    if rows == n_samples:
+        return rows, f"all {n_samples} rows in one chunk (chunks of >= {MIN_CHUNK_ROWS} rows)"
+    return rows, (f"{n_samples} rows in at least 2 chunks per worker for {w} default workers "
+                  f"(chunks of >= {MIN_CHUNK_ROWS} rows; counted while converting)")
+
+
 def auto_chunk_rows(
     layout: str, n_features: int, dtype: Any, *, nnz_per_row: float | None = None,
     n_samples: int | None = None,
@@ -109,16 +122,19 @@ def _check_positive_int(name: str, value: Any, *, allow_none: bool = True) -> in
 
 
 def _check_labels(writer: DatasetWriter, name: str) -> None:
-    """A conversion needs rows and, when labels are classes, at least two of them."""
+    """A conversion needs rows. One label throughout is allowed (a test shard, or the
+    positives of a day, can be one class: it is evaluated or predicted, or joins others), but
+    said, since as training data alone it is more often a wrong label_column= or labels file."""
     if writer.n_samples == 0:
         raise DataFormatError(f"{name}: no samples found (the input is empty or only comments)")
     counts = writer.label_counts
     if counts is not None and len(counts) == 1:
         (value,) = counts
-        raise DataFormatError(
-            f"{name}: all {writer.n_samples} samples have the label {value:g}; a classifier "
-            "needs at least two classes (check label_column= or the labels file)"
-        )
+        warnings.warn(
+            f"{name}: all {writer.n_samples} samples have the label {value:g}: converted (a "
+            "test shard can be one class), but a classifier trained on it alone needs a second "
+            "class (check label_column= or the labels file if it should have one)",
+            UserWarning, stacklevel=4)
 
 
 def _peek(blocks: Iterable[Block]) -> tuple[Block | None, Iterator[Block]]:
@@ -147,11 +163,15 @@ def _write(
     The next block is read while the current one is written (:func:`read_ahead`).
     """
     ahead = read_ahead(blocks)
+    # chunk_rows chosen here (not given): a source whose rows were not counted (CSV, Criteo,
+    # svmlight read once) may turn out to fit in one chunk; the writer then splits it
+    planned = not (chunk_reason or "given").startswith("given")
     try:
         with DatasetWriter(dst, n_features=n_features, layout=layout, dtype=dtype,
                            chunk_rows=chunk_rows, provenance=provenance, overwrite=overwrite,
                            storage_options=storage_options, source_name=name,
-                           labeled=labeled, codec=codec) as writer:
+                           labeled=labeled, codec=codec,
+                           plan_small=split_counted if planned else None) as writer:
             for block in ahead:
                 writer.append(block)
             _check_labels(writer, name)

@@ -26,7 +26,7 @@ from typing import Any, cast
 import numpy as np
 import zarr
 
-from dsvm.data.location import _Location, _remove, check_destination
+from dsvm.data.location import PREDICTIONS, _Location, _remove, check_destination
 from dsvm.exceptions import DataFormatError
 
 PREDICTIONS_FORMAT = "dsvm-predictions"
@@ -42,7 +42,8 @@ class PredictionStore:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {kind!r}.")
         self._loc = _Location(dst, storage_options)
-        check_destination(self._loc, overwrite=overwrite)
+        # replaces only a prediction store (never the dataset predicted, nor any other thing)
+        check_destination(self._loc, overwrite=overwrite, kind=PREDICTIONS)
         self.url = self._loc.url
         # the tasks write here; a local store is renamed to ``url`` once complete
         self.write_url = f"{self.url}.tmp-{secrets.token_hex(4)}" if self._loc.is_local \

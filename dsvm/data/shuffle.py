@@ -154,7 +154,8 @@ def shuffle_dataset(
     try:
         with DatasetWriter(dst, n_features=ds.n_features, layout=ds.layout, dtype=ds.dtype,
                            chunk_rows=rows, provenance=provenance, overwrite=overwrite,
-                           storage_options=storage_options, labeled=ds.labeled) as writer:
+                           storage_options=storage_options, labeled=ds.labeled,
+                           inputs=(ds.url,)) as writer:
             for block in blocks:
                 writer.append(block)
             writer.update_attrs({"shuffled": True, "shuffle_seed": int(seed)})

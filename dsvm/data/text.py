@@ -9,13 +9,19 @@ mantissas) to Python's ``float``.
 
 from __future__ import annotations
 
+import contextlib
+import lzma
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
 import fsspec
 import numpy as np
+
+from dsvm.data.location import missing_extra
+from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 1 << 20
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
@@ -41,9 +47,52 @@ class _BadToken(Exception):
 # --------------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
 def open_binary(src: str | os.PathLike[str], storage_options: dict | None = None) -> Any:
-    """Open a local path or fsspec URL for reading, decompressing by extension."""
-    return fsspec.open(os.fspath(src), mode="rb", compression="infer", **(storage_options or {}))
+    """Open a local path or fsspec URL for reading, decompressing by extension (a context
+    manager). Its reads raise DataFormatError naming the file for a truncated or corrupt
+    compressed file, or one whose name claims a compression it does not have."""
+    name = os.fspath(src)
+    try:
+        opened = fsspec.open(name, mode="rb", compression="infer", **(storage_options or {}))
+    except ImportError as exc:  # s3:// without s3fs...: name the extra to install
+        raise missing_extra(name, exc) from None
+    with opened as f:
+        yield _NamedReads(f, name)
+
+
+# What a decompressing reader raises on bad data: gzip's BadGzipFile and bz2's "Invalid data
+# stream" are OSErrors, lzma has its own, zlib too, and every one raises EOFError at a cut.
+_STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
+class _NamedReads:
+    """A file whose read errors name it (instead of a bare EOFError from deep in lzma)."""
+
+    def __init__(self, f: Any, name: str) -> None:
+        self._f, self._name = f, name
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return bytes(self._f.read(size))
+        except _STREAM_ERRORS as exc:
+            raise DataFormatError(read_error(self._name, exc)) from exc
+
+    def __getattr__(self, attr: str) -> Any:  # seek, tell, closed...: the file's own
+        return getattr(self._f, attr)
+
+
+def read_error(name: str, exc: BaseException) -> str:
+    """One line on a failed read of ``name``: what happened and what the user can do."""
+    suffix = next((s for s in COMPRESSION_SUFFIXES if name.lower().endswith(s)), None)
+    detail = str(exc) or type(exc).__name__
+    if suffix is None:
+        return f"{name}: reading failed: {detail}"
+    if isinstance(exc, EOFError):
+        return (f"{name}: the {suffix} data ends early: the file is truncated (an interrupted "
+                "download or copy, or still being written)")
+    return (f"{name}: not readable as {suffix} data ({detail}): the file is corrupt, or its "
+            f"name ends in {suffix} but it is not compressed that way")
 
 
 def iter_text_blocks(

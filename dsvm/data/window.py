@@ -39,10 +39,19 @@ class Window:
     chunk_bytes: float | None
     chunk_rows: float
     default: int = DEFAULT_WINDOW  # the chunks asked for when ``requested`` is None
+    # the most chunks a window can hold: a stream's chunks of an epoch (``streams`` given) or
+    # the dataset's; None: not known
+    limit: int | None = None
+    streams: int | None = None
+
+    @property
+    def held(self) -> int:
+        """Chunks a window really holds: ``chunks``, or fewer where a stream has fewer."""
+        return self.chunks if self.limit is None else max(1, min(self.chunks, self.limit))
 
     @property
     def nbytes(self) -> float | None:
-        return None if self.chunk_bytes is None else self.chunks * self.chunk_bytes
+        return None if self.chunk_bytes is None else self.held * self.chunk_bytes
 
     @property
     def capped(self) -> bool:
@@ -50,35 +59,42 @@ class Window:
         return self.chunks < (self.default if self.requested is None else self.requested)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"chunks": self.chunks, "rows": int(round(self.chunks * self.chunk_rows)),
+        return {"chunks": self.held, "rows": int(round(self.held * self.chunk_rows)),
                 "megabytes": None if self.nbytes is None else round(self.nbytes / 1e6, 2),
                 "default": self.requested is None}
 
     def describe(self) -> str:
         """One line for ``dsvm info`` and the fit's log."""
-        what = ("one chunk at a time" if self.chunks == 1 else
-                f"{self.chunks} chunks ({self.chunks * self.chunk_rows:,.0f} rows"
+        held = self.held
+        what = ("one chunk at a time" if held == 1 else
+                f"{held} chunks ({held * self.chunk_rows:,.0f} rows"
                 + ("" if self.nbytes is None else f", {self.nbytes / 1e6:,.1f} MB") + ")")
         why = ("default" if self.requested is None else f"shuffle_window={self.requested}")
-        if self.requested is None and self.default != DEFAULT_WINDOW:
+        if self.requested is None and (self.default != DEFAULT_WINDOW or held < self.chunks):
             why += f": {self.default} chunks"
         if self.capped:
             why += f", capped at {WINDOW_BYTES >> 20} MB of rows"
+        if held < self.chunks:  # say why the window is smaller than asked for
+            why += (f"; each of {self.streams} streams reads at most {self.limit} chunks an "
+                    "epoch" if self.streams else f"; the dataset has {self.limit} chunks")
         return f"{what} ({why})"
 
 
 def window_of(requested: int | None, per_chunk: float | None, chunk_rows: float,
-              default: int = DEFAULT_WINDOW) -> Window:
+              default: int = DEFAULT_WINDOW, *, limit: int | None = None,
+              streams: int | None = None) -> Window:
     """Chunks per window: ``requested`` (None: ``default``), at most WINDOW_BYTES of rows by
-    the average chunk's bytes ``per_chunk`` (None: not known, no cap)."""
+    the average chunk's bytes ``per_chunk`` (None: not known, no cap). ``limit``: the chunks
+    there are to hold (a stream's, with ``streams`` streams), which the record reports."""
     window = default if requested is None else int(requested)
     if per_chunk is not None:
         window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
-    return Window(max(1, window), requested, per_chunk, chunk_rows, default)
+    return Window(max(1, window), requested, per_chunk, chunk_rows, default, limit, streams)
 
 
 def dataset_window(dataset: Any, requested: int | None = None) -> Window:
     """The window a fit on ``dataset`` (a :class:`dsvm.Dataset`) uses: for ``dsvm info``."""
     n_chunks = max(1, int(dataset.n_chunks))
     per_chunk = max(1.0, float(dataset.nbytes) / n_chunks) if dataset.nbytes else None
-    return window_of(requested, per_chunk, float(dataset.n_samples) / n_chunks)
+    return window_of(requested, per_chunk, float(dataset.n_samples) / n_chunks,
+                     limit=n_chunks)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -96,6 +97,8 @@ class DatasetWriter:
         source_name: str | None = None,
         labeled: bool = True,
         codec: str = DEFAULT_CODEC,
+        inputs: Sequence[Any] = (),
+        plan_small: Callable[[int], tuple[int, str]] | None = None,
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
         self.codec = check_codec(codec)  # "auto" is resolved at the first chunk
@@ -106,7 +109,9 @@ class DatasetWriter:
         self.url = self._loc.url
         self._source_name = source_name or self.url
         self._overwrite = overwrite
-        check_destination(self._loc, overwrite=overwrite)
+        self._plan_small = plan_small
+        # before anything is removed: an input is never the output, a non-dataset never replaced
+        check_destination(self._loc, overwrite=overwrite, inputs=inputs)
         self._provenance = _provenance(provenance)
         self._extra_attrs: dict[str, Any] = {"shuffled": False, "shuffle_seed": None}
         self._write_url = (
@@ -189,6 +194,8 @@ class DatasetWriter:
             return self.dataset
         self._require_open()
         try:
+            if self._arrays is None and self._plan_small is not None and self._pending_rows:
+                self._split_small()
             self._flush()
             if self._arrays is None:
                 self._create_arrays(None)
@@ -228,6 +235,24 @@ class DatasetWriter:
             raise DataLayoutError(
                 f"{where}: some blocks have sample_weight and some do not; give it for all rows"
             )
+
+    def _split_small(self) -> None:
+        """Every row fits in the first chunk, so their number is known only now (a CSV or
+        Criteo file is not counted before it is read): cut them into the chunks that
+        ``plan_small(n)`` plans for n rows (at least two per worker), not one chunk."""
+        assert self._plan_small is not None
+        n = self._pending_rows
+        rows, reason = self._plan_small(n)
+        if rows >= n:
+            return
+        rows_block = concat_blocks([coerce_block(p, self.layout, self.dtype)
+                                    for p in self._pending])
+        self.chunk_rows = rows
+        self._extra_attrs["chunk_reason"] = reason
+        for start in range(0, n, rows):
+            self._pending = [slice_block(rows_block, start, min(n, start + rows))]
+            self._pending_rows = min(n, start + rows) - start
+            self._flush()
 
     def _flush(self) -> None:
         if not self._pending:

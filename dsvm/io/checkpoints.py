@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.location import CHECKPOINT, check_replaceable
 from dsvm.io.envelope import decode, encode, exists, read_bytes, write_bytes
 
 CHECKPOINT_FORMAT = "dsvm-checkpoint"
@@ -105,7 +106,11 @@ def _encode(ckpt: Checkpoint) -> bytes:
 
 def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint,
                     storage_options: dict | None = None) -> None:
-    """Write ``ckpt`` to a local path or fsspec URL atomically."""
+    """Write ``ckpt`` to a local path or fsspec URL atomically. It replaces the previous
+    checkpoint, never anything else (FileExistsError: a fit's ``checkpoint=notes.txt`` stops
+    before the user's notes are lost)."""
+    check_replaceable(os.fspath(path), CHECKPOINT, overwrite=True,
+                      storage_options=storage_options)
     write_bytes(path, _encode(ckpt), storage_options)
 
 

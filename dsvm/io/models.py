@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.location import MODEL, check_replaceable
 from dsvm.exceptions import ModelFormatError
 from dsvm.io.envelope import decode, encode, read_bytes, write_bytes
 
@@ -43,7 +44,9 @@ class ModelRecord:
 
 def save_model_record(path: str | os.PathLike, record: ModelRecord,
                       storage_options: dict | None = None) -> None:
-    """Write ``record`` to a local path or fsspec URL, atomically."""
+    """Write ``record`` to a local path or fsspec URL, atomically. It replaces a model file
+    there, never anything else (FileExistsError)."""
+    check_replaceable(os.fspath(path), MODEL, overwrite=True, storage_options=storage_options)
     arrays = {"coef": record.coef, "intercept": record.intercept, "classes": record.classes}
     arrays.update({_MAP_PREFIX + k: v for k, v in record.map_arrays.items()})
     meta = {

@@ -137,7 +137,7 @@ def resumable(spec: FitSpec, source: Any) -> Any:
     return ckpt
 
 
-def cocoa_window(requested: int | None, source: Any) -> Window:
+def cocoa_window(requested: int | None, source: Any, n_streams: int | None = None) -> Window:
     """The window of a CoCoA+ fit: by default every chunk of a stream, up to WINDOW_BYTES of
     rows (128 MB), where the stochastic solvers take 8 chunks.
 
@@ -148,13 +148,14 @@ def cocoa_window(requested: int | None, source: Any) -> Window:
     epoch 4 with a stream's 25 chunks in one window (2.3e-4 after 10). Memory stays bounded by
     the cap, whatever the dataset's size.
     """
-    return window_for(requested, source, default=max(1, int(source.n_chunks)))
+    return window_for(requested, source, default=max(1, int(source.n_chunks)),
+                      n_streams=n_streams)
 
 
 def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
                record: FittedModel, store: DualStore) -> None:
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
-    plan = cocoa_window(spec.params.get("shuffle_window"), source)
+    plan = cocoa_window(spec.params.get("shuffle_window"), source, record.n_streams)
     if record.n_iter == 0:
         progress.note(f"shuffle window: {plan.describe()}")
     window = plan.chunks

@@ -147,7 +147,8 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
     """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
-    window = window_for(spec.params.get("shuffle_window"), fit.source)
+    window = window_for(spec.params.get("shuffle_window"), fit.source,
+                        n_streams=record.n_streams)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
                    n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
                    shuffle_window=window.chunks, window_note=window.describe())

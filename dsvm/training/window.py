@@ -34,7 +34,12 @@ def chunk_bytes(source: Any) -> float | None:
     return max(1.0, per_chunk)
 
 
-def window_for(requested: int | None, source: Any, default: int = DEFAULT_WINDOW) -> Window:
-    """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`)."""
-    rows = float(source.n_samples) / max(1, int(source.n_chunks))
-    return window_of(requested, chunk_bytes(source), rows, default)
+def window_for(requested: int | None, source: Any, default: int = DEFAULT_WINDOW,
+               n_streams: int | None = None) -> Window:
+    """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`), read by
+    ``n_streams`` streams: a window holds no more than a stream's share of the chunks, which
+    the record (and the fit's log line) reports rather than the chunks asked for."""
+    n_chunks = max(1, int(source.n_chunks))
+    limit = -(-n_chunks // n_streams) if n_streams else n_chunks
+    return window_of(requested, chunk_bytes(source), float(source.n_samples) / n_chunks,
+                     default, limit=limit, streams=n_streams)

@@ -65,3 +65,58 @@ def test_csr_npz_with_many_columns_reads_large_blocks(tmp_path, monkeypatch):
     X, yd, _ = collect(ds)
     assert (X != m).nnz == 0
     np.testing.assert_array_equal(yd, y)
+
+
+def _split_enough(ds) -> bool:
+    return ds.n_chunks >= max(2, min(2 * default_workers(), ds.n_samples // MIN_CHUNK_ROWS))
+
+
+@pytest.mark.parametrize("fmt", ["criteo", "libsvm-read-once", "csv", "parquet", "npy"])
+def test_every_format_splits_small_data_across_the_default_workers(fmt, tmp_path):
+    # CSV, Criteo and svmlight read once (--n-features and a layout given) are not counted
+    # before they are read: they gave one chunk, although the README promises >= 2 per worker
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    kwargs = {}
+    if fmt == "criteo":
+        src = shared_file("criteo_sample/criteo_kaggle_head8000_train.txt.xz")
+        kwargs = {"format": "criteo"}
+    elif fmt == "libsvm-read-once":
+        src, kwargs = shared_file("a9a/a9a.xz"), {"n_features": 123, "layout": "sparse"}
+    elif fmt == "csv":
+        src = tmp_path / "rows.csv"
+        np.savetxt(src, np.column_stack([y, X]), delimiter=",", fmt="%.6g")
+    elif fmt == "parquet":
+        import pandas as pd
+
+        src = tmp_path / "rows.parquet"
+        pd.DataFrame(X, columns=list("abcde")).assign(label=y).to_parquet(src)
+        kwargs = {"label_column": "label"}
+    else:
+        src = tmp_path / "rows.npy"
+        np.save(src, X)
+        np.save(tmp_path / "y.npy", y)
+        kwargs = {"labels": tmp_path / "y.npy"}
+    ds = dsvm.convert(src, tmp_path / "d.zarr", **kwargs)
+    assert _split_enough(ds), (ds.n_samples, ds.n_chunks, ds.attrs["chunk_reason"])
+    assert "default workers" in ds.attrs["chunk_reason"]
+    if fmt == "csv":  # chunk_rows= given is kept, even where it makes one chunk
+        one = dsvm.convert(src, tmp_path / "one.zarr", chunk_rows=ds.n_samples)
+        assert one.n_chunks == 1 and one.attrs["chunk_reason"].startswith("given")
+
+
+def test_the_window_line_reports_the_chunks_a_window_holds(tmp_path):
+    # a9a as the README converts it: 4 chunks, 32,561 rows, 4.1 MB. The line said "8 chunks
+    # (65,122 rows, 8.3 MB)": the default window of 8 times the average chunk
+    from dsvm.data.window import dataset_window
+    from dsvm.distributed.sources import DatasetSource
+    from dsvm.training.window import window_for
+
+    ds = dsvm.convert(shared_file("a9a/a9a.xz"), tmp_path / "a9a.zarr", n_features=123,
+                      chunk_rows=8141)
+    assert dataset_window(ds).describe().startswith("4 chunks (32,561 rows, 4.1 MB)")
+    window = window_for(None, DatasetSource(ds), n_streams=2)
+    assert window.describe().startswith("2 chunks (16,280 rows, 2.1 MB)")
+    assert "each of 2 streams reads at most 2 chunks" in window.describe()
+    assert window.chunks == 8  # what the passes are given is unchanged: same models

@@ -109,17 +109,19 @@ def test_line_numbers_across_blocks(tmp_path):
     assert (stats.n_samples, stats.n_features, stats.nnz) == (5000, 7, 5000)
 
 
-def test_libsvm_only_one_class_is_an_error(tmp_path):
+def test_libsvm_one_class_converts_with_a_warning(tmp_path):
+    # a test shard can be one class: converted (for eval/predict), with a warning
     src = tmp_path / "one.svm"
     src.write_text("1 1:1\n1 2:1\n1.0 3:1\n")
-    with pytest.raises(DataFormatError, match=r"one\.svm: all 3 samples have the label 1"):
-        convert(src, tmp_path / "o.zarr")
+    with pytest.warns(UserWarning, match=r"one\.svm: all 3 samples have the label 1"):
+        ds = convert(src, tmp_path / "one.zarr")
+    assert ds.n_samples == 3 and ds.classes.tolist() == [1.0]
     src.write_text("# nothing\n\n")
     with pytest.raises(DataFormatError, match="no feature index:value pairs found"):
         convert(src, tmp_path / "o.zarr")
     with pytest.raises(DataFormatError, match="no samples found"):
         convert(src, tmp_path / "o.zarr", n_features=3, layout="sparse")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.svm"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.svm", "one.zarr"]
 
 
 # ---- CSV ---------------------------------------------------------------------------------
@@ -289,3 +291,33 @@ def test_npz_sparse_with_labels(tmp_path, csr_problem, fmt):
     Xr, yr, _ = collect(ds)
     assert (Xr != X).nnz == 0
     np.testing.assert_array_equal(yr, y)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_truncated_compressed_file_is_named(tmp_path, suffix):
+    # a9a-like rows, cut in the middle of the compressed stream (an interrupted download)
+    rows = "".join(f"{'+1' if i % 3 else '-1'} 1:{i % 7} {2 + i % 5}:1 9:0.25\n"
+                   for i in range(20_000)).encode()
+    whole = _compress(tmp_path / f"whole{suffix}", rows).read_bytes()
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(DataFormatError, match=rf"cut\{suffix}: the \{suffix} data ends early"):
+        convert(cut, tmp_path / "d.zarr")
+    assert not (tmp_path / "d.zarr").exists()
+
+
+def test_text_named_gz_is_named(tmp_path):
+    fake = tmp_path / "plain.gz"
+    fake.write_text(GOOD)
+    with pytest.raises(DataFormatError, match=r"plain\.gz: not readable as \.gz data"):
+        convert(fake, tmp_path / "d.zarr")
+
+
+def test_truncated_criteo_file_is_named(tmp_path):
+    from ..conftest import shared_file
+
+    whole = shared_file("criteo_sample/criteo_kaggle_head8000_train.txt.xz").read_bytes()
+    cut = tmp_path / "day.txt.xz"
+    cut.write_bytes(whole[:len(whole) // 3])
+    with pytest.raises(DataFormatError, match=r"day\.txt\.xz: the \.xz data ends early"):
+        convert(cut, tmp_path / "d.zarr", format="criteo")
