@@ -287,8 +287,8 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
                     sample_weight: Any = None, validation: Any = None) -> SVMClassifier:
         """One epoch over the data, continuing the schedule and state of earlier calls.
 
-        ``classes``: every label of the problem, on the first call (the first chunk of a
-        stream may not hold them all).
+        ``classes``: every label of the problem, required on the first call as in scikit-learn
+        (the first chunk of a stream may not hold them all); a label outside them is an error.
         """
         self._partial_fit(X, y, classes, sample_weight, validation)
         return self
