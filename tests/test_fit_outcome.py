@@ -157,3 +157,17 @@ def test_cli_failed_fit_exits_2_and_saves_only_with_keep_failed(tmp_path, cancer
     assert not out.exists()
     assert main([*argv, "--keep-failed"]) == 2
     assert out.exists() and "saved anyway" in capsys.readouterr().err
+
+
+def test_cli_warnings_give_flags_not_python_advice():
+    from dsvm.cli.train import in_flag_terms
+    from dsvm.training.outcome import FitOutcome, api_advice
+
+    imbalanced = FitOutcome("classification", "max_epochs=10 reached", 0.2, 0.2, 1.0, 0.9, 0.9,
+                            600)
+    message = (f"SVMClassifier predicts no better than a constant: consider "
+               f"class_weight='balanced'; otherwise {api_advice(imbalanced, 'SVMClassifier')}. "
+               "It stopped at max_epochs=10 (tol=0.001).")
+    cli = in_flag_terms(message, imbalanced)
+    assert "StandardScaler" not in cli and "before `dsvm convert`" in cli
+    assert "--class-weight balanced" in cli and "--epochs 10 (--tol 0.001)" in cli

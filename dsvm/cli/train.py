@@ -86,7 +86,6 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
-    from dsvm.exceptions import FitFailedWarning
 
     check_outputs(args)
     dataset = open_dataset(args.dataset)
@@ -111,10 +110,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             from dsvm.cli.jobs import submit_detached
 
             return submit_detached(args, est, dataset, validation)
-        with warnings.catch_warnings():
-            # a failed fit is reported below, in the command's terms (exit 2)
-            warnings.simplefilter("ignore", FitFailedWarning)
-            est.fit(dataset, validation=validation, resume=args.resume)
+        fit_in_flag_terms(est, dataset, validation, args.resume)
     finally:
         close_client(client)
     outcome = getattr(est, "outcome_", None)
@@ -123,6 +119,39 @@ def cmd_train(args: argparse.Namespace) -> int:
     est.save(args.out)
     print(saved_line(args, est, task))
     return 0
+
+
+def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> None:
+    """Fit; the fit's warnings follow it, their advice in the command's flags (a failed fit's
+    is left out: the command reports it, exit 2)."""
+    from dsvm.exceptions import FitFailedWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        est.fit(dataset, validation=validation, resume=resume)
+    outcome = getattr(est, "outcome_", None)
+    for warning in caught:
+        if not issubclass(warning.category, FitFailedWarning):
+            print(f"dsvm train: warning: {in_flag_terms(str(warning.message), outcome)}",
+                  file=sys.stderr)
+
+
+# The estimators' parameters in their warnings, as the command's flags.
+PARAMETER_FLAGS = (("max_epochs=", "--epochs "), ("class_weight='balanced'",
+                   "--class-weight balanced"), ("tol=None", "--tol none"), ("tol=", "--tol "),
+                   ("more local_iters", "a larger --local-iters"))
+
+
+def in_flag_terms(message: str, outcome: Any) -> str:
+    """A fit's warning with its advice for Python users (scikit-learn scalers, parameters)
+    replaced by what a command-line user can do."""
+    if outcome is not None:
+        from dsvm.training.outcome import api_advice
+
+        for estimator in ("SVMClassifier", "SVMRegressor"):
+            message = message.replace(api_advice(outcome, estimator), cli_advice(outcome))
+    for parameter, flag in PARAMETER_FLAGS:
+        message = message.replace(parameter, flag)
+    return message
 
 
 def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
