@@ -142,6 +142,7 @@ def test_cli_tol_default_is_the_estimators():
     assert DEFAULT_TOL == SVMClassifier().tol == SVMRegressor().tol
 
 
+@pytest.mark.distributed
 def test_cli_failed_fit_exits_2_and_saves_only_with_keep_failed(tmp_path, cancer, capsys,
                                                                  process_cluster):
     X, y = cancer
