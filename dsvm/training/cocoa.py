@@ -162,7 +162,7 @@ def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
     warnings.warn(
         f"{spec.estimator}(solver='cocoa') stopped at max_epochs={spec.max_epochs} with a "
         f"relative duality gap of {gaps[-1]:.3g}, above tol={spec.tol}: it has not "
-        f"converged.{why}", ConvergenceWarning, stacklevel=5)
+        f"converged.{why}", ConvergenceWarning, stacklevel=6)  # (the user's call of fit)
 
 
 def resumable(spec: FitSpec, source: Any) -> Any:

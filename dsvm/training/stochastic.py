@@ -177,7 +177,7 @@ def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
     """The end of a fit: why it stopped, the published model measured on the training rows
     (:mod:`dsvm.training.outcome`, one evaluation pass), reported; and the
     ``ConvergenceWarning`` of a fit that ran out of epochs while still improving (not for a
-    failed one: the estimator raises for it)."""
+    failed one: the estimator warns ``FitFailedWarning`` for it)."""
     if not record.converged:
         record.stop_reason = max_epochs_reason(spec)
     penalized = getattr(spec.make_solver(record.n_samples), "predictor", None) is None
@@ -189,7 +189,7 @@ def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
             f"{spec.estimator} stopped at max_epochs={spec.max_epochs} while its objective still "
             f"improved by more than tol={spec.tol} (relative) within {spec.n_iter_no_change} "
             "epochs; it has not converged: consider more epochs.", ConvergenceWarning,
-            stacklevel=5)
+            stacklevel=6)  # (the user's call of fit)
     return record
 
 
