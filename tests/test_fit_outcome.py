@@ -9,6 +9,7 @@ on scikit-learn's bundled data, as the issue reported them.
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -158,6 +159,15 @@ def test_cli_failed_fit_exits_2_and_saves_only_with_keep_failed(tmp_path, cancer
     assert not out.exists()
     assert main([*argv, "--keep-failed"]) == 2
     assert out.exists() and "saved anyway" in capsys.readouterr().err
+    # a fit that works: the saved line's objective is what `dsvm eval` measures
+    scaled = (X - X.mean(axis=0)) / X.std(axis=0)
+    dsvm.write_arrays(tmp_path / "scaled.zarr", scaled, y, chunk_rows=200)
+    argv[1], argv[3] = str(tmp_path / "scaled.zarr"), str(tmp_path / "ok.dsvm")
+    assert main(argv) == 0
+    saved = capsys.readouterr().out
+    assert main(["eval", str(tmp_path / "ok.dsvm"), str(tmp_path / "scaled.zarr"), "--json"]) == 0
+    objective = json.loads(capsys.readouterr().out)["objective"]
+    assert f"objective {objective:.6f} on the training data" in saved, (saved, objective)
 
 
 def test_cli_warnings_give_flags_not_python_advice():
