@@ -145,8 +145,7 @@ def stop_reason(spec: FitSpec, record: FittedModel) -> str:
     if record.converged:
         return (f"tol met: the relative duality gap {gap:.3g} of the model epoch "
                 f"{record.n_iter} started from is at most tol={spec.tol:g}")
-    rule = "" if spec.tol is not None else " (tol=None: no stopping rule)"
-    return f"max_epochs={spec.max_epochs} reached{rule}, relative duality gap {gap:.3g}"
+    return f"{outcome.max_epochs_reason(spec)}, relative duality gap {gap:.3g}"
 
 
 def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:

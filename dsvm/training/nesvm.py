@@ -155,8 +155,7 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
 
 def _stop_reason(spec: FitSpec, result: Any) -> str:
     if not result.converged:
-        rule = "" if spec.tol is not None else " (tol=None: no stopping rule)"
-        return f"max_epochs={spec.max_epochs} data passes reached{rule}"
+        return outcome.max_epochs_reason(spec, "data passes")
     patience = max(spec.n_iter_no_change, MIN_PATIENCE)
     return (f"tol met: the exact objective of the best point did not improve on its best by "
             f"more than tol={spec.tol:g} (relative) for {patience} passes")

@@ -165,6 +165,12 @@ class FitOutcome:
         return f"standard deviation {self.target_spread:.3g}" if self.target_spread else ""
 
 
+def max_epochs_reason(spec: FitSpec, unit: str = "") -> str:
+    """Why a fit that ran all its epochs (``unit``: "data passes" for NESVM) stopped."""
+    rule = "" if spec.tol is not None else " (tol=None: no stopping rule)"
+    return f"max_epochs={spec.max_epochs}{' ' + unit if unit else ''} reached{rule}"
+
+
 def api_advice(outcome: FitOutcome, estimator: str) -> str:
     """What to do, in Python terms."""
     if outcome.cause == "targets":

@@ -166,12 +166,6 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
     return record
 
 
-def max_epochs_reason(spec: FitSpec) -> str:
-    """Why a fit that ran all its epochs stopped."""
-    rule = "" if spec.tol is not None else " (tol=None: no stopping rule)"
-    return f"max_epochs={spec.max_epochs} reached{rule}"
-
-
 def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
            warn: bool) -> FittedModel:
     """The end of a fit: why it stopped, the published model measured on the training rows
@@ -179,7 +173,7 @@ def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
     ``ConvergenceWarning`` of a fit that ran out of epochs while still improving (not for a
     failed one: the estimator warns ``FitFailedWarning`` for it)."""
     if not record.converged:
-        record.stop_reason = max_epochs_reason(spec)
+        record.stop_reason = outcome.max_epochs_reason(spec)
     penalized = getattr(spec.make_solver(record.n_samples), "predictor", None) is None
     record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason,
                                      penalized=penalized)
