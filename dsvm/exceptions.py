@@ -42,6 +42,8 @@ def __getattr__(name: str) -> Any:
     # ``warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)`` cover dsvm's), but
     # importing scikit-learn costs over a second: it is made on first use, not when the command
     # line imports this module for its error classes.
+    if name in globals():  # (made by an earlier call)
+        return globals()[name]
     if name == "ConvergenceWarning":
         from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 
@@ -50,6 +52,18 @@ def __getattr__(name: str) -> Any:
             "__doc__": "A fit ended without converging: it stopped at ``max_epochs`` while "
                        "still improving by more than ``tol``, or its model is worse than "
                        "predicting a constant (unscaled features, diverging steps).",
+        })
+        globals()[name] = cls
+        return cls
+    if name == "FitFailedWarning":
+        cls = type("FitFailedWarning", (__getattr__("ConvergenceWarning"),), {
+            "__module__": __name__,
+            "__doc__": "A fit failed: its model predicts no better than a constant and its "
+                       "objective did not come down from the zero model's (unscaled features, "
+                       "targets in large units, diverging steps); see dsvm.training.outcome. "
+                       "The model is published with ``outcome_.failed`` True; "
+                       "``warnings.simplefilter('error', FitFailedWarning)`` makes it an "
+                       "error; ``dsvm train`` exits 2 and saves nothing without --keep-failed.",
         })
         globals()[name] = cls
         return cls

@@ -60,3 +60,19 @@ def test_asset_star_on_a9a_ends_near_the_optimum_or_warns():
              ) / liblinear_objective(X, y, alpha) - 1.0
     warned = any(issubclass(c.category, ConvergenceWarning) for c in caught)
     assert above <= 0.02 or (clf.n_iter_ == 70 and warned), (above, clf.n_iter_, warned)
+
+
+def test_the_rule_says_why_it_stopped():
+    """A fit stopped by tol showed no reason, and its tracked objective was hidden."""
+    rule = StoppingRule(1e-3, 3, [])
+    record = {}
+    for epoch, value in enumerate([2.0, 1.5, 1.5, 1.5, 1.5], 1):
+        record = {"epoch": epoch, "objective": 9.0, "sample_objective": value,
+                  "returned_model": "average", "sample_rows": 4096}
+        stopped = rule.observe_record(record)
+    assert stopped
+    assert rule.reason(record) == (
+        "tol met: the objective of the returned model on a 4,096-row sample of the training "
+        "rows did not improve on its best by more than tol=0.001 (relative) for 3 epochs")
+    held_out = StoppingRule(0.0, 3, [], key="holdout_objective")
+    assert held_out.reason(record).startswith("early stopping: the objective on the held-out")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 from dsvm.cli.common import (
@@ -21,6 +22,9 @@ from dsvm.cli.common import (
 # With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
 # regressor. (A dataset records its classes only up to 1000 distinct values; beyond, none.)
 MAX_CLASSES_FOR_AUTO = 100
+
+# --tol's default is the estimators' (the same stopping rule from the shell and from Python).
+DEFAULT_TOL = 1e-3
 
 
 def resolve_task(task: str, dataset: Any) -> str:
@@ -108,17 +112,85 @@ def cmd_train(args: argparse.Namespace) -> int:
             from dsvm.cli.jobs import submit_detached
 
             return submit_detached(args, est, dataset, validation)
-        est.fit(dataset, validation=validation, resume=args.resume)
+        fit_in_flag_terms(est, dataset, validation, args.resume)
     finally:
         close_client(client)
+    outcome = getattr(est, "outcome_", None)
+    if outcome is not None and outcome.failed:
+        return report_failed_fit(args, est, outcome)
     est.save(args.out)
+    print(saved_line(args, est, task))
+    return 0
+
+
+def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> None:
+    """Fit; the fit's warnings follow it, their advice in the command's flags (a failed fit's
+    is left out: the command reports it, exit 2)."""
+    from dsvm.exceptions import FitFailedWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        est.fit(dataset, validation=validation, resume=resume)
+    outcome = getattr(est, "outcome_", None)
+    for warning in caught:
+        if not issubclass(warning.category, FitFailedWarning):
+            print(f"dsvm train: warning: {in_flag_terms(str(warning.message), outcome)}",
+                  file=sys.stderr)
+
+
+# The estimators' parameters in their warnings, as the command's flags.
+PARAMETER_FLAGS = (("max_epochs=", "--epochs "), ("class_weight='balanced'",
+                   "--class-weight balanced"), ("tol=None", "--tol none"), ("tol=", "--tol "),
+                   ("more local_iters", "a larger --local-iters"))
+
+
+def in_flag_terms(message: str, outcome: Any) -> str:
+    """A fit's warning with its advice for Python users (scikit-learn scalers, parameters)
+    replaced by what a command-line user can do."""
+    if outcome is not None:
+        from dsvm.training.outcome import api_advice
+
+        for estimator in ("SVMClassifier", "SVMRegressor"):
+            message = message.replace(api_advice(outcome, estimator), cli_advice(outcome))
+    for parameter, flag in PARAMETER_FLAGS:
+        message = message.replace(parameter, flag)
+    return message
+
+
+def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
+    """What the saved model is: its epochs, its objective on the training data (measured
+    after the last epoch, what `dsvm eval` prints), and its last validation score."""
     last = est.history_[-1]
     what = "validation R^2" if task == "regression" else "validation accuracy"
-    print(f"saved {args.out}: {'regressor, ' if task == 'regression' else ''}{est.n_iter_} "
-          f"epochs, objective estimate {last['objective']:.6f}"
-          + (f", {what} {last['val_accuracy']:.4f}"
-             if last.get("val_accuracy") is not None else ""))
-    return 0
+    outcome = getattr(est, "outcome_", None)
+    measured = "" if outcome is None or outcome.objective is None else \
+        f", objective {outcome.objective:.6f} on the training data"
+    return (f"saved {args.out}: {'regressor, ' if task == 'regression' else ''}{est.n_iter_} "
+            f"epochs{measured}"
+            + (f", {what} {last['val_accuracy']:.4f}"
+               if last.get("val_accuracy") is not None else ""))
+
+
+def cli_advice(outcome: Any) -> str:
+    """What a command-line user can do about a failed fit (dsvm does not scale data yet)."""
+    if outcome.cause == "targets":
+        return (f"the labels are in large units ({outcome.spread_text()}): divide them by "
+                "about that before `dsvm convert`")
+    return ("the features are probably not on a common scale: rescale each column to about "
+            "[-1, 1] before `dsvm convert`, or try a larger --alpha")
+
+
+def report_failed_fit(args: argparse.Namespace, est: Any, outcome: Any) -> int:
+    """Exit 2 with one line saying why and what to do; the model is saved only with
+    --keep-failed."""
+    kept = ""
+    if args.keep_failed:
+        est.save(args.out)
+        kept = f"; saved anyway to {args.out} (--keep-failed)"
+    else:
+        kept = f"; nothing saved (--keep-failed saves the model to {args.out} anyway)"
+    print(f"dsvm train: error: the fit failed: {outcome.problem()}. Likely cause: "
+          f"{cli_advice(outcome)}{kept}", file=sys.stderr)
+    return 2
 
 
 def _add_task_args(p: argparse.ArgumentParser) -> None:
@@ -158,11 +230,22 @@ def _class_weight(text: str) -> str | dict[float, float]:
             f"expected 'balanced' or LABEL:WEIGHT pairs such as '1:5,-1:1', got {text!r}") from None
 
 
+def _tol(text: str) -> float | None:
+    """A relative tolerance, or 'none' (tol=None: no stopping rule)."""
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
+
+
 def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--tol", type=float, default=None,
+    p.add_argument("--tol", type=_tol, default=DEFAULT_TOL,
                    help="stop when the objective improved by less than this (relative) for "
-                        "--n-iter-no-change epochs (default: run all epochs)")
+                        f"--n-iter-no-change epochs (default {DEFAULT_TOL:g}, as in Python; "
+                        "'none': run all --epochs)")
     p.add_argument("--n-iter-no-change", type=int, default=3, metavar="N",
                    help="epochs without improvement before --tol or --early-stopping stops")
     p.add_argument("--early-stopping", action="store_true",
@@ -225,6 +308,8 @@ def add_train_command(sub: Any) -> None:
                    help="continue from --checkpoint if it exists (else start from scratch)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out model (and start --checkpoint over)")
+    p.add_argument("--keep-failed", action="store_true",
+                   help="save the model of a failed fit anyway (the command still exits 2)")
     p.add_argument("--detach", action="store_true",
                    help="run the fit as a job on the cluster (needs --scheduler); print its id")
     add_cluster_args(p)

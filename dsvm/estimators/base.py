@@ -19,7 +19,12 @@ from dsvm._validation import validate_params
 from dsvm.distributed.sources import map_source
 from dsvm.estimators import persistence
 from dsvm.estimators.prediction import decision_arrays, decision_dask, decision_frame
-from dsvm.estimators.validation import check_fit_input, check_predict_input
+from dsvm.estimators.validation import (
+    check_fit_input,
+    check_partial_fit_classes,
+    check_predict_input,
+    labels_to_check,
+)
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import FitSpec, FittedModel, evaluation
@@ -35,9 +40,11 @@ from dsvm.training.inputs import (
     source_of,
 )
 from dsvm.training.kernel_maps import check_kernel_solver
+from dsvm.training.outcome import check as check_outcome
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
-           "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record")
+           "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record",
+           "outcome_", "stop_reason_")
 
 
 # scikit-learn's checks that a stochastic estimator cannot pass, each with its reason (given to
@@ -124,6 +131,9 @@ class SVMBase(BaseEstimator):
         self.seed_ = record.seed
         self.n_streams_ = record.n_streams
         self.n_samples_fit_ = record.n_samples
+        self.stop_reason_ = record.stop_reason
+        if record.outcome is not None:  # a fit's; partial_fit keeps the last fit's
+            self.outcome_ = record.outcome
 
     def _fit(self, X: Any, y: Any, sample_weight: Any, validation: Any, init: Any,
              resume: bool) -> SVMBase:
@@ -133,10 +143,13 @@ class SVMBase(BaseEstimator):
             self._reset()
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, X, y, sample_weight, reset=True)
-        record = _training.fit(self._spec(), X, y, sample_weight=sample_weight,
+        spec = self._spec()
+        record = _training.fit(spec, X, y, sample_weight=sample_weight,
                                validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
         self._keep_hashing(hashing_of(X))
+        # a failed fit warns (FitFailedWarning); its model is published for inspection
+        check_outcome(spec, record.outcome, stacklevel=3)
         return self
 
     def _keep_hashing(self, spec: dict[str, Any] | None) -> None:
@@ -148,6 +161,8 @@ class SVMBase(BaseEstimator):
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any,
                      validation: Any) -> SVMBase:
         self._validate()
+        if self._task == "classification":  # scikit-learn's rules for classes=
+            check_partial_fit_classes(self, labels_to_check(X, y), classes)
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, X, y, sample_weight,
                                                   reset=not hasattr(self, "_fit_record"))

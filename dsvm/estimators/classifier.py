@@ -3,6 +3,12 @@
 Input decides where training runs (dask-ml's rule): NumPy/SciPy arrays train in this process;
 a dataset path/URL, a :class:`dsvm.Dataset` or dask arrays train on a Dask cluster (the given
 ``client``, else the active Client, else an embedded LocalCluster closed afterwards).
+
+A fit whose model predicts no better than the majority class while its objective did not come
+down from the zero model's (unscaled features, diverging steps) warns ``FitFailedWarning`` (a
+``ConvergenceWarning``) naming the cause and the fix, and sets ``outcome_.failed``; a model at
+the majority rate whose objective came down warns ``ConvergenceWarning``. See
+:mod:`dsvm.training.outcome`.
 """
 
 from __future__ import annotations
@@ -176,10 +182,10 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         Per epoch: epoch, objective, train_loss, val_accuracy, seconds, rows_per_s, n_rows, t,
         extrapolated (averaged Pegasos: whether the model after that epoch is its average's
         Richardson extrapolation, see :mod:`dsvm.solvers.extrapolation`; None for the others).
-        ``train_loss`` is progressive (each row's loss at the iterate before its step, free to
-        compute during the pass) and ``objective`` = alpha/2 ||w||^2 + train_loss: an estimate
-        that runs above the objective of the returned (averaged) model, which
-        :meth:`evaluate` computes exactly with one more pass.
+        ``train_loss`` and ``objective`` (alpha/2 ||w||^2 + train_loss) are progressive (the
+        iterates' losses during the pass); ``sample_objective`` is the returned model's at the
+        epoch's start, on ``sample_rows`` rows. ``outcome_`` / ``stop_reason_``: the published
+        model measured once after ``fit``, and why it stopped (:mod:`dsvm.training.outcome`).
         ``solver="nesvm"``: per pass, ``objective`` is the exact true (unsmoothed) objective of
         the model the fit returns at that point, ``smoothed_objective`` / ``iterate_objective``
         the smoothed / true objective at the iterate w^k, ``smoothed_objective_y`` the smoothed
@@ -287,8 +293,8 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
                     sample_weight: Any = None, validation: Any = None) -> SVMClassifier:
         """One epoch over the data, continuing the schedule and state of earlier calls.
 
-        ``classes``: every label of the problem, on the first call (the first chunk of a
-        stream may not hold them all).
+        ``classes``: every label of the problem, required on the first call as in scikit-learn
+        (the first chunk of a stream may not hold them all); a label outside them is an error.
         """
         self._partial_fit(X, y, classes, sample_weight, validation)
         return self

@@ -58,6 +58,11 @@ class SVMRegressor(RegressorMixin, SVMBase):
     n_features_in_, n_iter_, t_, history_
         As in :class:`dsvm.SVMClassifier` (``history_[i]["val_accuracy"]`` holds the
         validation R^2).
+    outcome_, stop_reason_
+        The published model measured once after ``fit`` (objective, training R^2, the targets'
+        spread) and why the fit stopped. A fit whose training R^2 is at most 0 (no better than
+        predicting the mean; targets in large units, unscaled features) warns
+        ``FitFailedWarning`` naming the cause and the fix (:mod:`dsvm.training.outcome`).
 
     Examples
     --------

@@ -103,3 +103,44 @@ def check_predict_input(est: Any, X: Any) -> Any:
                       ensure_all_finite=False)
     check_finite(X)
     return X
+
+
+def check_partial_fit_classes(est: Any, y: Any, classes: Any) -> None:
+    """scikit-learn's rules for ``classes`` in ``partial_fit``: required on the first call, the
+    same set on later ones, at least two of them, and every label of ``y`` among them (``y``
+    in memory, or the labels a dataset records; None: not known here, checked per chunk)."""
+    fitted = getattr(est, "classes_", None) if hasattr(est, "_fit_record") else None
+    if fitted is None and classes is None:
+        raise ValueError("classes must be passed on the first call to partial_fit (every label "
+                         "of the problem: the first data may not hold them all).")
+    if classes is not None:
+        given = np.unique(np.asarray(classes))
+        if fitted is not None and not np.array_equal(given, np.asarray(fitted)):
+            raise ValueError(f"`classes={given.tolist()}` is not the same as on the first call "
+                             f"to partial_fit, was: {np.asarray(fitted).tolist()}.")
+        if fitted is None and len(given) < 2:
+            raise ValueError(f"classes={given.tolist()} given to partial_fit has one class only; "
+                             "a classifier needs every label of the problem (at least two).")
+    known = np.asarray(fitted if fitted is not None else np.unique(np.asarray(classes)))
+    if y is None:
+        return
+    labels = np.unique(np.asarray(y))
+    if known.dtype.kind not in "biuf" or labels.dtype.kind not in "biuf":
+        known, labels = known.astype(str), labels.astype(str)
+    outside = labels[~np.isin(labels, known)]
+    if outside.size:
+        where = "given to partial_fit" if fitted is None else "of the first partial_fit call"
+        raise ValueError(f"y has label {outside.tolist()[0]!r} ({outside.size} label(s) in all), "
+                         "which is "
+                         f"not among the classes {known.tolist()} {where}; pass every label of "
+                         "the problem as classes= on the first call.")
+
+
+def labels_to_check(X: Any, y: Any) -> Any:
+    """The labels ``partial_fit`` can check against its classes before any work: ``y`` in
+    memory (a dataset's or a dask array's labels are checked per chunk by the tasks)."""
+    from dsvm.training.inputs import is_dask_collection, is_dataset_ref
+
+    if y is None or is_dataset_ref(X) or is_dask_collection(y):
+        return None
+    return np.asarray(y).ravel()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from typing import Any, cast
 
 import numpy as np
@@ -29,9 +30,11 @@ from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.distributed.cocoa_tasks import CocoaRound
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
+from dsvm.training import outcome
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
 from dsvm.training.engines import engine_for
 from dsvm.training.inputs import source_of
@@ -121,7 +124,44 @@ def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
         finally:
             if temporary:
                 remove_store(url)
-        return publish(record, solver, source.dtype)
+        record = publish(record, solver, source.dtype)
+        record.stop_reason = stop_reason(spec, record)
+        record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
+    outcome.report(spec, record.outcome)
+    if spec.tol is not None and not record.converged and not record.outcome.failed:
+        warn_not_converged(spec, record)
+    return record
+
+
+# A relative duality gap still above this after max_epochs: the dual has hardly moved from
+# zero (raw breast-cancer features: 1.0 every epoch), which unscaled features cause.
+STUCK_GAP = 0.5
+
+
+def stop_reason(spec: FitSpec, record: FittedModel) -> str:
+    if not record.history:
+        return "no epoch run"
+    gap = record.history[-1]["relative_gap"]
+    if record.converged:
+        return (f"tol met: the relative duality gap {gap:.3g} of the model epoch "
+                f"{record.n_iter} started from is at most tol={spec.tol:g}")
+    return f"{outcome.max_epochs_reason(spec)}, relative duality gap {gap:.3g}"
+
+
+def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
+    """CoCoA+ ran out of epochs with its duality gap above tol: say so, and name unscaled
+    features when the gap never came down."""
+    gaps = [h["relative_gap"] for h in record.history]
+    if not gaps:
+        return
+    stuck = min(gaps) > STUCK_GAP
+    why = (f" The gap stayed above {STUCK_GAP} in every epoch: "
+           f"{outcome.api_advice(record.outcome, spec.estimator)}."
+           if stuck else " Consider more epochs (or more local_iters).")
+    warnings.warn(
+        f"{spec.estimator}(solver='cocoa') stopped at max_epochs={spec.max_epochs} with a "
+        f"relative duality gap of {gaps[-1]:.3g}, above tol={spec.tol}: it has not "
+        f"converged.{why}", ConvergenceWarning, stacklevel=6)  # (the user's call of fit)
 
 
 def resumable(spec: FitSpec, source: Any) -> Any:

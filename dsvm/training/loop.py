@@ -49,6 +49,7 @@ class LoopResult:
     state: SolverState
     history: list[dict[str, Any]] = field(default_factory=list)
     converged: bool = False
+    stop_reason: str = ""
 
 
 def tracked_objective(record: dict[str, Any]) -> float | None:
@@ -130,6 +131,21 @@ class StoppingRule:
         patience = max(self.patience, math.ceil(horizon / LAST_ITERATE_PATIENCE))
         return self.tol is not None and self.stale >= patience
 
+    def reason(self, record: dict[str, Any]) -> str:
+        """Why the fit stopped at ``record`` (which stopped it), in words."""
+        patience = max(self.patience, math.ceil(self.horizon(record) / LAST_ITERATE_PATIENCE))
+        unchanged = (f"did not improve on its best by more than tol={self.tol:g} (relative) "
+                     f"for {patience} epochs")
+        if self.key is not None:
+            return f"early stopping: the objective on the held-out chunks {unchanged}"
+        if record.get("returned_model") == "average" and record.get("sample_objective") is not None:
+            rows = record.get("sample_rows")
+            sample = f"a {rows:,}-row sample" if rows else "a fixed sample"
+            what = f"the objective of the returned model on {sample} of the training rows"
+        else:
+            what = "the progressive objective of the last iterate"
+        return f"tol met: {what} {unchanged}"
+
     def may_stop_next(self) -> bool:
         """Whether the next epoch's record could stop the fit (the patience is never below
         ``n_iter_no_change``): if not, the epoch after it is needed whatever it shows."""
@@ -180,6 +196,7 @@ def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
         # and what that model was ("average", "iterate" or "pending")
         "sample_objective": summary.sampled[0],
         "returned_model": summary.sampled[1],
+        "sample_rows": stats.probe_rows,
         "train_loss": loss_mean,
         "val_accuracy": val,
         "seconds": seconds,
@@ -244,7 +261,7 @@ def run_epochs(
     tol = plan.tol if holdout is None else (plan.tol or 0.0)
     rule = StoppingRule(tol, plan.n_iter_no_change, history,
                         key="holdout_objective" if holdout is not None else None)
-    converged = False
+    converged, reason = False, f"{n_epochs} epoch(s) run"
     if plan.window_note and first_epoch == 0:
         progress.note(f"shuffle window: {plan.window_note}")
     held, anchored = engine.hold(Outcome(state), name="state"), first_epoch
@@ -280,7 +297,8 @@ def run_epochs(
             progress.update(record)
             converged = rule.observe_record(record)
             if converged:
-                logger.info("converged after epoch %d (tol=%g)", epoch + 1, plan.tol)
+                reason = rule.reason(record)
+                logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
                 on_epoch(state, history, converged)
             if converged:
@@ -291,4 +309,4 @@ def run_epochs(
         if pending is not None:  # (an error, or an interrupt, while it was in flight)
             engine.release(pending.outcome, pending.summary)
         progress.close()
-    return LoopResult(state=state, history=history, converged=converged)
+    return LoopResult(state=state, history=history, converged=converged, stop_reason=reason)

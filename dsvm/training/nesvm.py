@@ -22,6 +22,7 @@ from dsvm.exceptions import ConvergenceWarning
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
 from dsvm.solvers.nesvm_run import nesvm_minimize
+from dsvm.training import outcome
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import check_validation_features, evaluate
@@ -131,20 +132,33 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
             result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
         finally:
             progress.close()
-    dtype = source.dtype
-    state = SolverState(coef=result.coef.astype(dtype), intercept=result.intercept.astype(dtype),
-                        t=float(result.n_passes))
-    if spec.tol is not None and not result.converged:
+        dtype = source.dtype
+        state = SolverState(coef=result.coef.astype(dtype),
+                            intercept=result.intercept.astype(dtype), t=float(result.n_passes))
+        record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
+                             classes=shown, class_values=values,
+                             n_features_in=input_features(source),
+                             n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
+                             history=result.history, converged=bool(result.converged),
+                             feature_names=getattr(source, "feature_names", None),
+                             stop_reason=_stop_reason(spec, result))
+        record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
+    outcome.report(spec, record.outcome)
+    if spec.tol is not None and not result.converged and not record.outcome.failed:
         warnings.warn(
             f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
             f"while its objective still improved by more than tol={spec.tol} (relative) within "
             f"{spec.n_iter_no_change} passes; consider more passes.",
             ConvergenceWarning, stacklevel=5)
-    return FittedModel(coef=state.coef, intercept=state.intercept, state=state, classes=shown,
-                       class_values=values, n_features_in=input_features(source),
-                       n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
-                       history=result.history, converged=bool(result.converged),
-                       feature_names=getattr(source, "feature_names", None))
+    return record
+
+
+def _stop_reason(spec: FitSpec, result: Any) -> str:
+    if not result.converged:
+        return outcome.max_epochs_reason(spec, "data passes")
+    patience = max(spec.n_iter_no_change, MIN_PATIENCE)
+    return (f"tol met: the exact objective of the best point did not improve on its best by "
+            f"more than tol={spec.tol:g} (relative) for {patience} passes")
 
 
 def _text_of(warm: Any) -> np.ndarray | None:

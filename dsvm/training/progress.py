@@ -15,12 +15,31 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 
+def _objectives(record: dict[str, Any]) -> list[str]:
+    """The objectives an epoch's line shows, each named for the model it measures: none of
+    them is the published model's (that is measured once, after the last epoch:
+    :mod:`dsvm.training.outcome`)."""
+    if "iterate_objective" in record:  # NESVM: exact passes; the best point is returned
+        return [f"objective {record['objective']:.6f} (exact, the best point so far: the "
+                "returned model)",
+                f"iterate objective {record['iterate_objective']:.6f}",
+                f"iterate loss {record['train_loss']:.6f}"]
+    if "relative_gap" in record:  # CoCoA+: measured while the epoch read its rows
+        return [f"objective {record['objective']:.6f} (the model this epoch started from)",
+                f"relative duality gap {record['relative_gap']:.3g}"]
+    parts = []
+    sampled = record.get("sample_objective")
+    if sampled is not None:
+        rows = record.get("sample_rows")
+        sample = f"{rows:,}-row sample" if rows else "row sample"
+        before = f"after epoch {record['epoch'] - 1}" if record["epoch"] > 1 else "at the start"
+        parts.append(f"objective {sampled:.6f} (the model {before}, {sample})")
+    parts.append(f"progressive objective {record['objective']:.6f} (iterates during the pass)")
+    return parts
+
+
 def format_epoch(record: dict[str, Any]) -> str:
-    parts = [
-        f"epoch {record['epoch']:>3}",
-        f"objective {record['objective']:.6f}",
-        f"train loss {record['train_loss']:.6f}",
-    ]
+    parts = [f"epoch {record['epoch']:>3}", *_objectives(record)]
     if record.get("val_accuracy") is not None:
         parts.append(f"val acc {record['val_accuracy']:.4f}")
     if record.get("holdout_objective") is not None:
@@ -66,7 +85,8 @@ class EpochProgress:
             if self.verbose >= 1:
                 print(line, file=sys.stderr, flush=True)
             return
-        postfix = {"obj": f"{record['objective']:.5f}"}
+        sampled = record.get("sample_objective")  # (the returned model's, lagging an epoch)
+        postfix = {"obj": f"{record['objective'] if sampled is None else sampled:.5f}"}
         if record.get("val_accuracy") is not None:
             postfix["val_acc"] = f"{record['val_accuracy']:.4f}"
         self.bar.set_postfix(postfix)

@@ -40,6 +40,8 @@ class FittedModel:
     resolved: dict[str, Any] = field(default_factory=dict)  # e.g. gamma="scale" -> its value
     class_weight: np.ndarray | None = None  # per class, in the order of ``classes``
     feature_names: list[str] | None = None  # a DataFrame's columns (feature_names_in_)
+    stop_reason: str = ""  # why the last fit (or partial_fit) stopped, in words
+    outcome: Any = None  # a fit's training.outcome.FitOutcome (None after partial_fit)
 
     @property
     def n_iter(self) -> int:

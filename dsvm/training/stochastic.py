@@ -15,7 +15,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from dsvm.distributed.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
-from dsvm.training import kernel_maps
+from dsvm.training import kernel_maps, outcome
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
@@ -143,7 +143,7 @@ def epoch_callback(fit: Fit) -> Callable[[SolverState, list, bool], None] | None
     return on_epoch
 
 
-def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool) -> FittedModel:
+def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel:
     """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
@@ -163,42 +163,29 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any, *, warn: bool)
         on_epoch=epoch_callback(fit))
     record = publish(record, result.state, solver, history=result.history,
                      converged=result.converged)
-    if not warn_if_failed(spec, record) and warn and not result.converged and n_epochs > 1:
+    record.stop_reason = result.stop_reason
+    return record
+
+
+def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
+           warn: bool) -> FittedModel:
+    """The end of a fit: why it stopped, the published model measured on the training rows
+    (:mod:`dsvm.training.outcome`, one evaluation pass), reported; and the
+    ``ConvergenceWarning`` of a fit that ran out of epochs while still improving (not for a
+    failed one: the estimator warns ``FitFailedWarning`` for it)."""
+    if not record.converged:
+        record.stop_reason = outcome.max_epochs_reason(spec)
+    penalized = getattr(spec.make_solver(record.n_samples), "predictor", None) is None
+    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason,
+                                     penalized=penalized)
+    outcome.report(spec, record.outcome)
+    if warn and not record.converged and not record.outcome.failed and record.n_iter > 1:
         warnings.warn(
             f"{spec.estimator} stopped at max_epochs={spec.max_epochs} while its objective still "
             f"improved by more than tol={spec.tol} (relative) within {spec.n_iter_no_change} "
             "epochs; it has not converged: consider more epochs.", ConvergenceWarning,
-            stacklevel=6)
+            stacklevel=6)  # (the user's call of fit)
     return record
-
-
-# A model whose sampled objective exceeds twice the starting model's has failed, not merely
-# converged slowly (unscaled data ends orders of magnitude above it: 1.7e4 against 1).
-FAILED_FIT_FACTOR = 2.0
-
-
-def warn_if_failed(spec: FitSpec, record: FittedModel) -> bool:
-    """Warn (and return True) when the fit ends far above the objective of the constant model
-    it started from and is no longer coming down (both measured on the same sample of rows,
-    ``sample_objective``: the first epoch's is the starting model's). On unscaled features the
-    steps overshoot and the model predicts one class, which used to pass silently; a model
-    still on its way down (Pegasos' first averages can sit above the start) is left to the
-    usual convergence check."""
-    sampled = [h.get("sample_objective") for h in record.history]
-    if len(sampled) < 4 or any(v is None for v in sampled[-3:]) or sampled[0] is None:
-        return False
-    last = cast(float, sampled[-1])  # not None: checked above
-    start, objective = float(sampled[0]), float(last)
-    coming_down = objective < 0.9 * min(float(v) for v in sampled[1:-1] if v is not None)
-    if objective <= FAILED_FIT_FACTOR * start or coming_down:
-        return False
-    warnings.warn(
-        f"{spec.estimator} failed to fit: its objective {objective:.4g} is more than twice "
-        f"{start:.4g}, the objective of the constant model it started from. The features are "
-        "probably not scaled (use e.g. sklearn.preprocessing.StandardScaler or MaxAbsScaler), "
-        "or the steps diverged (increase alpha, or try solver='sgd').",
-        ConvergenceWarning, stacklevel=7)
-    return True
 
 
 def publish(record: FittedModel, state: SolverState, solver: Any, *,
@@ -262,10 +249,14 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
         fit = Fit(spec, mapped, record, held)
         remaining = spec.max_epochs - record.n_iter
         if remaining > 0 and not (ckpt is not None and ckpt.converged):
-            return run(fit, engine, remaining, validation, warn=spec.tol is not None)
-        solver = spec.make_solver(record.n_samples)
-        return publish(record, record.state, solver, history=record.history,
-                       converged=record.converged)
+            record = run(fit, engine, remaining, validation)
+        else:
+            solver = spec.make_solver(record.n_samples)
+            record = publish(record, record.state, solver, history=record.history,
+                             converged=record.converged)
+            if record.converged:
+                record.stop_reason = "the checkpoint's fit had converged"
+        return finish(spec, engine, record, source, warn=spec.tol is not None)
 
 
 def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None,
@@ -295,7 +286,10 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
                              f"is expecting {previous.n_features_in} features as input.")
         previous.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-        return run(Fit(spec, mapped, previous), engine, 1, validation, warn=False)
+        record = run(Fit(spec, mapped, previous), engine, 1, validation)
+        record.stop_reason = record.stop_reason if record.converged else "one partial_fit epoch"
+        record.outcome = None  # measured by fit only (one extra pass a call would double it)
+        return record
 
 
 def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
