@@ -40,7 +40,8 @@ def submit_detached(args: argparse.Namespace, clf: Any, dataset: Any, validation
         kwargs = {"validation": validation} if validation is not None else {}
         if args.resume:
             kwargs["resume"] = True
-        job = submit(clf, dataset, client=client, out=os.path.abspath(args.out), **kwargs)
+        job = submit(clf, dataset, client=client, out=os.path.abspath(args.out),
+                     keep_failed=args.keep_failed, **kwargs)
     finally:
         if own:
             client.close()

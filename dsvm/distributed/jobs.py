@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 META_KEY = "dsvm-jobs"
 DATASET_PREFIX = "dsvm-job-"
-FINAL_STATES = ("finished", "error", "cancelled")
+FINAL_STATES = ("finished", "failed", "error", "cancelled")
 
 
 class JobCancelledError(RuntimeError):
@@ -51,8 +51,10 @@ def _cancel_requested(client: Client, job_id: str) -> bool:
 
 
 def _run_job(job_id: str, estimator: Any, X: Any, y: Any, out: str | None,
-             fit_kwargs: dict[str, Any]) -> Any:
-    """The job's task: fit on this cluster, publishing progress after every epoch."""
+             fit_kwargs: dict[str, Any], keep_failed: bool = False) -> Any:
+    """The job's task: fit on this cluster, publishing progress after every epoch. A fit that
+    failed (``outcome_.failed``: no better than a constant model) ends with status "failed",
+    and its model is saved to ``out`` only with ``keep_failed``."""
     from distributed import get_worker, worker_client
 
     with worker_client(separate_thread=True) as client:
@@ -71,7 +73,9 @@ def _run_job(job_id: str, estimator: Any, X: Any, y: Any, out: str | None,
             with epoch_hook(publish):
                 estimator.fit(X, y, **fit_kwargs)
             estimator.client = None
-            if out:
+            outcome = getattr(estimator, "outcome_", None)
+            failed = outcome is not None and outcome.failed
+            if out and (keep_failed or not failed):
                 estimator.save(out)
         except JobCancelledError:
             _set(client, job_id, status="cancelled", finished=time.time())
@@ -82,8 +86,14 @@ def _run_job(job_id: str, estimator: Any, X: Any, y: Any, out: str | None,
             raise
         finally:
             estimator.client = None
-        _set(client, job_id, status="finished", finished=time.time(), epoch=estimator.n_iter_,
-             history=list(estimator.history_), out=out)
+        ended: dict[str, Any] = {"status": "finished"}
+        if failed and outcome is not None:
+            ended = {"status": "failed", "error": f"the fit failed: {outcome.problem()}"
+                     + ("; its model was saved anyway (keep_failed)" if out and keep_failed
+                        else "; nothing saved")}
+        _set(client, job_id, finished=time.time(), epoch=estimator.n_iter_,
+             history=list(estimator.history_), out=out if keep_failed or not failed else None,
+             **ended)
     return estimator
 
 
@@ -105,8 +115,9 @@ def _absolute(X: Any) -> Any:
 
 
 def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | None = None,
-           job_id: str | None = None, **fit_kwargs: Any) -> Job:
-    """Run ``estimator.fit(X, y, **fit_kwargs)`` as a detached job on ``client``'s cluster."""
+           job_id: str | None = None, keep_failed: bool = False, **fit_kwargs: Any) -> Job:
+    """Run ``estimator.fit(X, y, **fit_kwargs)`` as a detached job on ``client``'s cluster;
+    ``keep_failed``: save the model to ``out`` even when the fit failed."""
     if not isinstance(client, Client):
         raise TypeError(f"client must be a distributed.Client; got {type(client).__name__}.")
     job_id = job_id or uuid.uuid4().hex[:12]
@@ -126,7 +137,7 @@ def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | 
         "estimator": repr(est), "cancel": False, "error": None, "out": out,
     }
     client.set_metadata([META_KEY, job_id], record)
-    future = client.submit(_run_job, job_id, est, X, y, out, fit_kwargs,
+    future = client.submit(_run_job, job_id, est, X, y, out, fit_kwargs, keep_failed,
                            key=f"{DATASET_PREFIX}{job_id}", pure=False)
     client.publish_dataset(future, name=f"{DATASET_PREFIX}{job_id}")
     return Job(job_id, client, future)

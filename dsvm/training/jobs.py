@@ -23,16 +23,19 @@ def _client(client: Any) -> Any:
 
 
 def submit(estimator: Any, X: Any, y: Any = None, *, client: Any = None, out: str | None = None,
-           job_id: str | None = None, **fit_kwargs: Any) -> Any:
+           job_id: str | None = None, keep_failed: bool = False, **fit_kwargs: Any) -> Any:
     """Fit ``estimator`` on ``X`` as a job running on the cluster; returns a ``Job``.
 
     The fit's driver runs in a task on a worker, so this process may exit: reconnect with
     :func:`attach`. ``out``: a path (shared by the workers) or URL where the job saves the
-    model when it finishes. ``fit_kwargs`` go to ``fit`` (``validation=...``).
+    model when it finishes, unless the fit failed (no better than a constant model: the job's
+    status is then "failed"; ``keep_failed=True`` saves it anyway). ``fit_kwargs`` go to
+    ``fit`` (``validation=...``).
     """
     from dsvm.distributed.jobs import submit as _submit
 
-    return _submit(estimator, X, y, client=_client(client), out=out, job_id=job_id, **fit_kwargs)
+    return _submit(estimator, X, y, client=_client(client), out=out, job_id=job_id,
+                   keep_failed=keep_failed, **fit_kwargs)
 
 
 def attach(job_id: str, client: Any = None) -> Any:

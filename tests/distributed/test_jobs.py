@@ -133,3 +133,26 @@ def test_job_survives_the_death_of_its_worker(dataset, tmp_path):
             np.testing.assert_array_equal(fitted.coef_, expected.coef_)
     finally:
         cluster.close()
+
+
+def test_a_failed_fit_ends_failed_and_saves_nothing(process_cluster, tmp_path):
+    """A detached fit no better than a constant model (a column of ~1e9 values: unscaled) is
+    not saved as if it succeeded: the job ends "failed" with the reason, and only
+    keep_failed=True writes the model."""
+    from distributed import Client
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(4000, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=4000) > 0, 1.0, -1.0)
+    X[:, 3] = rng.normal(scale=1e9, size=4000)
+    unscaled = dsvm.write_arrays(tmp_path / "u.zarr", X, y, chunk_rows=1000)
+    with Client(process_cluster.address) as client:
+        for keep in (False, True):
+            out = tmp_path / f"model-{keep}.dsvm"
+            job = dsvm.submit(_clf(max_epochs=2), unscaled, client=client, out=str(out),
+                              keep_failed=keep)
+            fitted = job.result(timeout=120)
+            assert fitted.outcome_.failed
+            info = job.info()
+            assert info["status"] == "failed" and "the fit failed" in info["error"]
+            assert out.exists() == keep
