@@ -80,7 +80,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         kwargs["label_column"] = label_column
     if args.fill_missing is not None and not math.isfinite(args.fill_missing):
         raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
-    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits"):
+    for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits",
+                 "drop"):
         if getattr(args, flag) is not None:
             kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
@@ -155,6 +156,9 @@ def add_data_commands(sub: Any) -> None:
                    help="hashed features: 2**B (default 18, like VW's -b)")
     p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
                    help="Parquet: the feature columns (default: all but the label)")
+    p.add_argument("--drop", type=_column_list, default=None, metavar="A,B,...",
+                   help="CSV/TSV/Parquet columns that are not features (an id, a timestamp): "
+                        "not read into the dataset")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
