@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 
 from dsvm import SVMClassifier
 from dsvm.training.inputs import hashed_rows, source_of
@@ -66,6 +67,10 @@ def test_frames_as_users_build_them_line_up_row_for_row(parquet_folder, tmp_path
     source = _lines_up(ddf[["a", "b", "n"]], ddf["label"], 1200)
     assert source.n_features == 3 and source.feature_names == ["a", "b", "n"]
     _lines_up(ddf[["a", "b"]], ddf[["label"]], 1200)  # a one-column frame as y
+    weighted, _ = source_of(ddf[["a"]], ddf["label"], ddf["a"].abs() + 1)
+    for i in range(weighted.n_chunks):
+        block = weighted.read_chunk(i)
+        np.testing.assert_array_equal(block.sample_weight, np.abs(block.X[:, 0]) + 1)
     filtered = dd.read_parquet(parquet_folder, columns=["a", "n", "label", "id"],
                                filters=[("id", ">=", 500)])
     _lines_up(filtered[["a", "n"]], filtered["label"], 700)
@@ -119,6 +124,10 @@ def test_a_pandas_frame_is_hashed_as_convert_hashes_the_same_rows(tmp_path):
     assert clf.hashing_["categorical"] == ["city", "dev"] and clf.hashing_["numeric"] == [
         "a", "b", "n"]
     assert clf.score(frame[FEATURES], frame["label"]) > 0.9
+    with pytest.warns(DataConversionWarning):  # scikit-learn's word on a (n, 1) y
+        one_column = SVMClassifier(random_state=0, max_epochs=3, tol=None).fit(
+            frame[FEATURES], frame[["label"]])
+    np.testing.assert_array_equal(one_column.coef_, clf.coef_)
     frame.to_parquet(tmp_path / "t.parquet")
     ds = dsvm.convert(tmp_path / "t.parquet", tmp_path / "t.zarr", label_column="id",
                       drop=["label"], categorical=["city", "dev"], dtype="float64")
