@@ -101,6 +101,10 @@ def test_missing_values_are_named_or_give_no_token(parquet_folder):
         source_of(ddf[["a", "b"]], ddf["label"])
     with pytest.raises(ValueError, match=r"column 'b', row 170: a missing value"):
         SVMClassifier(max_epochs=1).fit(frame[FEATURES], frame["label"])
+    counts = frame["n"].astype("Int64").where(frame.index != 5)  # pd.NA in a nullable Int64
+    with pytest.raises(ValueError, match=r"partition 0, column 'n', row 5: a missing value"):
+        source_of(dd.from_pandas(frame.assign(n=counts), npartitions=2)[["a", "n"]],
+                  ddf["label"].to_dask_array(lengths=True))
     labels = frame["label"].where(frame.index != 30, None)
     with pytest.raises(ValueError, match=r"partition 0, row 30: missing label"):
         source_of(ddf[["a"]], dd.from_pandas(frame.assign(label=labels), npartitions=2)["label"])
