@@ -64,7 +64,8 @@ class FrameColumns:
         if self.spec is None:
             return values
         converter = BatchConverter(self.numeric, None, self.dtype, None, self.spec)
-        block = converter.block(_record_batch(part, values, self.numeric, self.hashed, where),
+        block = converter.block(_record_batch(by_name(part), values, self.numeric, self.hashed,
+                                              where),
                                 Where(where))
         return sp.csr_matrix((block.data, block.indices, block.indptr),  # type: ignore[union-attr]
                              shape=(block.n_samples, self.spec.n_features))
@@ -97,11 +98,20 @@ def columns_of_hashing(hashing: dict[str, Any]) -> FrameColumns:
     return FrameColumns(numeric, spec)
 
 
+def by_name(part: Any) -> Any:
+    """``part`` with its columns named by text, as the features are (a frame made from a
+    NumPy array has the columns 0, 1, ...)."""
+    if all(isinstance(c, str) for c in part.columns):
+        return part
+    return part.rename(columns=str)
+
+
 def check_missing(part: Any, numeric: list[str], where: str,
                   dtype: Any = np.float64) -> np.ndarray:
     """The numeric columns of ``part`` as a C-ordered array of ``dtype``; a missing or
     infinite value is refused, naming where it is."""
-    values = np.ascontiguousarray(part[numeric].to_numpy(dtype=dtype, na_value=np.nan))
+    values = np.ascontiguousarray(
+        by_name(part)[numeric].to_numpy(dtype=dtype, na_value=np.nan))
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(values.sum()):  # one pass, no mask, in the common case
             return values

@@ -257,7 +257,8 @@ def frame_columns_of(X: Any, hashing: dict[str, Any] | None) -> FrameColumns:
                              "was trained without hashed columns.")
         return columns
     columns = columns_of_hashing(hashing)
-    absent = [c for c in columns.numeric + columns.hashed if c not in X.columns]
+    named = {str(c) for c in X.columns}
+    absent = [c for c in columns.numeric + columns.hashed if c not in named]
     if absent:
         raise ValueError(f"The DataFrame lacks column {absent[0]!r}, which the model's "
                          f"hashing names (numeric {columns.numeric}, hashed "
