@@ -83,7 +83,8 @@ def test_frames_as_users_build_them_line_up_row_for_row(parquet_folder, tmp_path
     _lines_up(merged[["a", "w"]], merged["label"], len(_frame().merge(lookup).dropna()))
     arrays = _frame()[["a", "b"]].to_numpy(dtype=float)  # a frame of an array: columns 0, 1
     unnamed = dd.from_pandas(pytest.importorskip("pandas").DataFrame(arrays), npartitions=2)
-    _lines_up(unnamed[[0, 1]], unnamed[0] > 0, 1200)
+    bools = _lines_up(unnamed[[0, 1]], unnamed[0] > 0, 1200)
+    assert bools.labels.tolist() == [0.0, 1.0]  # counted by the first pass: no second one
     fewer = ddf.repartition(npartitions=3)
     _lines_up(fewer[["a"]], fewer["label"], 1200)
     with pytest.raises(ValueError, match=r"X and y are Dask collections that do not come from "

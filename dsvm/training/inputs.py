@@ -69,7 +69,7 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
                          "numbers.")
-    parts = _summarised_parts(joined, columns, label, weight, text)
+    parts = _summarised_parts(joined, columns, label, weight, text, classify)
     Xa = _stacked(parts, columns.features, (columns.n_features,), columns.dtype,
                   columns.spec is not None)
     if label is not None:
@@ -84,6 +84,8 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
                                        text_classes=text_classes)
     source.feature_names = [str(c) for c in X.columns]
+    if classify and label is not None and not text:  # counted by the first pass
+        source.labels = np.unique(np.concatenate([p.distinct for p in parts]))
     return source, text_classes
 
 
@@ -165,15 +167,16 @@ class _Part:
 
 
 def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
-                      weight: str | None, text: bool) -> list[_Part]:
+                      weight: str | None, text: bool, classify: bool) -> list[_Part]:
     """The non-empty partitions of ``joined`` (one graph), counted and checked on the
-    cluster: only row counts and distinct text labels come back."""
+    cluster: only row counts and distinct class labels come back."""
     import dask
 
     data = joined.to_delayed()
     wheres = [f"Dask DataFrame partition {i}" for i in range(len(data))]
     summaries = dask.compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
-                                                      w) for d, w in zip(data, wheres)))
+                                                      classify, w)
+                               for d, w in zip(data, wheres)))
     parts = [_Part(d, w, n, distinct) for d, w, (n, distinct) in zip(data, wheres, summaries)
              if n]
     if not parts:
@@ -182,13 +185,17 @@ def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
 
 
 def _summary(part: Any, numeric: list[str], label: str | None, weight: str | None,
-             text: bool, where: str) -> tuple[int, np.ndarray]:
-    """(rows, distinct text labels) of a partition, whose values are checked on the way."""
+             text: bool, classify: bool, where: str) -> tuple[int, np.ndarray]:
+    """(rows, distinct class labels: text, or numbers) of a partition, whose values are
+    checked on the way."""
     check_missing(part, numeric, where)
-    distinct = np.zeros(0, dtype=str)
+    distinct = np.zeros(0)
     if label is not None:
         _present(part, label, "label", where)
-        distinct = np.unique(part[label].to_numpy().astype(str)) if text else distinct
+        if text:
+            distinct = np.unique(part[label].to_numpy().astype(str))
+        elif classify:  # (regression targets: as many as rows, not brought back)
+            distinct = np.unique(part[label].to_numpy(dtype=np.float64))
     if weight is not None:
         _present(part, weight, "sample_weight", where)
     return len(part), distinct
