@@ -158,7 +158,7 @@ def _co_aligned(a: Any, b: Any) -> bool:
 
 @dataclass
 class _Part:
-    """One non-empty partition of a frame: its delayed data, rows, distinct text labels."""
+    """One non-empty partition of a frame: its delayed data, rows, distinct class labels."""
 
     data: Any
     where: str
