@@ -95,7 +95,7 @@ def test_frames_as_users_build_them_line_up_row_for_row(parquet_folder, tmp_path
         source_of(ddf[["a"]], other["label"])
 
 
-def test_missing_values_are_named_or_give_no_token(parquet_folder):
+def test_missing_values_are_named_or_give_no_token():
     dd = pytest.importorskip("dask.dataframe")
     frame = _frame(n=300)
     frame.loc[170, "b"] = None  # pd.NA in a nullable Float64 feature
