@@ -94,7 +94,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.fill_missing is not None and not math.isfinite(args.fill_missing):
         raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
     for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits",
-                 "numeric_transform"):
+                 "numeric_transform", "drop"):
         if getattr(args, flag) is not None:
             kwargs[flag] = getattr(args, flag)
     ds = convert(args.src, args.dst, **kwargs)
@@ -173,6 +173,9 @@ def add_data_commands(sub: Any) -> None:
                    help="Criteo, CSV/TSV with --categorical: log1p stores the numeric columns "
                         "as sign(x) log(1+|x|) (counts with heavy tails), none as they are "
                         "(default: log1p for --format criteo, else none)")
+    p.add_argument("--drop", type=_column_list, default=None, metavar="A,B,...",
+                   help="CSV/TSV/Parquet columns that are not features (an id, a timestamp): "
+                        "not read into the dataset")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")

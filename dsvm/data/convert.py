@@ -81,6 +81,7 @@ class _Options:
     hash_bits: int | None = None
     codec: str = DEFAULT_CODEC
     numeric_transform: str | None = None
+    drop: Sequence[int | str] | None = None
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
@@ -111,6 +112,11 @@ class _Options:
                                  f"format='criteo'; {self.name} is read as {self.kind}")
         if self.feature_columns is not None and self.kind != "parquet":
             raise ValueError("feature_columns= is for Parquet input")
+        if self.drop is not None and self.kind not in ("csv", "parquet", "criteo"):
+            raise ValueError(f"drop= is for CSV/TSV and Parquet columns; {self.name} is read "
+                             f"as {self.kind}")
+        if isinstance(self.drop, str):  # one name, not its letters
+            self.drop = [self.drop]
         if self.labels is not None and self.kind != "numpy":
             raise ValueError(
                 f"labels= is for .npy/.npz inputs; {self.name} is read as {self.kind} text, "
@@ -149,7 +155,7 @@ def _open_csv(o: _Options) -> _Opened:
     if o.categorical:
         return _open_table_csv(o)
     source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
-                       storage_options=o.storage_options)
+                       storage_options=o.storage_options, drop=o.drop or ())
     if o.n_features is not None and o.n_features != source.n_features:
         raise ValueError(
             f"{o.name} has {source.n_features} feature columns but n_features={o.n_features}"
@@ -173,7 +179,7 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
         "label_column": o.label_column, "categorical": o.categorical or (),
         "hash_bits": o.hash_bits, "delimiter": o.delimiter, "dtype": o.dtype,
         "storage_options": o.storage_options, "fill_missing": o.fill_missing,
-        "numeric_transform": o.numeric_transform or "none", **preset})
+        "numeric_transform": o.numeric_transform or "none", "drop": o.drop or (), **preset})
     if o.shuffle:
         raise ValueError("shuffle=True is not available with categorical= columns yet; "
                          "convert, then shuffle with dsvm.data.shuffle_dataset")
@@ -206,7 +212,7 @@ def _open_parquet(o: _Options) -> _Opened:
     source = ParquetSource(o.src, label_column=o.label_column, feature_columns=o.feature_columns,
                            fill_missing=o.fill_missing, dtype=o.dtype,
                            storage_options=o.storage_options, categorical=categorical,
-                           hash_bits=o.hash_bits)
+                           hash_bits=o.hash_bits, drop=[str(c) for c in o.drop or ()])
     assert source.n_features is not None
     if o.n_features is not None and o.n_features != source.n_features:
         raise ValueError(
@@ -265,6 +271,7 @@ def convert(
     hash_bits: int | None = None,
     codec: str = DEFAULT_CODEC,
     numeric_transform: str | None = None,
+    drop: Sequence[int | str] | None = None,
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -291,6 +298,9 @@ def convert(
       numeric columns as sign(x) log(1 + |x|) (counts with heavy tails), "none" as they are;
       default "log1p" for Criteo, "none" otherwise. Stored with the hashing spec, so that
       ``dsvm predict`` on raw rows applies it again.
+    - ``drop`` (CSV/TSV, Parquet): columns (names, or positions in a CSV without a header)
+      that are not features, e.g. an id or a timestamp (a huge-valued id slows training
+      30-250x); a name that is not a column is an error naming it.
     - ``n_features``: libsvm: an index above it is an error (default: the largest found).
     - ``chunk_rows``: default sized from the bytes stored per row (see ``auto_chunk_rows``).
     - ``layout``: "auto" keeps dense input dense and makes sparse input dense at density
@@ -310,7 +320,7 @@ def convert(
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,
         delimiter=delimiter, storage_options=storage_options, labeled=labeled,
         feature_columns=feature_columns, fill_missing=fill_missing, format=format,
-        categorical=categorical, hash_bits=hash_bits, codec=codec,
+        categorical=categorical, hash_bits=hash_bits, codec=codec, drop=drop,
         numeric_transform=numeric_transform,
     ))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ class CSVSource:
         self, src: str | os.PathLike[str], *, label_column: int | str | None = 0,
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES,
+        drop: Sequence[int | str] = (),
     ) -> None:
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
@@ -69,8 +70,28 @@ class CSVSource:
                 "(pass delimiter=..., or label_column=None for data without labels)"
             )
         self.label_index = None if label_column is None else self._label_index(label_column)
-        self.n_features: int | None = self.n_cols - self.labeled
+        dropped = {self._column_index(c, "drop= / --drop") for c in drop}
+        self.dropped = sorted(dropped - {self.label_index})
+        if self.n_cols - self.labeled - len(self.dropped) < 1:
+            raise ValueError(f"{self.name}: drop= / --drop {list(drop)} leaves no feature column")
+        self.n_features: int | None = self.n_cols - self.labeled - len(self.dropped)
         self.n_samples: int | None = None
+
+    def _column_index(self, column: int | str, what: str) -> int:
+        """The index of a column given by header name or by position (a digit string too)."""
+        if isinstance(column, str) and (self.columns is None or column not in self.columns) \
+                and column.lstrip("-").isdigit():
+            column = int(column)
+        if isinstance(column, str):
+            if self.columns is None or column not in self.columns:
+                raise ValueError(f"{self.name}: {what} {column!r} is not a column; "
+                                 + (f"the header is {self.columns}" if self.columns else
+                                    "the file has no header (give positions)"))
+            return self.columns.index(column)
+        if not -self.n_cols <= column < self.n_cols:
+            raise ValueError(f"{self.name}: {what} {column} is out of range for "
+                             f"{self.n_cols} columns")
+        return int(column) % self.n_cols
 
     def _label_index(self, label_column: int | str) -> int:
         if isinstance(label_column, str):
@@ -137,10 +158,11 @@ class CSVSource:
                 f"{self.name}, line {lines[r]}: column {c} is {table[r, c]}, not a finite number"
             )
         if self.label_index is None:
-            return DenseBlock(X=np.ascontiguousarray(table, dtype=self.dtype),
+            X = np.delete(table, self.dropped, axis=1) if self.dropped else table
+            return DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype),
                               y=np.full(table.shape[0], np.nan))
         y = table[:, self.label_index].copy()
-        X = np.delete(table, self.label_index, axis=1).astype(self.dtype)
+        X = np.delete(table, [self.label_index, *self.dropped], axis=1).astype(self.dtype)
         return DenseBlock(X=np.ascontiguousarray(X), y=y)
 
     def _raise_row_error(self, buf: bytes, line_offset: int, first_line: int) -> None:

@@ -81,6 +81,7 @@ class ParquetSource:
         feature_columns: Sequence[str] | None = None, fill_missing: float | None = None,
         dtype: Any = np.float32, storage_options: dict | None = None,
         categorical: Sequence[str] = (), hash_bits: int | None = None,
+        drop: Sequence[str] = (),
     ) -> None:
         try:
             import pyarrow.parquet as pq
@@ -99,7 +100,12 @@ class ParquetSource:
             label_column = schema.names[label_column]
         self.label_column = cast("str | None", label_column)  # an index became its name above
         self.labeled = label_column is not None
-        self.categorical = list(categorical)
+        absent = [c for c in drop if c not in schema.names]
+        if absent:
+            raise DataFormatError(f"{self.files[0]}: drop= / --drop {absent[0]!r} is not a column; "
+                                  f"the columns are {list(schema.names)}")
+        self.dropped = set(drop)
+        self.categorical = [c for c in categorical if c not in self.dropped]
         self.columns = self._feature_columns(schema, feature_columns)
         self.spec = hash_spec(self.categorical, hash_bits, self.columns)
         self.sparse = self.spec is not None
@@ -131,6 +137,7 @@ class ParquetSource:
                 f"{schema.field(self.label_column).type}; labels must be numbers")
         skip = {self.label_column, *self.categorical}
         cols = list(given) if given is not None else [c for c in names if c not in skip]
+        cols = [c for c in cols if c not in self.dropped]
         for c in cols:
             if c not in self.categorical and _kind_of(schema.field(c).type) != "numeric":
                 raise DataFormatError(

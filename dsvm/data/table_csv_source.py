@@ -60,7 +60,8 @@ class TableCSVSource:
         categorical: Sequence[int | str] = (), hash_bits: int | None = None,
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, fill_missing: float | None = None,
-        column_names: Sequence[str] | None = None, numeric_transform: str = "none",
+        column_names: Sequence[str] | None = None, drop: Sequence[int | str] = (),
+        numeric_transform: str = "none",
     ) -> None:
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
@@ -83,7 +84,9 @@ class TableCSVSource:
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
         self.label = None if label_column is None else self._column(label_column, "label_column")
         cats = [self._column(c, "categorical") for c in categorical]
-        numeric = [c for c in self.names if c != self.label and c not in cats]
+        dropped = {self._column(c, "drop= / --drop") for c in drop}
+        cats = [c for c in cats if c not in dropped]
+        numeric = [c for c in self.names if c != self.label and c not in cats + list(dropped)]
         self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform)
         self.labeled = self.label is not None
         self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec)
@@ -113,7 +116,8 @@ class TableCSVSource:
                                               skip_rows=self.header_line if self.has_header
                                               else self.header_line - 1),
             parse_options=pcsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True))
+            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
+                                                include_columns=list(types)))
 
     def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
         line = self.header_line + int(self.has_header)

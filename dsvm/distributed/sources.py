@@ -199,6 +199,7 @@ class DaskSource(_ArraysShape):
     y: Any
     sample_weight: Any = None
     feature_names: list[str] | None = None  # a DataFrame's columns
+    labels: np.ndarray | None = None  # the distinct labels, when a first pass counted them
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2:
@@ -228,6 +229,8 @@ class DaskSource(_ArraysShape):
     def label_values(self) -> np.ndarray:
         import dask.array as da
 
+        if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
+            return np.asarray(self.labels, dtype=np.float64)
         # A reduction on the cluster: only the distinct labels come back.
         return np.asarray(da.unique(self.y).compute(), dtype=np.float64)
 

@@ -32,10 +32,14 @@ from dsvm.training import trainer as _training
 from dsvm.training.engines import prediction_engine
 from dsvm.training.inputs import (
     check_hashing,
+    frame_columns_of,
+    frame_hashing,
+    hashed_rows,
     hashing_of,
     is_dask_collection,
     is_dask_frame,
     is_dataset_ref,
+    is_pandas_frame,
     is_parquet_ref,
     source_of,
 )
@@ -141,13 +145,15 @@ class SVMBase(BaseEstimator):
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
         if warm is None or self.solver != "nesvm":
             self._reset()
+        hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         if in_memory(X):
-            X, y, sample_weight = check_fit_input(self, X, y, sample_weight, reset=True)
+            X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
+                                                  sample_weight, reset=True)
         spec = self._spec()
         record = _training.fit(spec, X, y, sample_weight=sample_weight,
                                validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
-        self._keep_hashing(hashing_of(X))
+        self._keep_hashing(hashing)
         # a failed fit warns (FitFailedWarning); its model is published for inspection
         check_outcome(spec, record.outcome, stacklevel=3)
         return self
@@ -163,12 +169,14 @@ class SVMBase(BaseEstimator):
         self._validate()
         if self._task == "classification":  # scikit-learn's rules for classes=
             check_partial_fit_classes(self, labels_to_check(X, y), classes)
-        if in_memory(X):
-            X, y, sample_weight = check_fit_input(self, X, y, sample_weight,
-                                                  reset=not hasattr(self, "_fit_record"))
-        hashing = hashing_of(X)  # checked before any step is taken
+        hashing = hashing_of(X) or frame_hashing(X, y)  # checked before any step is taken
         if hashing is not None:
-            check_hashing(getattr(self, "hashing_", None), hashing, _name_of(X))
+            check_hashing(getattr(self, "hashing_", None), hashing,
+                          "The DataFrame" if hashing_of(X) is None else _name_of(X))
+        if in_memory(X):
+            X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
+                                                  sample_weight,
+                                                  reset=not hasattr(self, "_fit_record"))
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
@@ -215,9 +223,11 @@ class SVMBase(BaseEstimator):
         dask input gives a lazy dask array, a dataset path a NumPy array."""
         self._check_fitted()
         fmap = getattr(self, "feature_map_", None)
+        hashing = getattr(self, "hashing_", None)
         if is_dask_frame(X):
             check_frame_columns(self, X)
-            return decision_frame(X, self.coef_, self.intercept_, fmap)
+            return decision_frame(X, self.coef_, self.intercept_, fmap,
+                                  frame_columns_of(X, hashing))
         if is_dask_collection(X):
             self._check_features(X.shape[1])
             return decision_dask(X, self.coef_, self.intercept_, fmap)
@@ -229,8 +239,9 @@ class SVMBase(BaseEstimator):
             source = map_source(self._dataset_source(X), fmap)
             with prediction_engine(source, self.client, self.n_workers) as engine:
                 scores = evaluation.decision_values(engine, self.coef_, self.intercept_, source)
-        else:
-            X = check_predict_input(self, X)
+        else:  # a DataFrame the model hashes is checked as it is hashed
+            hashed = hashing and is_pandas_frame(X)
+            X = hashed_rows(X, hashing) if hashed else check_predict_input(self, X)
             scores = decision_arrays(X, self.coef_, self.intercept_, fmap)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import block_from_arrays
+from dsvm.data.frames import FrameColumns
 from dsvm.solvers.objective import decision_block
 from dsvm.training.inputs import is_dask_collection
 
@@ -47,16 +48,18 @@ def decision_dask(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) ->
     )
 
 
-def decision_frame(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any) -> Any:
+def decision_frame(X: Any, coef: np.ndarray, intercept: np.ndarray, fmap: Any,
+                   columns: FrameColumns) -> Any:
     """Decision values of a Dask DataFrame, partition by partition on the workers: a Dask
     Series for one output, a Dask DataFrame of one column per output otherwise (same
-    partitions and index as ``X``)."""
+    partitions and index as ``X``). ``columns``: its features (text columns hashed)."""
     import pandas as pd
 
     n_out = coef.shape[0]
 
-    def one(part: Any) -> Any:
-        values = decision_numpy(mapped_input(part.to_numpy(dtype=np.float64), fmap), coef,
+    def one(part: Any, partition_info: Any = None) -> Any:
+        where = f"Dask DataFrame partition {(partition_info or {}).get('number', '?')}"
+        values = decision_numpy(mapped_input(columns.features(part, where), fmap), coef,
                                 intercept, keep_2d=True)
         if n_out == 1:
             return pd.Series(values[:, 0], index=part.index, name="decision")

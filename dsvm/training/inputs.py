@@ -1,20 +1,25 @@
-"""From what the user passed (a dataset path, dask arrays, NumPy/SciPy arrays) to a source.
+"""From what the user passed (a dataset path, dask arrays, NumPy/SciPy arrays, a Dask or pandas
+DataFrame) to a source.
 
 Input decides where training runs (dask-ml's rule): in-memory arrays train in this process, a
 dataset or dask arrays on a cluster. Labels of any type are accepted for classification: text
 or object labels are replaced on the way in by their index in the sorted label set (compared as
-text), which the estimator shows as ``classes_``; the kernels see numbers only.
+text), which the estimator shows as ``classes_``; the kernels see numbers only. A DataFrame's
+text and category columns are hashed as ``dsvm convert --categorical`` hashes them
+(dsvm.data.frames); the estimator keeps that hashing (``hashing_``) to predict DataFrames.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from dsvm.data.frames import FrameColumns, check_missing, columns_of_hashing, frame_columns
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource
 
@@ -44,41 +49,228 @@ def is_parquet_ref(x: Any) -> bool:
                                        for name in os.listdir(text))
 
 
-def _numeric_columns(frame: Any, what: str) -> None:
-    bad = [(c, str(t)) for c, t in frame.dtypes.items() if getattr(t, "kind", "O") not in "biuf"]
-    if bad:
-        col, dtype = bad[0]
-        raise ValueError(f"{what} column {col!r} has dtype {dtype}, not numbers; hash it into "
-                         "numeric features with dsvm.convert(..., categorical=[...]), or drop it.")
-
-
 def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
                  text_classes: np.ndarray | None) -> tuple[DaskSource, np.ndarray | None]:
-    """A Dask DataFrame (numeric columns as features) with labels from ``y``: a column name of
-    ``X``, a Dask Series or an array. Every partition is a chunk that a task computes itself
-    (a Parquet file's part is read by that worker); unknown partition lengths are counted on
-    the cluster. The column names become the estimator's ``feature_names_in_``."""
+    """A Dask DataFrame with labels from ``y``: a column name of ``X``, a Dask Series (or a
+    one-column DataFrame) or an array. Numeric columns are features as they are, text and
+    category columns are hashed as ``dsvm convert --categorical`` hashes them
+    (dsvm.data.frames). Every partition is a chunk that a task computes itself (a Parquet
+    file's part is read by that worker). The column names become ``feature_names_in_``.
+
+    X, y and sample_weight are cut from ONE collection (``X.assign(label=y)``) turned into one
+    graph (``to_delayed``): dask-expr fuses small Parquet partitions by the columns each
+    expression reads, so separate X and y expressions (or a length count beside them) could
+    be partitioned differently; here every chunk, its row count and its labels come from the
+    same partition. One pass over the data counts the rows and checks them first."""
+    X, y = _features_and_labels(X, y)
+    columns = frame_columns(list(X.columns), list(X.dtypes))
+    joined, label, weight = _one_frame(X, y, sample_weight)
+    text = label is not None and not _is_numeric(joined[label].dtype)
+    if text and not classify:
+        raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
+                         "numbers.")
+    parts = _summarised_parts(joined, columns, label, weight, text, classify)
+    Xa = _stacked(parts, columns.features, (columns.n_features,), columns.dtype,
+                  columns.spec is not None)
+    if label is not None:
+        if text:
+            text_classes = text_label_set(
+                text_classes, lambda: np.concatenate([p.distinct for p in parts]))
+        y = _stacked(parts, _frame_labels, (), np.dtype(np.float64), False, label, "label",
+                     text_classes)
+    if weight is not None:
+        sample_weight = _stacked(parts, _frame_labels, (), np.dtype(np.float64), False,
+                                 weight, "sample_weight", None)
+    source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
+                                       text_classes=text_classes)
+    source.feature_names = [str(c) for c in X.columns]
+    if classify and label is not None and not text:  # counted by the first pass
+        source.labels = np.unique(np.concatenate([p.distinct for p in parts]))
+    return source, text_classes
+
+
+def _is_numeric(dtype: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_numeric_dtype(dtype)) and getattr(dtype, "kind", "O") in "biuf"
+
+
+def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:
+    """(features, labels) of ``fit(X, y)``: ``y`` a column name of ``X``, a one-column frame
+    (its column), or labels as given."""
     if isinstance(y, str):
         if y not in X.columns:
             raise ValueError(f"The label column {y!r} is not one of the columns "
                              f"{list(X.columns)}.")
-        X, y = X.drop(columns=[y]), X[y]
+        return X.drop(columns=[y]), X[y]
     if y is None:
         raise ValueError("y is required with a DataFrame: a column name, a Series or an array.")
-    _numeric_columns(X, "Feature")
-    names = [str(c) for c in X.columns]
-    # dask-expr may still merge partitions when it optimises (small Parquet files): fix the
-    # partitioning first, so that the lengths counted match the chunks read
-    X = X.optimize() if hasattr(X, "optimize") else X
-    y = y.optimize() if is_dask_frame(y) and hasattr(y, "optimize") else y
-    Xa = X.to_dask_array(lengths=True)
-    ya = y.to_dask_array(lengths=True) if is_dask_frame(y) else y
-    if sample_weight is not None and is_dask_frame(sample_weight):
-        sample_weight = sample_weight.to_dask_array(lengths=True)
-    source, text = dask_source(Xa, ya, sample_weight, classify=classify,
-                               text_classes=text_classes)
-    source.feature_names = names
-    return source, text
+    if is_dask_frame(y) and getattr(y, "ndim", 1) == 2:
+        if len(y.columns) != 1:
+            raise ValueError(f"y is a DataFrame of {len(y.columns)} columns "
+                             f"{list(y.columns)}; pass one column of labels (a Series).")
+        y = y[y.columns[0]]
+    return X, y
+
+
+def _one_frame(X: Any, y: Any, sample_weight: Any) -> tuple[Any, str | None, str | None]:
+    """``X`` with the Dask labels and weights as extra columns (their names, or None where
+    they are arrays, handled as arrays)."""
+    extra: dict[str, Any] = {}
+    names: list[str | None] = []
+    for what, part in (("y", y), ("sample_weight", sample_weight)):
+        if not is_dask_frame(part):
+            names.append(None)
+            continue
+        _check_aligned(X, part, what)
+        name = f"__dsvm_{what}__"
+        while name in X.columns:
+            name += "_"
+        extra[name] = part
+        names.append(name)
+    return (X.assign(**extra) if extra else X), names[0], names[1]
+
+
+def _check_aligned(X: Any, other: Any, what: str) -> None:
+    """Refuse a Dask ``other`` (y, sample_weight) whose rows may not be X's, row for row: dask
+    would pair partitions of unknown divisions blindly, and mix rows without a word."""
+    if other.npartitions == X.npartitions:
+        if X.known_divisions and other.known_divisions and X.divisions == other.divisions:
+            return
+        if _co_aligned(X, other):
+            return
+    raise ValueError(
+        f"X and {what} are Dask collections that do not come from one DataFrame (X: "
+        f"{X.npartitions} partitions, {what}: {other.npartitions}; not the same divisions): "
+        f"their rows cannot be paired. Take both from one frame (X = df[features], "
+        f"{what} = df[column]) or pass the frame with the label's name: fit(df, 'label').")
+
+
+def _co_aligned(a: Any, b: Any) -> bool:
+    """Whether dask-expr itself pairs ``a`` and ``b`` partition by partition: the same
+    sources through blockwise steps only (filters, projections, dropna, assign)."""
+    try:
+        from dask.dataframe.dask_expr._expr import are_co_aligned
+    except ImportError:  # a dask without dask-expr: trust known divisions only
+        return False
+    return bool(are_co_aligned(a.expr, b.expr))
+
+
+@dataclass
+class _Part:
+    """One non-empty partition of a frame: its delayed data, rows, distinct class labels."""
+
+    data: Any
+    where: str
+    n_rows: int
+    distinct: np.ndarray
+
+
+def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
+                      weight: str | None, text: bool, classify: bool) -> list[_Part]:
+    """The non-empty partitions of ``joined`` (one graph), counted and checked on the
+    cluster: only row counts and distinct class labels come back."""
+    import dask
+
+    data = joined.to_delayed()
+    wheres = [f"Dask DataFrame partition {i}" for i in range(len(data))]
+    summaries = dask.compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
+                                                      classify, w)
+                               for d, w in zip(data, wheres)))
+    parts = [_Part(d, w, n, distinct) for d, w, (n, distinct) in zip(data, wheres, summaries)
+             if n]
+    if not parts:
+        raise ValueError("The DataFrame has no rows (every partition is empty).")
+    return parts
+
+
+def _summary(part: Any, numeric: list[str], label: str | None, weight: str | None,
+             text: bool, classify: bool, where: str) -> tuple[int, np.ndarray]:
+    """(rows, distinct class labels: text, or numbers) of a partition, whose values are
+    checked on the way."""
+    check_missing(part, numeric, where)
+    distinct = np.zeros(0)
+    if label is not None:
+        _present(part, label, "label", where)
+        if text:
+            distinct = np.unique(part[label].to_numpy().astype(str))
+        elif classify:  # (regression targets: as many as rows, not brought back)
+            distinct = np.unique(part[label].to_numpy(dtype=np.float64))
+    if weight is not None:
+        _present(part, weight, "sample_weight", where)
+    return len(part), distinct
+
+
+def _present(part: Any, name: str, what: str, where: str) -> None:
+    missing = np.flatnonzero(part[name].isna().to_numpy())
+    if missing.size:
+        raise ValueError(f"{where}, row {int(missing[0])}: missing {what} (NaN/NA); drop "
+                         "those rows first (df.dropna(subset=[...])).")
+
+
+def _frame_labels(part: Any, where: str, name: str, what: str,
+                  text_classes: np.ndarray | None) -> np.ndarray:
+    """Column ``name`` of a partition as float64; text labels: their index in
+    ``text_classes``. A missing value: an error naming the partition and row."""
+    _present(part, name, what, where)
+    if text_classes is not None:
+        return codes_of(part[name].to_numpy(), text_classes)
+    return part[name].to_numpy(dtype=np.float64)
+
+
+def _stacked(parts: list[_Part], fn: Callable[..., Any], width: tuple[int, ...],
+             dtype: np.dtype, sparse: bool, *args: Any) -> Any:
+    """One dask array of ``fn(partition, where, *args)`` over the partitions, whose row
+    counts are known: block i is computed from partition i alone."""
+    import dask
+    import dask.array as da
+
+    meta = sp.csr_matrix((0, width[0]), dtype=dtype) if sparse else np.empty((0,) + width, dtype)
+    blocks = [da.from_delayed(dask.delayed(fn)(p.data, p.where, *args), shape=(p.n_rows,) + width,
+                              dtype=dtype, meta=meta) for p in parts]
+    return da.concatenate(blocks, axis=0)
+
+
+def is_pandas_frame(x: Any) -> bool:
+    return type(x).__module__.startswith("pandas") and hasattr(x, "columns")
+
+
+def frame_hashing(X: Any, y: Any = None) -> dict[str, Any] | None:
+    """The hashing of a DataFrame's text and category columns (pandas or Dask, the label
+    column ``y`` left out) as ``fit`` hashes them; None: none, or not a DataFrame."""
+    if not (is_pandas_frame(X) or is_dask_frame(X)) or getattr(X, "ndim", 2) != 2:
+        return None
+    if isinstance(y, str) and y in X.columns:
+        X = X.drop(columns=[y])
+    return frame_columns(list(X.columns), list(X.dtypes)).hashing()
+
+
+def hashed_rows(X: Any, hashing: dict[str, Any] | None) -> Any:
+    """A pandas DataFrame as the rows a model hashing ``hashing`` sees (CSR, the text and
+    category columns hashed); anything else, or nothing to hash, as it is."""
+    if not hashing or not is_pandas_frame(X):
+        return X
+    return frame_columns_of(X, hashing).features(X, "DataFrame")
+
+
+def frame_columns_of(X: Any, hashing: dict[str, Any] | None) -> FrameColumns:
+    """How a model turns a DataFrame ``X`` into its features: its hashing (the columns it
+    names must be there), or X's numeric columns as they are."""
+    if not hashing:
+        columns = frame_columns(list(X.columns), list(X.dtypes))
+        if columns.spec is not None:
+            raise ValueError(f"Column {columns.hashed[0]!r} has dtype "
+                             f"{X.dtypes[columns.hashed[0]]}, not numbers, and this model "
+                             "was trained without hashed columns.")
+        return columns
+    columns = columns_of_hashing(hashing)
+    named = {str(c) for c in X.columns}
+    absent = [c for c in columns.numeric + columns.hashed if c not in named]
+    if absent:
+        raise ValueError(f"The DataFrame lacks column {absent[0]!r}, which the model's "
+                         f"hashing names (numeric {columns.numeric}, hashed "
+                         f"{columns.hashed}); its columns are {list(X.columns)}.")
+    return columns
 
 
 def read_parquet(path: Any) -> Any:

@@ -218,3 +218,36 @@ def test_leftovers_of_a_killed_conversion_are_named(tmp_path):
     messages = [str(w.message) for w in caught if "unfinished conversion" in str(w.message)]
     assert len(messages) == 1 and str(leftover) in messages[0], messages
     assert leftover.exists()  # named, not removed: another conversion may own it
+
+
+def test_drop_leaves_columns_out_of_every_tabular_format(tmp_path, capsys):
+    """``drop=`` / ``--drop``: an id or timestamp column is not a feature, in a numeric CSV, a
+    CSV with hashed columns and Parquet; a dropped name that is not a column is named."""
+    import pandas as pd
+
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": np.arange(10**9, 10**9 + 50), "x": rng.normal(size=50),
+                          "ts": np.arange(50) * 3600, "y": rng.integers(0, 2, 50)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.assign(city=np.where(frame.x > 0, "a", "b")).to_parquet(tmp_path / "t.parquet")
+    csv = convert(tmp_path / "t.csv", tmp_path / "csv.zarr", label_column="y", drop=["id", "ts"])
+    np.testing.assert_allclose(collect(csv)[0][:, 0], frame.x, rtol=1e-6)
+    assert csv.n_features == 1
+    pq = convert(tmp_path / "t.parquet", tmp_path / "pq.zarr", label_column="y",
+                 drop=["id", "ts"], categorical=["city"], hash_bits=4)
+    assert pq.n_features == 1 + 2**4 and pq.attrs["hashing"]["numeric"] == ["x"]
+    capsys.readouterr()
+    code = main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "c.zarr"), "--label-column",
+                 "y", "--categorical", "ts", "--drop", "id"])
+    assert code == 0 and open_dataset(tmp_path / "c.zarr").attrs["hashing"]["numeric"] == ["x"]
+    for src in ("t.csv", "t.parquet"):
+        code = main(["convert", str(tmp_path / src), str(tmp_path / "bad.zarr"),
+                     "--label-column", "y", "--drop", "id,idd"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and "--drop 'idd' is not a column" in err and "\n" not in err
+        assert not os.path.exists(tmp_path / "bad.zarr")
+    with pytest.raises(ValueError, match="drop= is for CSV/TSV and Parquet"):
+        convert(write_libsvm(tmp_path / "p.svm", sp.csr_matrix(np.eye(3)), np.array([0, 1, 0])),
+                tmp_path / "l.zarr", drop=["id"])

@@ -1,0 +1,142 @@
+"""pandas DataFrames (a whole frame, or one partition of a Dask DataFrame) as feature rows.
+
+Columns of numbers (bool, NumPy numbers, nullable ``Int64``/``Float64``, pyarrow-backed numbers
+such as ``int64[pyarrow]``) are features as they are. Columns of text (``object``, ``string``,
+``string[pyarrow]``) or of pandas ``category`` are hashed exactly as ``dsvm convert
+--categorical`` hashes them: the rows go through pyarrow and the same converter as Parquet and
+CSV files (dsvm.data.arrow_blocks, dsvm.data.hashing), numeric columns first, hashed ones after,
+so that a model trained on a frame predicts a converted dataset and the other way round.
+
+Missing values (NaN, ``pd.NA``, None): in a numeric column an error that names the partition,
+the column and the row (fill or drop them first: ``df.fillna(...)``, ``df.dropna()``), as
+``convert`` refuses them without ``fill_missing``; in a hashed column no token, as ``convert``
+(an empty string too). Any other column type (dates, durations, ...) is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from dsvm.data.arrow_blocks import BatchConverter, Where
+from dsvm.data.hashing import DEFAULT_HASH_BITS, HashSpec
+
+
+def _kind(dtype: Any) -> str:
+    """"numeric", "hashed" (text or category) or "other" for a pandas dtype."""
+    import pandas as pd
+
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype):
+        return "hashed"
+    if pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "biuf":
+        return "numeric"
+    return "other"
+
+
+@dataclass
+class FrameColumns:
+    """Which columns of a frame are features as they are (``numeric``) and which are hashed
+    (``spec.categorical``, None: none)."""
+
+    numeric: list[str]
+    spec: HashSpec | None = None
+    dtype: np.dtype = np.dtype(np.float64)  # float32 where every numeric column is
+
+    @property
+    def hashed(self) -> list[str]:
+        return [] if self.spec is None else list(self.spec.categorical)
+
+    @property
+    def n_features(self) -> int:
+        return self.spec.n_features if self.spec is not None else len(self.numeric)
+
+    def hashing(self) -> dict[str, Any] | None:
+        """What a model trained on such frames keeps as ``hashing_`` (dataset attrs' form)."""
+        return None if self.spec is None else self.spec.attrs()
+
+    def features(self, part: Any, where: str = "DataFrame") -> np.ndarray | sp.csr_matrix:
+        """The rows of ``part`` (of ``dtype``): dense, or CSR when columns are hashed."""
+        values = check_missing(part, self.numeric, where, self.dtype)
+        if self.spec is None:
+            return values
+        converter = BatchConverter(self.numeric, None, self.dtype, None, self.spec)
+        block = converter.block(_record_batch(by_name(part), values, self.numeric, self.hashed,
+                                              where),
+                                Where(where))
+        return sp.csr_matrix((block.data, block.indices, block.indptr),  # type: ignore[union-attr]
+                             shape=(block.n_samples, self.spec.n_features))
+
+
+def frame_columns(columns: Sequence[Any], dtypes: Sequence[Any],
+                  hash_bits: int = DEFAULT_HASH_BITS) -> FrameColumns:
+    """The features of a frame with ``columns`` of ``dtypes``: numbers as they are, text and
+    category columns hashed into ``2**hash_bits`` features after them."""
+    numeric: list[str] = []
+    hashed: list[str] = []
+    for col, dtype in zip(columns, dtypes):
+        kind = _kind(dtype)
+        if kind == "other":
+            raise ValueError(f"Feature column {col!r} has dtype {dtype}: neither numbers nor "
+                             "text/category; convert it to numbers (or to text, to hash it), "
+                             "or drop it.")
+        (numeric if kind == "numeric" else hashed).append(str(col))
+    spec = HashSpec(hashed, hash_bits, numeric) if hashed else None
+    single = numeric and all(str(d) == "float32" for c, d in zip(columns, dtypes)
+                             if str(c) in numeric)
+    return FrameColumns(numeric, spec, np.dtype(np.float32 if single else np.float64))
+
+
+def columns_of_hashing(hashing: dict[str, Any]) -> FrameColumns:
+    """The frame columns a model hashes (its ``hashing_``, from a frame or a dataset)."""
+    numeric = [str(c) for c in hashing.get("numeric") or []]
+    spec = HashSpec([str(c) for c in hashing["categorical"]], int(hashing["hash_bits"]),
+                    numeric)
+    return FrameColumns(numeric, spec)
+
+
+def by_name(part: Any) -> Any:
+    """``part`` with its columns named by text, as the features are (a frame made from a
+    NumPy array has the columns 0, 1, ...)."""
+    if all(isinstance(c, str) for c in part.columns):
+        return part
+    return part.rename(columns=str)
+
+
+def check_missing(part: Any, numeric: list[str], where: str,
+                  dtype: Any = np.float64) -> np.ndarray:
+    """The numeric columns of ``part`` as a C-ordered array of ``dtype``; a missing or
+    infinite value is refused, naming where it is."""
+    values = np.ascontiguousarray(
+        by_name(part)[numeric].to_numpy(dtype=dtype, na_value=np.nan))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(values.sum()):  # one pass, no mask, in the common case
+            return values
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return values
+    r, c = (int(v) for v in np.argwhere(bad)[0])
+    what = "a missing value (NaN/NA)" if np.isnan(values[r, c]) else f"{values[r, c]}"
+    raise ValueError(f"{where}, column {numeric[c]!r}, row {r}: {what}; fill or drop missing "
+                     "values first (df.fillna(...) or df.dropna()).")
+
+
+def _record_batch(part: Any, values: np.ndarray, numeric: list[str], hashed: list[str],
+                  where: str) -> Any:
+    """``part``'s feature columns as a pyarrow record batch (the numeric ones: ``values``)."""
+    import pyarrow as pa
+
+    arrays = [pa.array(values[:, j]) for j in range(len(numeric))]
+    for c in hashed:
+        try:
+            arr = pa.array(part[c], from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise ValueError(f"{where}, column {c!r}: its values cannot be hashed as text "
+                             f"({' '.join(str(exc).split())[:200]}); give it one type "
+                             "(df[col].astype(str)).") from None
+        # a pyarrow-backed column (string[pyarrow], read_parquet's) comes as chunks
+        arrays.append(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
+    return pa.RecordBatch.from_arrays(arrays, names=numeric + hashed)
