@@ -36,6 +36,7 @@ class HashSpec:
     hash_bits: int
     numeric: list[str] = field(default_factory=list)
     numeric_transform: str = "none"
+    dropped: list[str] = field(default_factory=list)  # columns left out (--drop): not features
 
     def __post_init__(self) -> None:
         b = self.hash_bits
@@ -61,6 +62,8 @@ class HashSpec:
                "hashed_offset": self.offset, "token": "column=value", "missing": "no token"}
         if self.numeric_transform != "none":  # absent: as the specs written before it
             out["numeric_transform"] = self.numeric_transform
+        if self.dropped:  # raw rows to predict may still carry them: dropped again
+            out["dropped"] = sorted(self.dropped)
         return out
 
 
@@ -80,7 +83,7 @@ def transform_numeric(X: np.ndarray, name: str) -> np.ndarray:
 
 
 def hash_spec(categorical: Any, hash_bits: int | None, numeric: list[str],
-              numeric_transform: str = "none") -> HashSpec | None:
+              numeric_transform: str = "none", dropped: Any = ()) -> HashSpec | None:
     """The spec for ``categorical=``/``hash_bits=`` options (None when nothing is hashed)."""
     categorical = list(categorical or [])
     if not categorical:
@@ -91,7 +94,7 @@ def hash_spec(categorical: Any, hash_bits: int | None, numeric: list[str],
                              "spec stored with them is what applies it again at predict)")
         return None
     return HashSpec(categorical, DEFAULT_HASH_BITS if hash_bits is None else hash_bits,
-                    list(numeric), numeric_transform)
+                    list(numeric), numeric_transform, [str(c) for c in dropped])
 
 
 def _hasher(bits: int) -> Any:

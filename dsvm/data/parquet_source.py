@@ -107,7 +107,7 @@ class ParquetSource:
         self.dropped = set(drop)
         self.categorical = [c for c in categorical if c not in self.dropped]
         self.columns = self._feature_columns(schema, feature_columns)
-        self.spec = hash_spec(self.categorical, hash_bits, self.columns)
+        self.spec = hash_spec(self.categorical, hash_bits, self.columns, dropped=self.dropped)
         self.sparse = self.spec is not None
         self.converter = BatchConverter(self.columns, self.label_column, self.dtype,
                                         self.fill_missing, self.spec)

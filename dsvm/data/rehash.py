@@ -37,24 +37,32 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                                   storage_options=storage_options)
     if fmt != "parquet":  # Criteo, CSV/TSV; a spec without one: numeric columns as they were
         common["numeric_transform"] = hashing.get("numeric_transform", "none")
+        # columns left out at training are left out again (a CSV's, where its header has them)
+        common["drop"] = list(hashing.get("dropped") or []) or None
     if fmt == "criteo":  # the label is there or not by the number of fields
         return convert(src, dst, format="criteo", **common)
     if fmt == "parquet":  # named columns: the model's, whatever else the files hold
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        labeled=False, **common)
-    label = _extra_column(src, hashing, delimiter, storage_options)
+    names = _header(src, delimiter, storage_options)
+    label = _extra_column(src, names, hashing)
+    common["drop"] = [c for c in hashing.get("dropped", []) if c in names] or None
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, **common)
 
 
-def _extra_column(src: str | os.PathLike[str], hashing: dict[str, Any],
-                  delimiter: str | None, storage_options: dict | None) -> str | None:
-    """The one header column of a CSV/TSV that is neither numeric nor hashed for the model:
-    its label (None when there is none)."""
+def _header(src: str | os.PathLike[str], delimiter: str | None,
+            storage_options: dict | None) -> list[str]:
     line, _ = _first_line(src, storage_options)
     text = line.decode("utf-8", "replace").rstrip("\r")
-    names = _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text))
-    known = set(hashing["numeric"]) | set(hashing["categorical"])
+    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text))
+
+
+def _extra_column(src: str | os.PathLike[str], names: list[str],
+                  hashing: dict[str, Any]) -> str | None:
+    """The one header column of a CSV/TSV that is neither numeric nor hashed for the model nor
+    dropped at its conversion: its label (None when there is none)."""
+    known = set(hashing["numeric"]) | set(hashing["categorical"]) | set(hashing.get("dropped", []))
     missing = [c for c in [*hashing["numeric"], *hashing["categorical"]] if c not in names]
     extra = [c for c in names if c not in known]
     if missing or len(extra) > 1:

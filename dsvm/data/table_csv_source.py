@@ -87,7 +87,7 @@ class TableCSVSource:
         dropped = {self._column(c, "drop= / --drop") for c in drop}
         cats = [c for c in cats if c not in dropped]
         numeric = [c for c in self.names if c != self.label and c not in cats + list(dropped)]
-        self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform)
+        self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform, dropped)
         self.labeled = self.label is not None
         self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec)
         self.n_features: int | None = self.converter.n_features

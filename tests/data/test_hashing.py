@@ -239,3 +239,22 @@ def test_the_numeric_transform_travels_with_the_hashing(tmp_path):
         trained["log1p"].predict(str(tmp_path / "none.zarr"))
     with pytest.raises(ValueError, match="numeric_transform"):
         dsvm.convert(path, tmp_path / "bad.zarr", format="criteo", numeric_transform="log")
+
+
+def test_raw_rows_that_still_carry_a_dropped_column_predict_as_converted(tmp_path, capsys):
+    """A column dropped at conversion (an id) is recorded with the hashing, so raw rows that
+    still carry it, besides their label, are converted alike (it was taken for a second extra
+    column and refused)."""
+    label, num, city, dev = _rows(n=300, seed=6)
+    ids = np.arange(300) * 7919 + 10**12
+    _write_tsv(tmp_path / "t.tsv", ["id", "y", "x", "city", "dev"], zip(ids, label, num, city, dev))
+    assert main(["convert", str(tmp_path / "t.tsv"), str(tmp_path / "t.zarr"), "--label-column",
+                 "y", "--categorical", "city,dev", "--hash-bits", "10", "--drop", "id"]) == 0
+    clf = dsvm.SVMClassifier(max_epochs=2, random_state=0).fit(str(tmp_path / "t.zarr"))
+    assert clf.hashing_["dropped"] == ["id"]
+    clf.save(tmp_path / "m.dsvm")
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.dsvm"), str(tmp_path / "t.tsv"), "--out",
+                 str(tmp_path / "p.npy")]) == 0, capsys.readouterr().err
+    np.testing.assert_array_equal(np.load(tmp_path / "p.npy"),
+                                  clf.predict(str(tmp_path / "t.zarr")))
