@@ -231,8 +231,11 @@ class DaskSource(_ArraysShape):
 
         if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
             return np.asarray(self.labels, dtype=np.float64)
+        from dsvm.distributed.watch import compute_watched
+
         # A reduction on the cluster: only the distinct labels come back.
-        return np.asarray(da.unique(self.y).compute(), dtype=np.float64)
+        (labels,) = compute_watched(da.unique(self.y), what="finding the labels")
+        return np.asarray(labels, dtype=np.float64)
 
     def chunk_n_rows(self, i: int) -> int:
         return int(self.X.chunks[0][i])

@@ -29,6 +29,7 @@ from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import FitSpec, FittedModel, evaluation
 from dsvm.training import trainer as _training
+from dsvm.training.cluster import compute
 from dsvm.training.engines import prediction_engine
 from dsvm.training.inputs import (
     check_hashing,
@@ -308,8 +309,10 @@ class SVMBase(BaseEstimator):
             return float(self.evaluate(X)[key])  # type: ignore[attr-defined]
         pred = self.predict(X)  # type: ignore[attr-defined]
         if is_dask_collection(pred):
-            pred = pred.compute()
-            y = y.compute() if is_dask_collection(y) else y
+            if is_dask_collection(y):
+                pred, y = compute(pred, y, what="scoring")
+            else:
+                (pred,) = compute(pred, what="scoring")
         return float(metric(np.asarray(y), pred, sample_weight=sample_weight))
 
     # -- persistence and display -----------------------------------------------------------------

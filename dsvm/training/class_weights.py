@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
+from dsvm.training.cluster import compute
 
 
 def class_counts(source: Any, values: np.ndarray) -> np.ndarray:
@@ -29,9 +30,10 @@ def class_counts(source: Any, values: np.ndarray) -> np.ndarray:
     elif isinstance(inner, DaskSource):
         import dask.array as da
 
-        labels, counts = da.unique(inner.y, return_counts=True)
-        found = dict(zip(np.asarray(labels.compute(), np.float64).tolist(),
-                         np.asarray(counts.compute()).tolist()))
+        # one reduction for both (computing each alone read the labels twice)
+        labels, counts = compute(*da.unique(inner.y, return_counts=True),
+                                 what="counting the classes")
+        found = dict(zip(np.asarray(labels, np.float64).tolist(), np.asarray(counts).tolist()))
     elif isinstance(inner, ArraySource):
         labels, counts = np.unique(np.asarray(inner.y, dtype=np.float64), return_counts=True)
         found = dict(zip(labels.tolist(), counts.tolist()))

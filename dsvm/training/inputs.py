@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from dsvm.data.frames import FrameColumns, check_missing, columns_of_hashing, frame_columns
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource
+from dsvm.training.cluster import compute
 
 
 def is_dask_collection(x: Any) -> bool:
@@ -174,9 +175,9 @@ def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
 
     data = joined.to_delayed()
     wheres = [f"Dask DataFrame partition {i}" for i in range(len(data))]
-    summaries = dask.compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
-                                                      classify, w)
-                               for d, w in zip(data, wheres)))
+    summaries = compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
+                                                 classify, w)
+                          for d, w in zip(data, wheres)), what="counting the DataFrame's rows")
     parts = [_Part(d, w, n, distinct) for d, w, (n, distinct) in zip(data, wheres, summaries)
              if n]
     if not parts:
@@ -318,7 +319,8 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
     if classify and y.dtype.kind not in "biuf":
-        text_classes = text_label_set(text_classes, lambda: da.unique(y).compute())
+        text_classes = text_label_set(
+            text_classes, lambda: compute(da.unique(y), what="finding the labels")[0])
         y = y.map_blocks(codes_of, text_classes, dtype=np.float64)
     if sample_weight is not None and not is_dask_collection(sample_weight):
         sample_weight = da.from_array(np.asarray(sample_weight), chunks=(X.chunks[0],))

@@ -167,3 +167,27 @@ def test_two_fits_at_once_on_one_cluster(process_cluster, dataset, reference):
     for seed, ref in zip((0, 1), alone):
         np.testing.assert_array_equal(together[seed].coef_, ref.coef_)
     assert not np.array_equal(alone[0].coef_, alone[1].coef_)
+
+
+def test_driver_side_computations_stop_clearly_on_a_cluster_without_workers():
+    """What the driver computes from dask input before and after training (a DataFrame's row
+    counts, the classes of text labels and for class_weight='balanced', a score) waits through
+    the watchdog: on a scheduler with no worker it is a clear error, not a hang."""
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    y = da.from_array(np.array(["a", "b"] * 50), chunks=25)
+    X = da.from_array(np.ones((100, 2)), chunks=25)
+    frame = dd.from_pandas(pd.DataFrame({"x": np.arange(100.0), "y": [0, 1] * 50}),
+                           npartitions=2)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client, dask.config.set({"dsvm.no-workers-timeout": "1s"}):
+        clf = dsvm.SVMClassifier(client=client, class_weight="balanced", max_epochs=1)
+        for X_in, y_in in ((X, y), (frame[["x"]], frame["y"])):
+            t0 = time.monotonic()
+            with pytest.raises(WorkerLostError, match="No Dask workers"):
+                clf.fit(X_in, y_in)
+            assert time.monotonic() - t0 < 30
