@@ -1,5 +1,7 @@
 """The README's Guide runs as written (#14): its first shell block and its Python block, verbatim,
-in an empty folder, against this checkout's code. A Guide that drifts from the code fails here."""
+in an empty folder, against this checkout's code. A Guide that drifts from the code fails here.
+The Python block is saved to a file and run as ``python3 guide.py``, as a user would (#25): run
+with ``python -c``, a LocalCluster started outside the main guard went unnoticed."""
 
 from __future__ import annotations
 
@@ -47,8 +49,9 @@ def test_the_guide_runs_as_written(tmp_path):
     for made in ("a9a.zarr", "a9a.t.zarr", "a9a.dsvm", "labels.npy", "labels.zarr"):
         assert (work / made).exists(), made
 
-    python = _blocks("python", "### From Python or Jupyter")[0]
-    done = subprocess.run([sys.executable, "-c", python], cwd=work, env=env,
+    script = work / "guide.py"  # worker processes re-import a script: -c would hide that
+    script.write_text(_blocks("python", "### From Python or Jupyter")[0])
+    done = subprocess.run([sys.executable, str(script)], cwd=work, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     scores = [float(line) for line in done.stdout.splitlines() if re.fullmatch(r"0\.\d+", line)]
