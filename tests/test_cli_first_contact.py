@@ -3,6 +3,8 @@ mistake, naming the flag typed; outputs checked before any work; no input ever o
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import socket
 import subprocess
@@ -190,3 +192,20 @@ def test_cocoa_from_the_command_line(small, tmp_path, capsys):
                "--local-iters", "-1")
     _one_line_error(run, "--local-iters", "-1")
     assert not (tmp_path / "c.dsvm").exists()
+
+
+def test_a_file_that_is_not_a_model_is_named(small, tmp_path, capsys):
+    """#25: a text file given as the model got NumPy's allow_pickle hint; a dataset given
+    first, "No model file". One line naming the file and what it looks like, exit 2."""
+    _, train, _, _ = small
+    notes = tmp_path / "notes.txt"
+    notes.write_text("+1 1:0.5 3:1\n-1 2:1\n")
+    line = _one_line_error(_Run(capsys, "eval", notes, train), "notes.txt is not a dsvm model",
+                           "svmlight/libsvm text")
+    assert "pickle" not in line
+    table = tmp_path / "table.csv"
+    table.write_text("label,a,b\n1,0.5,2\n")
+    _one_line_error(_Run(capsys, "predict", table, train, "--out", tmp_path / "p.npy"),
+                    "table.csv is not a dsvm model", "CSV/TSV text")
+    _one_line_error(_Run(capsys, "eval", train, notes), "is a folder (a zarr store",
+                    "not a dsvm model")
