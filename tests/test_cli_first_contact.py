@@ -209,3 +209,20 @@ def test_a_file_that_is_not_a_model_is_named(small, tmp_path, capsys):
                     "table.csv is not a dsvm model", "CSV/TSV text")
     _one_line_error(_Run(capsys, "eval", train, notes), "is a folder (a zarr store",
                     "not a dsvm model")
+
+
+def test_a_first_fit_says_it_compiles(tmp_path, capsys):
+    """#25: a first run compiled for a minute or two without a word. Before a fit the command
+    says so while numba's cache holds no compiled pass kernel (its index files, .nbi)."""
+    from dsvm.cli.common import say_if_compiling
+    from dsvm.kernels._jit import kernels_not_compiled
+
+    capsys.readouterr()
+    say_if_compiling("train", tmp_path)  # an empty cache folder: nothing compiled yet
+    assert capsys.readouterr().err == ("dsvm train: compiling dsvm's kernels for this machine "
+                                       "(once, a minute or two)...\n")
+    (tmp_path / "losses.hinge_loss-87.py311.nbi").write_bytes(b"")  # eager leaves: not a fit
+    assert kernels_not_compiled(tmp_path)
+    (tmp_path / "passes.pegasos_pass-87.py311.nbi").write_bytes(b"")
+    say_if_compiling("train", tmp_path)
+    assert capsys.readouterr().err == ""

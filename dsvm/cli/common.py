@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from typing import Any
 
 from dsvm.exceptions import (
@@ -72,6 +73,18 @@ def check_output(path: str, *, flag: str, overwrite: bool, inputs: tuple[str, ..
         raise PermissionError(f"{flag} {path}: the folder {folder} is not writable.")
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"{flag} {path} exists; pass --overwrite to replace it.")
+
+
+def say_if_compiling(command: str, cache_dir: Any = None) -> None:
+    """One line before a fit that compiles dsvm's kernels first (a minute or two, once per
+    installation), which would otherwise look like a hang; checked here on the driver, whose
+    cache the embedded cluster's workers (and any on this machine) share. ``cache_dir``: the
+    kernels' cache folder (default: where numba puts it)."""
+    from dsvm.kernels._jit import kernels_not_compiled
+
+    if kernels_not_compiled(cache_dir):
+        print(f"dsvm {command}: compiling dsvm's kernels for this machine (once, a minute or "
+              "two)...", file=sys.stderr, flush=True)
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:

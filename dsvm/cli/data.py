@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from dsvm.cli.common import say_if_compiling
+
 
 def _bundled(name: str) -> Path:
     return Path(__file__).resolve().parents[1] / "datasets" / name
@@ -54,6 +56,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             random_state=args.seed, verbose=2, n_workers=args.workers,
         )
         print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) on a LocalCluster")
+        say_if_compiling("demo")
         clf.fit(train, validation=test)
         result = clf.evaluate(test)
         print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")

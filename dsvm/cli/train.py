@@ -16,6 +16,7 @@ from dsvm.cli.common import (
     check_output,
     client_arg,
     close_client,
+    say_if_compiling,
 )
 
 # With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
@@ -106,6 +107,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             from dsvm.cli.jobs import submit_detached
 
             return submit_detached(args, est, dataset, validation)
+        say_if_compiling("train")
         est.fit(dataset, validation=validation, resume=args.resume)
     finally:
         close_client(client)
