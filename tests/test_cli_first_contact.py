@@ -194,6 +194,26 @@ def test_cocoa_from_the_command_line(small, tmp_path, capsys):
     assert not (tmp_path / "c.dsvm").exists()
 
 
+def test_info_describes_a_saved_model(small, capsys):
+    """#25: ``dsvm info model.dsvm`` failed ("not a zarr group"); it describes the model."""
+    from dsvm.cli import main
+
+    _, _, _, model = small
+    capsys.readouterr()
+    assert main(["info", str(model)]) == 0
+    lines = dict(line.strip().split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["kind"] == "dsvm model: SVMClassifier, binary classification"
+    assert (lines["classes"], lines["n_features"], lines["solver"]) == ("[-1, 1]", "5", "pegasos")
+    assert "alpha=0.0001" in lines["parameters"] and lines["epochs_trained"] == "2"
+    assert lines["last_epoch"].startswith("epoch   2  objective ")
+    assert lines["hashing"] == "none"
+    assert main(["info", str(model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["classes"] == [-1, 1] and info["n_features"] == 5
+    assert info["parameters"]["max_epochs"] == 2 and info["last_epoch"]["epoch"] == 2
+    assert info["coef"]["shape"] == [1, 5] and info["hashing"] is None
+
+
 def test_a_file_that_is_not_a_model_is_named(small, tmp_path, capsys):
     """#25: a text file given as the model got NumPy's allow_pickle hint; a dataset given
     first, "No model file". One line naming the file and what it looks like, exit 2."""

@@ -36,6 +36,29 @@ FLAGS = {
 }
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` shows every option's default: "(default: X)" is added to its text unless the
+    text already says what happens by default, the option is required, or it is a switch
+    (off unless given)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (not action.option_strings or action.required or "default" in text
+                or action.default in (None, argparse.SUPPRESS) or action.nargs == 0):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def use_help_formatter(parser: argparse.ArgumentParser) -> None:
+    """:class:`HelpFormatter` for ``parser`` and all its subcommands (``add_parser`` does not
+    pass its parent's formatter on)."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                use_help_formatter(sub)
+
+
 def in_flags(message: str) -> str:
     """A library message rephrased with the command's flags: "The 'max_epochs' parameter of
     SVMClassifier must be ..." becomes "--epochs must be ...", "pass overwrite=True" becomes
@@ -97,10 +120,11 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
 
 def add_tls_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-ca-file", default=None, metavar="PEM",
-                   help="CA certificate of a tls:// scheduler")
-    p.add_argument("--tls-cert", default=None, metavar="PEM", help="client certificate")
+                   help="CA certificate of a tls:// scheduler (default: none, plain tcp://)")
+    p.add_argument("--tls-cert", default=None, metavar="PEM",
+                   help="client certificate (default: none)")
     p.add_argument("--tls-key", default=None, metavar="PEM",
-                   help="client private key (if not inside --tls-cert)")
+                   help="client private key (default: the key inside --tls-cert)")
 
 
 def client_arg(args: argparse.Namespace) -> Any:
