@@ -12,8 +12,9 @@ from typing import Any
 
 from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
 
-SCHEDULER_HELP = ("Dask scheduler address (tcp://host:8786) or scheduler file; default: an "
-                  "embedded LocalCluster")
+# without one, a dataset is scored in this process (dsvm.training.engines.prediction_engine)
+SCHEDULER_HELP = ("Dask scheduler address (tcp://host:8786) or scheduler file to score on "
+                  "(default: in this process, chunk by chunk)")
 
 
 def _print_regression(result: dict[str, Any], as_json: bool) -> None:
