@@ -303,10 +303,10 @@ def criteo(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.distributed
-def test_eval_takes_the_raw_rows_predict_takes(criteo, small, process_cluster, capsys):
+def test_eval_takes_the_raw_rows_predict_takes(criteo, process_cluster, capsys):
     """#25: ``dsvm eval`` refused the raw Criteo rows that ``dsvm predict`` converts with a
-    hashed model's hashing; it takes them the same way. (And ``dsvm info`` names the hashing.)
-    Raw rows for a model without hashing get predict's one line from both."""
+    hashed model's hashing; it takes them the same way. (And ``dsvm info`` names the hashing,
+    and a first fit's compile line is absent once the cache is warm.)"""
     from dsvm.cli import main
     from dsvm.kernels._jit import kernels_not_compiled
 
@@ -327,10 +327,32 @@ def test_eval_takes_the_raw_rows_predict_takes(criteo, small, process_cluster, c
     labels = np.loadtxt(raw, delimiter="\t", usecols=0)
     assert result["n_samples"] == 200
     assert result["accuracy"] == pytest.approx(np.mean(np.load(root / "p.npy") == labels))
-    _, small_train, _, plain = small
-    svmlight = root / "rows.svm"
-    svmlight.write_text("+1 1:0.5 3:1\n-1 2:1\n")
-    for command in (["eval", plain, svmlight], ["predict", plain, svmlight, "--out",
-                                                root / "q.npy"]):
-        _one_line_error(_Run(capsys, *command), "rows.svm is not a dsvm dataset",
+
+
+def test_eval_and_predict_take_a_raw_svmlight_file(small, tmp_path, capsys):
+    """#25: a raw svmlight file (LIBSVM's test files, a9a.t) needs nothing but the model's
+    number of features: eval and predict both convert it; other raw rows for a model trained
+    without hashing get one line from both (convert them first)."""
+    from dsvm.cli import main
+
+    _, _, _, model = small
+    X = np.random.default_rng(1).normal(size=(60, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    rows = tmp_path / "rows.t"
+    rows.write_text("".join(f"{label:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in
+                                                       enumerate(x)) + "\n"
+                            for x, label in zip(X, y)))
+    capsys.readouterr()
+    assert main(["eval", str(model), str(rows), "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert main(["predict", str(model), str(rows), "--out", str(tmp_path / "p.npy")]) == 0
+    assert result["n_samples"] == 60
+    assert result["accuracy"] == pytest.approx(np.mean(np.load(tmp_path / "p.npy") == y))
+    assert result["accuracy"] > 0.9
+    table = tmp_path / "rows.tsv"
+    table.write_text("y\ta\n1\t0.5\n")
+    for command in (["eval", model, table], ["predict", model, table, "--out",
+                                             tmp_path / "q.npy"]):
+        _one_line_error(_Run(capsys, *command), "rows.tsv is not a dsvm dataset",
                         "convert it first")
+    assert not list(tmp_path.glob(".dsvm-*"))

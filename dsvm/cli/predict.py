@@ -38,7 +38,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # raw rows are converted into the scratch folder the workers share, as CoCoA+'s duals are
     scratch = os.environ.get("DSVM_SCRATCH") or None
     try:
-        with _rows(clf, args, scratch, raw) as dataset:
+        with _rows(clf, args, raw, scratch=scratch, prefix=".dsvm-eval-") as dataset:
             if raw:
                 dataset.require_labels("evaluate a model")
             result = clf.evaluate(dataset)
@@ -99,7 +99,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     clf.client = client_arg(args)
     try:
         # raw rows: converted into a scratch dataset beside --out
-        with _rows(clf, args, os.path.dirname(os.path.abspath(args.out)), raw) as dataset:
+        with _rows(clf, args, raw, scratch=os.path.dirname(os.path.abspath(args.out)),
+                   prefix=".dsvm-predict-") as dataset:
             return _predict(clf, dataset, args, kind)
     finally:
         close_client(clf.client)
@@ -111,31 +112,44 @@ def _is_raw(args: argparse.Namespace) -> bool:
     return bool(args.format) or os.path.isfile(args.dataset)
 
 
-def _check_rows(clf: Any, args: argparse.Namespace) -> bool:
-    """Whether DATASET is raw rows (eval and predict take the same inputs), refusing raw rows
-    the model cannot convert and raw-row flags given with a dataset."""
-    raw = _is_raw(args)
-    if raw and not getattr(clf, "hashing_", None):
-        raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
-                         f" ... with the flags the model's training data was converted with)")
-    if not raw and (args.format or args.fill_missing is not None):
-        raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is a "
-                         "dsvm dataset already")
-    return raw
+def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
+    """How DATASET is read (eval and predict take the same inputs): None, a dsvm dataset;
+    "hashed", raw rows converted with the model's hashing; "svmlight", a raw svmlight/libsvm
+    file converted with the model's number of features (nothing else to know). Refuses other
+    raw rows, and raw-row flags given with a dataset."""
+    if not _is_raw(args):
+        if args.format or args.fill_missing is not None:
+            raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is "
+                             "a dsvm dataset already")
+        return None
+    if getattr(clf, "hashing_", None):
+        return "hashed"
+    from dsvm.data.text import source_kind
+
+    if not args.format and args.fill_missing is None and source_kind(args.dataset) == "libsvm":
+        return "svmlight"
+    raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
+                     f" ... with the flags the model's training data was converted with)")
 
 
 @contextlib.contextmanager
-def _rows(clf: Any, args: argparse.Namespace, scratch: str | None, raw: bool) -> Iterator[Any]:
-    """DATASET as the model reads it: the dataset itself, or raw rows converted with the
-    model's hashing into a scratch dataset under ``scratch``, removed afterwards."""
-    if not raw:
+def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str | None,
+          prefix: str) -> Iterator[Any]:
+    """DATASET as the model reads it (see :func:`_check_rows`): the dataset itself, or the raw
+    rows converted into a scratch dataset under ``scratch``, removed afterwards."""
+    if raw is None:
         yield args.dataset
         return
+    from dsvm.data.convert import convert
     from dsvm.data.rehash import convert_like
 
-    with tempfile.TemporaryDirectory(prefix=".dsvm-rows-", dir=scratch) as tmp:
-        yield convert_like(args.dataset, os.path.join(tmp, "rows.zarr"), clf.hashing_,
-                           format=args.format, fill_missing=args.fill_missing)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
+        dst = os.path.join(tmp, "rows.zarr")
+        if raw == "svmlight":
+            yield convert(args.dataset, dst, n_features=clf.n_features_in_)
+        else:
+            yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
+                               fill_missing=args.fill_missing)
 
 
 def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
