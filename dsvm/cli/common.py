@@ -98,13 +98,16 @@ def check_output(path: str, *, flag: str, overwrite: bool, inputs: tuple[str, ..
         raise FileExistsError(f"{flag} {path} exists; pass --overwrite to replace it.")
 
 
-def say_if_compiling(command: str, cache_dir: Any = None) -> None:
-    """One line before a fit that compiles dsvm's kernels first (a minute or two, once per
-    installation), which would otherwise look like a hang; checked here on the driver, whose
-    cache the embedded cluster's workers (and any on this machine) share. ``cache_dir``: the
-    kernels' cache folder (default: where numba puts it)."""
+def say_if_compiling(command: str, est: Any, cache_dir: Any = None) -> None:
+    """One line before a fit of ``est`` that compiles dsvm's kernels first (a minute or two,
+    once per installation), which would otherwise look like a hang. For fits on this machine
+    (the embedded LocalCluster's workers share the driver's cache; a scheduler's workers keep
+    their own). ``est``'s parameters are checked first, as its fit checks them first, so that
+    a bad flag stays the command's one line. ``cache_dir``: the kernels' cache folder
+    (default: where numba puts it)."""
     from dsvm.kernels._jit import kernels_not_compiled
 
+    est._validate()  # (SVMBase) raises what fit would raise before any work
     if kernels_not_compiled(cache_dir):
         print(f"dsvm {command}: compiling dsvm's kernels for this machine (once, a minute or "
               "two)...", file=sys.stderr, flush=True)

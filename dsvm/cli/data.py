@@ -55,7 +55,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             random_state=args.seed, verbose=2, n_workers=args.workers,
         )
         print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) on a LocalCluster")
-        say_if_compiling("demo")
+        say_if_compiling("demo", clf)
         clf.fit(train, validation=test)
         result = clf.evaluate(test)
         print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")

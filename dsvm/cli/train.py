@@ -107,7 +107,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             from dsvm.cli.jobs import submit_detached
 
             return submit_detached(args, est, dataset, validation)
-        say_if_compiling("train")
+        if not args.scheduler:
+            say_if_compiling("train", est)
         est.fit(dataset, validation=validation, resume=args.resume)
     finally:
         close_client(client)
