@@ -3,6 +3,8 @@ mistake, naming the flag typed; outputs checked before any work; no input ever o
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import socket
 import subprocess
@@ -190,3 +192,170 @@ def test_cocoa_from_the_command_line(small, tmp_path, capsys):
                "--local-iters", "-1")
     _one_line_error(run, "--local-iters", "-1")
     assert not (tmp_path / "c.dsvm").exists()
+
+
+def _parsers():
+    """("dsvm", the top parser), then ("dsvm COMMAND", its parser) for every command."""
+    from dsvm.cli import build_parser
+
+    top = build_parser()
+    yield "dsvm", top
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, parser in action.choices.items():
+                yield f"dsvm {name}", parser
+
+
+def test_every_flag_has_help_and_shows_its_default():
+    """#25: ``dsvm train --help`` left 8 of its 41 flags without a word, ``convert`` 9 of 19,
+    and no default was shown. Every argument of every command says what it is; an option
+    that takes a value says its default (in words, or argparse's "(default: X)")."""
+    faults = []
+    for name, parser in _parsers():
+        parser.format_help()  # a stray "%" in a help text would raise here
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            text = formatter._expand_help(action) if action.help else ""
+            what = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            if not text.strip():
+                faults.append(f"{what}: no help")
+            elif action.option_strings and action.nargs != 0 and not action.required \
+                    and "default" not in text:
+                faults.append(f"{what}: its default is not shown ({text!r})")
+    assert not faults, "\n".join(faults)
+    train = dict(_parsers())["dsvm train"]
+    epochs = next(a for a in train._actions if "--epochs" in a.option_strings)
+    assert train._get_formatter()._expand_help(epochs).endswith("(default: 10)")
+
+
+def test_info_describes_a_saved_model(small, capsys):
+    """#25: ``dsvm info model.dsvm`` failed ("not a zarr group"); it describes the model."""
+    from dsvm.cli import main
+
+    _, _, _, model = small
+    capsys.readouterr()
+    assert main(["info", str(model)]) == 0
+    lines = dict(line.strip().split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["kind"] == "dsvm model: SVMClassifier, binary classification"
+    assert (lines["classes"], lines["n_features"], lines["solver"]) == ("[-1, 1]", "5", "pegasos")
+    assert "alpha=0.0001" in lines["parameters"] and lines["epochs_trained"] == "2"
+    assert lines["last_epoch"].startswith("epoch   2  objective ")
+    assert lines["hashing"] == "none"
+    assert main(["info", str(model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["classes"] == [-1, 1] and info["n_features"] == 5
+    assert info["parameters"]["max_epochs"] == 2 and info["last_epoch"]["epoch"] == 2
+    assert info["coef"]["shape"] == [1, 5] and info["hashing"] is None
+
+
+def test_a_file_that_is_not_a_model_is_named(small, tmp_path, capsys):
+    """#25: a text file given as the model got NumPy's allow_pickle hint; a dataset given
+    first, "No model file". One line naming the file and what it looks like, exit 2."""
+    _, train, _, _ = small
+    notes = tmp_path / "notes.txt"
+    notes.write_text("+1 1:0.5 3:1\n-1 2:1\n")
+    line = _one_line_error(_Run(capsys, "eval", notes, train), "notes.txt is not a dsvm model",
+                           "svmlight/libsvm text")
+    assert "pickle" not in line
+    table = tmp_path / "table.csv"
+    table.write_text("label,a,b\n1,0.5,2\n")
+    _one_line_error(_Run(capsys, "predict", table, train, "--out", tmp_path / "p.npy"),
+                    "table.csv is not a dsvm model", "CSV/TSV text")
+    _one_line_error(_Run(capsys, "eval", train, notes), "is a folder (a zarr store",
+                    "not a dsvm model")
+
+
+def test_a_first_fit_says_it_compiles(tmp_path, capsys):
+    """#25: a first run compiled for a minute or two without a word. Before a fit the command
+    says so while numba's cache holds no compiled pass kernel (its index files, .nbi), once
+    the parameters are known valid: a bad flag stays one line."""
+    from dsvm.cli.common import say_if_compiling
+    from dsvm.kernels._jit import kernels_not_compiled
+
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="max_epochs"):
+        say_if_compiling("train", dsvm.SVMClassifier(max_epochs=0), tmp_path)
+    assert capsys.readouterr().err == ""
+    say_if_compiling("train", dsvm.SVMClassifier(), tmp_path)  # nothing compiled yet
+    assert capsys.readouterr().err == ("dsvm train: compiling dsvm's kernels for this machine "
+                                       "(once, a minute or two)...\n")
+    (tmp_path / "losses.hinge_loss-87.py311.nbi").write_bytes(b"")  # eager leaves: not a fit
+    assert kernels_not_compiled(tmp_path)
+    (tmp_path / "passes.pegasos_pass-87.py311.nbi").write_bytes(b"")
+    say_if_compiling("train", dsvm.SVMClassifier(), tmp_path)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.fixture(scope="module")
+def criteo(tmp_path_factory):
+    """Raw Criteo rows (the head of the real sample's train and dev files) and the train rows
+    converted as ``dsvm convert --format criteo --hash-bits 12`` converts them."""
+    import lzma
+
+    from tests.conftest import shared_file
+
+    root = tmp_path_factory.mktemp("criteo")
+    for name, rows in (("train", 600), ("dev", 200)):
+        with lzma.open(shared_file(f"criteo_sample/criteo_kaggle_head8000_{name}.txt.xz"),
+                       "rt") as f:
+            (root / f"{name}.txt").write_text("".join(next(f) for _ in range(rows)))
+    train = dsvm.convert(root / "train.txt", root / "train.zarr", format="criteo", hash_bits=12)
+    return root, str(train.url)
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_eval_takes_the_raw_rows_predict_takes(criteo, process_cluster, capsys):
+    """#25: ``dsvm eval`` refused the raw Criteo rows that ``dsvm predict`` converts with a
+    hashed model's hashing; it takes them the same way. (And ``dsvm info`` names the hashing;
+    a fit on a scheduler's workers has no compile line.)"""
+    from dsvm.cli import main
+
+    root, train = criteo
+    model = root / "c.dsvm"
+    run = _Run(capsys, "train", train, "--out", model, "--epochs", "2", "--scheduler",
+               process_cluster.address)
+    assert run.returncode == 0, run.stderr
+    # a scheduler's workers keep their own kernel cache: nothing to say about this one's
+    assert "compiling dsvm's kernels" not in run.stderr, run.stderr
+    assert main(["info", str(model)]) == 0
+    assert "hashing: criteo rows: 13 numeric columns, 26 hashed into 2**12 features" in \
+        capsys.readouterr().out
+    raw = root / "dev.txt"
+    assert main(["eval", str(model), str(raw), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(["predict", str(model), str(raw), "--out", str(root / "p.npy")]) == 0
+    labels = np.loadtxt(raw, delimiter="\t", usecols=0)
+    assert result["n_samples"] == 200
+    assert result["accuracy"] == pytest.approx(np.mean(np.load(root / "p.npy") == labels))
+
+
+def test_eval_and_predict_take_a_raw_svmlight_file(small, tmp_path, capsys):
+    """#25: a raw svmlight file (LIBSVM's test files, a9a.t) needs nothing but the model's
+    number of features: eval and predict both convert it; other raw rows for a model trained
+    without hashing get one line from both (convert them first)."""
+    from dsvm.cli import main
+
+    _, _, _, model = small
+    X = np.random.default_rng(1).normal(size=(60, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    rows = tmp_path / "rows.t"
+    rows.write_text("".join(f"{label:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in
+                                                       enumerate(x)) + "\n"
+                            for x, label in zip(X, y)))
+    capsys.readouterr()
+    assert main(["eval", str(model), str(rows), "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert main(["predict", str(model), str(rows), "--out", str(tmp_path / "p.npy")]) == 0
+    assert result["n_samples"] == 60
+    assert result["accuracy"] == pytest.approx(np.mean(np.load(tmp_path / "p.npy") == y))
+    assert result["accuracy"] > 0.9
+    table = tmp_path / "rows.tsv"
+    table.write_text("y\ta\n1\t0.5\n")
+    for command in (["eval", model, table], ["predict", model, table, "--out",
+                                             tmp_path / "q.npy"]):
+        _one_line_error(_Run(capsys, *command), "rows.tsv is not a dsvm dataset",
+                        "convert it first")
+    assert not list(tmp_path.glob(".dsvm-*"))

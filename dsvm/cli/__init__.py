@@ -16,8 +16,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from dsvm.cli.common import USER_ERRORS, in_flags
+from dsvm.cli.common import USER_ERRORS, in_flags, use_help_formatter
 from dsvm.cli.data import add_data_commands
+from dsvm.cli.info import add_info_command
 from dsvm.cli.jobs import add_job_commands
 from dsvm.cli.predict import add_predict_commands
 from dsvm.cli.train import add_train_command
@@ -31,32 +32,52 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dsvm", description="Distributed, out-of-core SVM training on Dask.")
     parser.add_argument("--version", action="version", version=f"dsvm {__version__}")
-    parser.add_argument("-v", "--log-level", default="WARNING",
-                        help="logging level (DEBUG, INFO, WARNING)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also show Dask's own log lines and warnings (workers starting "
+                             "and stopping, large task graphs)")
+    parser.add_argument("--log-level", default="WARNING", type=str.upper,
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="the least severe log lines shown on stderr")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (also: DSVM_DEBUG=1)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_data_commands(sub)
+    add_info_command(sub)
     add_train_command(sub)
     add_predict_commands(sub)
     add_job_commands(sub)
+    use_help_formatter(parser)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
+def setup_output(args: argparse.Namespace) -> None:
+    """What a command prints besides its own lines: log lines from ``--log-level`` on, and
+    warnings as one line each. Dask's own log lines and warnings (workers coming and going, a
+    nanny killing a worker at shutdown, "Sending large graph") only with ``--verbose`` (from
+    INFO on) or ``--log-level INFO``: they say nothing a user can act on. Call inside
+    ``warnings.catch_warnings()``, which puts the filters back afterwards."""
+    level = getattr(logging, args.log_level)
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if args.command not in ("info", "convert"):
         from dsvm.training.cluster import quiet_cluster_logs
 
-        quiet_cluster_logs(level)
+        quiet_cluster_logs(min(level, logging.INFO) if args.verbose else level)
 
     def show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
         print(f"dsvm {args.command}: warning: {message}", file=sys.stderr)
 
     warnings.showwarning = show_warning  # one readable line, not Python's source excerpt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        setup_output(args)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except USER_ERRORS as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from typing import Any
 
 from dsvm.exceptions import (
@@ -33,6 +34,29 @@ FLAGS = {
     "chunk_rows": "--chunk-rows", "n_features": "--n-features", "label_column": "--label-column",
     "shuffle_window": "--shuffle-window", "local_iters": "--local-iters",
 }
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` shows every option's default: "(default: X)" is added to its text unless the
+    text already says what happens by default, the option is required, or it is a switch
+    (off unless given)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (not action.option_strings or action.required or "default" in text
+                or action.default in (None, argparse.SUPPRESS) or action.nargs == 0):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def use_help_formatter(parser: argparse.ArgumentParser) -> None:
+    """:class:`HelpFormatter` for ``parser`` and all its subcommands (``add_parser`` does not
+    pass its parent's formatter on)."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                use_help_formatter(sub)
 
 
 def in_flags(message: str) -> str:
@@ -67,20 +91,38 @@ def check_output(path: str, *, flag: str, kind: str, overwrite: bool,
                       label=label)
 
 
+def say_if_compiling(command: str, est: Any, cache_dir: Any = None) -> None:
+    """One line before a fit of ``est`` that compiles dsvm's kernels first (a minute or two,
+    once per installation), which would otherwise look like a hang. For fits on this machine
+    (the embedded LocalCluster's workers share the driver's cache; a scheduler's workers keep
+    their own). ``est``'s parameters are checked first, as its fit checks them first, so that
+    a bad flag stays the command's one line. ``cache_dir``: the kernels' cache folder
+    (default: where numba puts it)."""
+    from dsvm.kernels._jit import kernels_not_compiled
+
+    est._validate()  # (SVMBase) raises what fit would raise before any work
+    if kernels_not_compiled(cache_dir):
+        print(f"dsvm {command}: compiling dsvm's kernels for this machine (once, a minute or "
+              "two)...", file=sys.stderr, flush=True)
+
+
 def add_cluster_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (tcp://host:8786) or scheduler file; "
-                        "default: an embedded LocalCluster")
+                        "default: this process, one thread per core, for a dataset under "
+                        "256 MB, else an embedded LocalCluster")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="worker processes of the embedded LocalCluster (default: one per core)")
+                   help="worker processes of an embedded LocalCluster, also for a small "
+                        "dataset (default: one per core, when the dataset is over 256 MB)")
 
 
 def add_tls_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-ca-file", default=None, metavar="PEM",
-                   help="CA certificate of a tls:// scheduler")
-    p.add_argument("--tls-cert", default=None, metavar="PEM", help="client certificate")
+                   help="CA certificate of a tls:// scheduler (default: none, plain tcp://)")
+    p.add_argument("--tls-cert", default=None, metavar="PEM",
+                   help="client certificate (default: none)")
     p.add_argument("--tls-key", default=None, metavar="PEM",
-                   help="client private key (if not inside --tls-cert)")
+                   help="client private key (default: the key inside --tls-cert)")
 
 
 def client_arg(args: argparse.Namespace) -> Any:

@@ -1,14 +1,15 @@
-"""``dsvm demo``, ``dsvm convert`` and ``dsvm info``."""
+"""``dsvm demo`` and ``dsvm convert`` (``dsvm info`` is :mod:`dsvm.cli.info`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from dsvm.cli.common import say_if_compiling
 
 
 def _bundled(name: str) -> Path:
@@ -59,6 +60,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                  "in this process, one thread per core (a small dataset: --workers N starts "
                  "a LocalCluster)")
         print(f"training pegasos (alpha={alpha:.3g}, {args.epochs} epochs) {where}")
+        say_if_compiling("demo", clf)
         clf.fit(train, validation=test)
         result = clf.evaluate(test)
         print(f"test accuracy: {result['accuracy']:.4f} on {result['n_samples']} rows")
@@ -108,52 +110,49 @@ def _column_list(text: str) -> list[str]:
     return [c.strip() for c in text.split(",") if c.strip()]
 
 
-def cmd_info(args: argparse.Namespace) -> int:
-    from dsvm import open_dataset
-    from dsvm.data.window import dataset_window
-
-    dataset = open_dataset(args.dataset)
-    info = dataset.info()
-    window = dataset_window(dataset)
-    # what a fit with default settings interleaves (dsvm train --shuffle-window)
-    info["shuffle_window"] = window.as_dict() if args.json else window.describe()
-    if args.json:
-        print(json.dumps(info, indent=2, default=str))
-    else:
-        for key, value in info.items():
-            print(f"{key:>16}: {value}")
-    return 0
-
-
 def add_data_commands(sub: Any) -> None:
     p = sub.add_parser("demo", help="convert the bundled a9a, train on a LocalCluster, test")
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--workers", type=int, default=None, metavar="N")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=10, help="Pegasos epochs over a9a")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes of the LocalCluster (default: one per core)")
+    p.add_argument("--seed", type=int, default=0, help="random_state of the fit")
     p.add_argument("--data", metavar="DIR", default=None,
                    help="only copy the bundled a9a.xz and a9a.t.xz into DIR (for the README's "
-                        "Guide) and exit")
+                        "Guide) and exit (default: train and test in a scratch folder)")
     p.add_argument("--overwrite", action="store_true", help="with --data: replace the files")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("convert",
                        help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
-    p.add_argument("src")
-    p.add_argument("dst")
-    p.add_argument("--labels", metavar="Y.npy", help="labels for a .npy X")
-    p.add_argument("--n-features", type=int, default=None)
-    p.add_argument("--chunk-rows", type=int, default=None)
+    p.add_argument("src", help="input file, glob or URL: svmlight/libsvm text (plain, .gz, .bz2, "
+                               ".xz), .npy, .npz, CSV/TSV, Parquet, Criteo TSV")
+    p.add_argument("dst", help="the zarr dataset to write (a folder or fsspec URL)")
+    p.add_argument("--labels", metavar="Y.npy",
+                   help="labels for a .npy X (default: a .npy X is converted unlabeled)")
+    p.add_argument("--n-features", type=int, default=None, metavar="N",
+                   help="svmlight: the number of features, an index above it an error "
+                        "(default: the largest index found; give it for a test file that may "
+                        "not use the last feature)")
+    p.add_argument("--chunk-rows", type=int, default=None, metavar="ROWS",
+                   help="rows per chunk (default: about 32 MB per chunk, at least two chunks "
+                        "per worker of this machine; `dsvm info` says why)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--dense", action="store_true")
-    g.add_argument("--sparse", action="store_true")
-    p.add_argument("--shuffle", action="store_true", help="shuffle rows (bounded memory)")
-    p.add_argument("--seed", type=int, default=0)
+    g.add_argument("--dense", action="store_true",
+                   help="store X dense (default: dense or CSR chosen by density)")
+    g.add_argument("--sparse", action="store_true",
+                   help="store X as CSR (default: dense or CSR chosen by density)")
+    p.add_argument("--shuffle", action="store_true",
+                   help="shuffle rows across the whole file (an external shuffle in bounded "
+                        "memory; training interleaves chunks anyway)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --shuffle")
     # validated by convert (dsvm.data.attrs.CODECS), which the CLI does not import up front
     p.add_argument("--codec", default="auto",
                    help="how the arrays are compressed: auto (default: blosc-lz4 where it "
                         "shrinks the first chunk 1.5x, else none), blosc-lz4, zstd (level 1) "
                         "or none; see benchmarks/bench_codecs.py")
-    p.add_argument("--label-column", default=None, help="CSV label column (index or name)")
+    p.add_argument("--label-column", default=None, metavar="COLUMN",
+                   help="CSV/TSV/Parquet label column, a position or a name (default: the "
+                        "first column)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "
@@ -164,7 +163,7 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--categorical", type=_column_list, default=None, metavar="A,B,...",
                    help="CSV/TSV/Parquet columns (names or positions) hashed as column=value "
                         "tokens into 2**--hash-bits signed features (scikit-learn's "
-                        "FeatureHasher scheme)")
+                        "FeatureHasher scheme; default: none)")
     p.add_argument("--hash-bits", type=int, default=None, metavar="B",
                    help="hashed features: 2**B (default 18, like VW's -b)")
     p.add_argument("--feature-columns", type=_column_list, default=None, metavar="A,B,...",
@@ -178,11 +177,7 @@ def add_data_commands(sub: Any) -> None:
                         "not read into the dataset")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="Parquet: the value of a missing feature (default: an error)")
-    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                   help="floating point type of the stored features")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing DST")
     p.set_defaults(func=cmd_convert)
-
-    p = sub.add_parser("info", help="describe a dataset")
-    p.add_argument("dataset")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_info)

@@ -124,19 +124,21 @@ def add_job_commands(sub: Any) -> None:
         add_tls_args(p)
 
     p = sub.add_parser("jobs", help="list the detached dsvm jobs on a cluster")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead")
     scheduler(p)
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("attach", help="follow a detached job's progress until it ends")
-    p.add_argument("job_id")
-    p.add_argument("--out", metavar="MODEL", help="also save the fitted model here")
+    p.add_argument("job_id", help="the id dsvm train --detach printed")
+    p.add_argument("--out", metavar="MODEL",
+                   help="also save the fitted model here (default: only where the job saves it)")
     p.add_argument("--no-wait", action="store_true", help="print the progress so far and exit")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop following after this long (default: until the job ends)")
     scheduler(p)
     p.set_defaults(func=cmd_attach)
 
     p = sub.add_parser("cancel", help="cancel a detached job")
-    p.add_argument("job_id")
+    p.add_argument("job_id", help="the id dsvm train --detach printed")
     scheduler(p)
     p.set_defaults(func=cmd_cancel)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
+
+# without one, a dataset is scored in this process (dsvm.training.engines.prediction_engine)
+SCHEDULER_HELP = ("Dask scheduler address (tcp://host:8786) or scheduler file to score on "
+                  "(default: in this process, chunk by chunk)")
 
 
 def _print_regression(result: dict[str, Any], as_json: bool) -> None:
@@ -25,10 +31,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import dsvm
 
     clf = dsvm.load(args.model)
-    dsvm.open_dataset(args.dataset).require_labels("evaluate a model")
+    raw = _check_rows(clf, args)
+    if not raw:
+        dsvm.open_dataset(args.dataset).require_labels("evaluate a model")
     clf.client = client_arg(args)
+    # raw rows are converted into the scratch folder the workers share, as CoCoA+'s duals are
+    scratch = os.environ.get("DSVM_SCRATCH") or None
     try:
-        result = clf.evaluate(args.dataset)
+        with _rows(clf, args, raw, scratch=scratch, prefix=".dsvm-eval-") as dataset:
+            if raw:
+                dataset.require_labels("evaluate a model")
+            result = clf.evaluate(dataset)
     finally:
         close_client(clf.client)
     result = {"model": args.model, "dataset": args.dataset, **result,
@@ -91,24 +104,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
     check_output(args.out, flag="--out", kind=_stored_kind(kind), overwrite=args.overwrite,
                  inputs=(args.dataset, args.model))
     clf = dsvm.load(args.model)
-    raw = _is_raw(args)
-    if raw and not getattr(clf, "hashing_", None):
-        raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
-                         f" ... with the flags the model's training data was converted with)")
-    if not raw and (args.format or args.fill_missing is not None):
-        raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is a "
-                         "dsvm dataset already")
+    raw = _check_rows(clf, args)
     clf.client = client_arg(args)
     try:
-        if not raw:
-            return _predict(clf, args.dataset, args, kind)
-        # raw rows: converted with the model's hashing into a scratch dataset beside --out
-        with tempfile.TemporaryDirectory(prefix=".dsvm-predict-",
-                                         dir=os.path.dirname(os.path.abspath(args.out))) as tmp:
-            from dsvm.data.rehash import convert_like
-
-            dataset = convert_like(args.dataset, os.path.join(tmp, "rows.zarr"), clf.hashing_,
-                                   format=args.format, fill_missing=args.fill_missing)
+        # raw rows: converted into a scratch dataset beside --out
+        with _rows(clf, args, raw, scratch=os.path.dirname(os.path.abspath(args.out)),
+                   prefix=".dsvm-predict-") as dataset:
             return _predict(clf, dataset, args, kind)
     finally:
         close_client(clf.client)
@@ -118,6 +119,46 @@ def _is_raw(args: argparse.Namespace) -> bool:
     """Rows to convert first: a file (a dsvm dataset is a folder), or any input given a
     --format."""
     return bool(args.format) or os.path.isfile(args.dataset)
+
+
+def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
+    """How DATASET is read (eval and predict take the same inputs): None, a dsvm dataset;
+    "hashed", raw rows converted with the model's hashing; "svmlight", a raw svmlight/libsvm
+    file converted with the model's number of features (nothing else to know). Refuses other
+    raw rows, and raw-row flags given with a dataset."""
+    if not _is_raw(args):
+        if args.format or args.fill_missing is not None:
+            raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is "
+                             "a dsvm dataset already")
+        return None
+    if getattr(clf, "hashing_", None):
+        return "hashed"
+    from dsvm.data.text import source_kind
+
+    if not args.format and args.fill_missing is None and source_kind(args.dataset) == "libsvm":
+        return "svmlight"
+    raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
+                     f" ... with the flags the model's training data was converted with)")
+
+
+@contextlib.contextmanager
+def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str | None,
+          prefix: str) -> Iterator[Any]:
+    """DATASET as the model reads it (see :func:`_check_rows`): the dataset itself, or the raw
+    rows converted into a scratch dataset under ``scratch``, removed afterwards."""
+    if raw is None:
+        yield args.dataset
+        return
+    from dsvm.data.convert import convert
+    from dsvm.data.rehash import convert_like
+
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
+        dst = os.path.join(tmp, "rows.zarr")
+        if raw == "svmlight":
+            yield convert(args.dataset, dst, n_features=clf.n_features_in_)
+        else:
+            yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
+                               fill_missing=args.fill_missing)
 
 
 def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
@@ -137,29 +178,37 @@ def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int
     return 0
 
 
+def _add_raw_row_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", default=None, choices=["csv", "criteo", "parquet"],
+                   help="DATASET is raw rows in this layout (a file is raw rows anyway): "
+                        "converted with the model's hashing of categorical columns first "
+                        "(default: the training data's layout)")
+    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
+                   help="raw rows: the value of a missing numeric field, as at training "
+                        "(default: as convert's)")
+
+
 def add_predict_commands(sub: Any) -> None:
     p = sub.add_parser("eval", help="accuracy (R^2 for regressors) and primal objective of a "
                                     "model on a dataset")
-    p.add_argument("model")
-    p.add_argument("dataset")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--scheduler", metavar="ADDRESS")
+    p.add_argument("model", help="a model file written by dsvm train")
+    p.add_argument("dataset", help="a labeled dsvm dataset, or raw rows as predict takes them")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead")
+    _add_raw_row_args(p)
+    p.add_argument("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
     add_tls_args(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("predict", help="write predicted labels (or decision values)")
-    p.add_argument("model")
-    p.add_argument("dataset")
+    p.add_argument("model", help="a model file written by dsvm train")
+    p.add_argument("dataset", help="a dsvm dataset, or raw rows of the model's training data "
+                                   "(see --format)")
     p.add_argument("--out", required=True, metavar="FILE",
                    help=".zarr (written by the workers, chunk by chunk: any size), or .npy, "
                         ".parquet or text (.csv/.txt), gathered here")
     p.add_argument("--decision", action="store_true", help="write decision values, not labels")
-    p.add_argument("--format", default=None, choices=["csv", "criteo", "parquet"],
-                   help="DATASET is raw rows in this layout (a file is raw rows anyway): "
-                        "converted with the model's hashing of categorical columns first")
-    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
-                   help="raw rows: the value of a missing numeric field, as at training")
+    _add_raw_row_args(p)
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    p.add_argument("--scheduler", metavar="ADDRESS")
+    p.add_argument("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
     add_tls_args(p)
     p.set_defaults(func=cmd_predict)

@@ -17,6 +17,7 @@ from dsvm.cli.common import (
     check_output,
     client_arg,
     close_client,
+    say_if_compiling,
 )
 
 # With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
@@ -112,6 +113,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             from dsvm.cli.jobs import submit_detached
 
             return submit_detached(args, est, dataset, validation)
+        if not args.scheduler:
+            say_if_compiling("train", est)
         fit_in_flag_terms(est, dataset, validation, args.resume)
     finally:
         close_client(client)
@@ -208,7 +211,8 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                    help="regression: half-width of the epsilon-insensitive tube")
     p.add_argument("--penalty", default="l2", choices=["l2", "l1", "elasticnet"],
                    help="l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)")
-    p.add_argument("--l1-ratio", type=float, default=0.15)
+    p.add_argument("--l1-ratio", type=float, default=0.15,
+                   help="--penalty elasticnet: the share of L1 in the penalty")
     p.add_argument("--mu", type=float, default=0.03,
                    help="smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)")
     p.add_argument("--rho", type=float, default=0.5,
@@ -241,7 +245,8 @@ def _tol(text: str) -> float | None:
 
 
 def _add_schedule_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--epochs", type=int, default=10,
+                   help="passes over the data at most (NESVM: gradient passes)")
     p.add_argument("--tol", type=_tol, default=DEFAULT_TOL,
                    help="stop when the objective improved by less than this (relative) for "
                         f"--n-iter-no-change epochs (default {DEFAULT_TOL:g}, as in Python; "
@@ -254,19 +259,24 @@ def _add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--validation-fraction", type=float, default=0.1, metavar="F",
                    help="share of the chunks held out by --early-stopping (default 0.1)")
     p.add_argument("--class-weight", type=_class_weight, default=None, metavar="WEIGHTS",
-                   help="'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification)")
-    p.add_argument("--batch-size", type=int, default=1)
-    p.add_argument("--streams", type=int, default=None,
+                   help="'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
+                        "default: every class weighs 1)")
+    p.add_argument("--batch-size", type=int, default=1,
+                   help="rows per stochastic step (Pegasos' mini-batch k)")
+    p.add_argument("--streams", type=int, default=None, metavar="K",
                    help="parallel streams per epoch (default: number of workers)")
     p.add_argument("--shuffle-window", type=int, default=None, metavar="N",
                    help="chunks whose rows a stream interleaves, so that data stored sorted "
                         "(by label, by time) trains like shuffled data; 1: one chunk at a time "
                         "(default: 8, fewer above 128 MB of rows; `dsvm info` shows it)")
-    p.add_argument("--no-intercept", action="store_true")
+    p.add_argument("--no-intercept", action="store_true",
+                   help="fit no intercept (default: an unregularised intercept)")
     p.add_argument("--no-average", action="store_true",
                    help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")
-    p.add_argument("--validation", metavar="DATASET")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--validation", metavar="DATASET",
+                   help="a labeled dataset scored after every epoch (default: none)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random_state: chunk order, dealing to streams and row order")
     p.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -297,13 +307,15 @@ def _add_kernel_args(p: argparse.ArgumentParser) -> None:
 
 def add_train_command(sub: Any) -> None:
     p = sub.add_parser("train", help="train a model on a dataset")
-    p.add_argument("dataset")
-    p.add_argument("--out", required=True, metavar="MODEL")
+    p.add_argument("dataset", help="the labeled zarr dataset to train on (dsvm convert)")
+    p.add_argument("--out", required=True, metavar="MODEL",
+                   help="the model file to write (checked before training starts)")
     _add_task_args(p)
     _add_schedule_args(p)
     _add_kernel_args(p)
     p.add_argument("--checkpoint", metavar="PATH_OR_URL", default=None,
-                   help="write the training state here after every epoch (atomically)")
+                   help="write the training state here after every epoch (atomically; "
+                        "default: none)")
     p.add_argument("--resume", action="store_true",
                    help="continue from --checkpoint if it exists (else start from scratch)")
     p.add_argument("--overwrite", action="store_true",

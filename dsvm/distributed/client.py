@@ -124,6 +124,12 @@ def cluster_client(
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
+        # no dashboard, yet the scheduler's HTTP server (health, metrics) still listens: on
+        # 8787 by default, with a three-line warning when that is taken; any free port will do
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        # the workers' and nannies' log lines at the level the caller gave distributed
+        # (dsvm's command line: errors only unless --verbose), never below LocalCluster's WARN
+        silence_logs=max(logging.WARNING, logging.getLogger("distributed").getEffectiveLevel()),
         memory_limit=memory_limit,
     ) as cluster, Client(cluster) as c:
         from dsvm.distributed.malloc import TuneMalloc
@@ -172,9 +178,24 @@ def tls_security(ca_file: str | None, cert: str | None, key: str | None) -> Any:
 
 
 def quiet_logs(level: int) -> None:
-    """distributed logs every client and worker coming and going at INFO: keep a command's own
-    output readable unless asked for more. (distributed sets its loggers' levels when it is
-    imported, which it is by now.)"""
-    for name in ("distributed", "dask"):
-        logging.getLogger(name).setLevel(max(level, logging.WARNING) if level > logging.INFO
-                                          else level)
+    """Dask's own log lines and warnings only at ``level`` INFO or below (``dsvm --verbose``).
+
+    distributed logs every client and worker coming and going at INFO, a nanny that kills its
+    worker at shutdown at WARNING, and warns about task graphs over 10 MB: nothing a user of
+    the command can act on. Above INFO its loggers show errors only and warnings raised in
+    its modules are dropped (the caller scopes this with ``warnings.catch_warnings()``). An
+    embedded LocalCluster takes the same level (:func:`cluster_client`). distributed sets its
+    loggers' levels when it is imported, which it is by now.
+    """
+    import warnings
+
+    quiet = level > logging.INFO
+    # distributed's config gives some of its loggers their own level (distributed.client,
+    # distributed.gc: WARNING), which a level set on "distributed" alone would not reach
+    names = [name for name, known in list(logging.root.manager.loggerDict.items())
+             if name.startswith(("distributed.", "dask.")) and isinstance(known, logging.Logger)
+             and known.level != logging.NOTSET]
+    for name in ("distributed", "dask", *names):
+        logging.getLogger(name).setLevel(max(level, logging.ERROR) if quiet else level)
+    if quiet:
+        warnings.filterwarnings("ignore", module=r"(distributed|dask)(\.|$)")

@@ -23,6 +23,12 @@ import numpy as np
 
 from dsvm.exceptions import ModelFormatError
 
+_ZIP_MAGIC = b"PK\x03\x04"  # every .npz (np.savez) is a zip archive
+# what the first bytes of a file that is not a zip say it is
+_MAGIC_KINDS = ((b"\x93NUMPY", "a NumPy .npy array"), (b"\x1f\x8b", "gzip-compressed data"),
+                (b"\xfd7zXZ\x00", "xz-compressed data"), (b"BZh", "bzip2-compressed data"),
+                (b"PAR1", "a Parquet file"), (b"\x80", "a Python pickle"))
+
 
 def is_url(path: str) -> bool:
     """Whether ``path`` names an fsspec location other than the local file system."""
@@ -86,6 +92,8 @@ def read_bytes(path: str | os.PathLike, what: str, storage_options: dict | None 
             raise FileNotFoundError(f"No {what} at {path!r}.")
         return bytes(fs.cat_file(fpath))
     local = local_path(path)
+    if os.path.isdir(local):
+        raise ModelFormatError(f"{path} is a folder{_folder_kind(local)}, not a dsvm {what}.")
     if not os.path.isfile(local):
         raise FileNotFoundError(f"No {what} at {path!r}.")
     with open(local, "rb") as f:
@@ -96,10 +104,12 @@ def decode(data: bytes, *, path: str, fmt: str, version: int, what: str,
            required: tuple[str, ...] = ()) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(arrays, meta) of an archive written by :func:`encode` with ``meta["format"] == fmt``.
 
-    Refuses, with :class:`ModelFormatError`, anything else: not an npz, no meta, another format,
-    a newer version than ``version``, missing ``required`` arrays, or arrays that are neither
-    numbers nor fixed-width text.
+    Refuses, with :class:`ModelFormatError`, anything else: not an npz (saying what the file
+    looks like instead), no meta, another format, a newer version than ``version``, missing
+    ``required`` arrays, or arrays that are neither numbers nor fixed-width text.
     """
+    if not data.startswith(_ZIP_MAGIC):  # np.load would answer with its allow_pickle hint
+        raise ModelFormatError(f"{path} is not a dsvm {what}: it looks like {looks_like(data)}.")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             names = set(z.files)
@@ -127,3 +137,38 @@ def decode(data: bytes, *, path: str, fmt: str, version: int, what: str,
             raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric "
                                    "or text.")
     return arrays, meta
+
+
+def looks_like(data: bytes) -> str:
+    """What a file that is not an npz archive seems to be, from its first bytes: for an error
+    that tells a user which file they gave instead (a dataset, a text file, ...)."""
+    if not data:
+        return "an empty file"
+    for magic, kind in _MAGIC_KINDS:
+        if data.startswith(magic):
+            return kind + (" (a dataset to dsvm convert?)" if "compressed" in kind else "")
+    head = data[:4096]
+    if b"\x00" in head:
+        return "binary data"
+    return _text_kind(head.decode("utf-8", "replace"))
+
+
+def _text_kind(text: str) -> str:
+    lines = [ln for ln in text.splitlines()[:20] if ln.strip()]
+    if not lines:
+        return "blank text"
+    if lines[0].lstrip().startswith(("{", "[")):
+        return "JSON text"
+    first = lines[0].split()
+    if len(first) > 1 and all(":" in token for token in first[1:]):
+        return "svmlight/libsvm text (a dataset to dsvm convert?)"
+    if "\t" in lines[0] or "," in lines[0]:
+        return "CSV/TSV text (a dataset to dsvm convert?)"
+    return "text"
+
+
+def _folder_kind(path: str) -> str:
+    """The hint for a folder given as a file: one holding zarr metadata is likely a dataset."""
+    if any(os.path.exists(os.path.join(path, name)) for name in ("zarr.json", ".zgroup")):
+        return " (a zarr store: a dataset?)"
+    return ""

@@ -136,3 +136,27 @@ def _decorate(func: Any, opts: dict[str, Any]) -> Any:
     if isinstance(func, (str, tuple, list)):  # eager signature(s)
         return lambda f: numba.njit(func, **opts)(f)
     return numba.njit(**opts)(func)
+
+
+# A fit's first compilation is its stochastic pass kernels (passes.py; compiled lazily, unlike
+# the eager loss leaves, which import compiles): numba writes an index file (.nbi) for each
+# function it caches, so while there is none for them, the next fit compiles.
+_FIRST_FIT_INDEX = "passes.*.nbi"
+
+
+def kernels_not_compiled(cache_dir: Path | None = None) -> bool:
+    """Whether the next fit compiles dsvm's kernels first (a minute or two), for a command to
+    say so before it starts: the disk cache (``cache_dir``, default this package's
+    ``__pycache__``) is on and holds no compiled pass kernel. One glob, nothing compiled.
+
+    False when that cannot be known cheaply: with ``DSVM_NUMBA_CACHE=0`` (every process
+    compiles), ``NUMBA_CACHE_DIR`` set, or a read-only install (numba caches elsewhere).
+    """
+    if not CACHE or numba.config.CACHE_DIR:
+        return False
+    folder = cache_dir if cache_dir is not None else _KERNELS_DIR / "__pycache__"
+    if folder.exists() and not os.access(folder, os.W_OK):
+        return False
+    if not folder.exists() and not os.access(folder.parent, os.W_OK):
+        return False
+    return not any(folder.glob(_FIRST_FIT_INDEX))

@@ -1,0 +1,99 @@
+"""``dsvm info``: what a dataset or a saved model holds, as lines or as one JSON document."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    info = model_info(args.dataset) if is_file(args.dataset) else dataset_info(args.dataset,
+                                                                                args.json)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key:>16}: {_text(key, value)}")
+    return 0
+
+
+def is_file(path: str) -> bool:
+    """A model is one file; a dataset is a folder (a zarr group), local or at a URL."""
+    if "://" in path and not path.startswith("file://"):
+        import fsspec
+
+        fs, fpath = fsspec.core.url_to_fs(path)
+        return bool(fs.isfile(fpath))
+    return os.path.isfile(path.removeprefix("file://"))
+
+
+def dataset_info(path: str, as_json: bool) -> dict[str, Any]:
+    from dsvm import open_dataset
+    from dsvm.data.window import dataset_window
+
+    dataset = open_dataset(path)
+    info = dataset.info()
+    window = dataset_window(dataset)
+    # what a fit with default settings interleaves (dsvm train --shuffle-window)
+    info["shuffle_window"] = window.as_dict() if as_json else window.describe()
+    return info
+
+
+def model_info(path: str) -> dict[str, Any]:
+    """A model file's contents: what it is, its classes and features, how it was trained (the
+    solver, every parameter, the epochs and the last epoch's history record) and the hashing
+    of raw rows it applies. Read from the file alone: nothing is fitted or imported beyond io."""
+    from dsvm.io import load_model_record
+
+    record = load_model_record(path)
+    regressor = record.estimator == "SVMRegressor"
+    classes = record.classes.tolist()
+    coef = record.coef
+    return {
+        "url": path,
+        "kind": f"dsvm model: {record.estimator}, {_task(regressor, len(classes))}",
+        "classes": None if regressor else classes,
+        "n_features": record.n_features_in,
+        "solver": record.params.get("solver"),
+        "parameters": {k: v for k, v in sorted(record.params.items()) if k != "solver"},
+        "epochs_trained": record.n_iter,
+        "last_epoch": record.history[-1] if record.history else None,
+        "feature_map": record.map_meta,
+        "hashing": record.extra_meta.get("hashing"),
+        "coef": {"shape": list(coef.shape), "dtype": str(coef.dtype),
+                 "nonzero": int((coef != 0).sum())},
+        "intercept": record.intercept.tolist(),
+    }
+
+
+def _task(regressor: bool, n_classes: int) -> str:
+    if regressor:
+        return "regression"
+    return "binary classification" if n_classes <= 2 else \
+        f"one-vs-rest classification over {n_classes} classes"
+
+
+def _text(key: str, value: Any) -> str:
+    """One line for ``key``'s value in the text listing."""
+    if key == "parameters":
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if key == "last_epoch" and value is not None:
+        from dsvm.training.progress import format_epoch
+
+        return format_epoch(value)
+    if key == "hashing" and value:
+        return (f"{value.get('format') or 'csv'} rows: {len(value['numeric'])} numeric columns, "
+                f"{len(value['categorical'])} hashed into 2**{value['hash_bits']} features")
+    if key == "coef" and isinstance(value, dict):
+        return f"{tuple(value['shape'])} {value['dtype']}, {value['nonzero']} non-zero"
+    return "none" if value is None else str(value)
+
+
+def add_info_command(sub: Any) -> None:
+    p = sub.add_parser("info", help="describe a dataset or a saved model")
+    p.add_argument("dataset", metavar="DATASET_OR_MODEL",
+                   help="a zarr dataset (folder or URL) or a model file written by dsvm train")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead")
+    p.set_defaults(func=cmd_info)
