@@ -174,7 +174,7 @@ def add_data_commands(sub: Any) -> None:
                         "(default: log1p for --format criteo, else none)")
     p.add_argument("--drop", type=_column_list, default=None, metavar="A,B,...",
                    help="CSV/TSV/Parquet columns that are not features (an id, a timestamp): "
-                        "not read into the dataset")
+                        "not read into the dataset (default: none)")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="Parquet: the value of a missing feature (default: an error)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32",

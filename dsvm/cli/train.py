@@ -179,7 +179,8 @@ def cli_advice(outcome: Any) -> str:
         return (f"the labels are in large units ({outcome.spread_text()}): divide them by "
                 "about that before `dsvm convert`")
     return ("the features are probably not on a common scale: rescale each column to about "
-            "[-1, 1] before `dsvm convert`, or try a larger --alpha")
+            "[-1, 1] before `dsvm convert`, or try a larger --alpha; or, with scaled features, "
+            "its steps have not settled yet: more --epochs or --solver sgd")
 
 
 def report_failed_fit(args: argparse.Namespace, est: Any, outcome: Any) -> int:

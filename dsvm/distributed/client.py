@@ -199,3 +199,18 @@ def quiet_logs(level: int) -> None:
         logging.getLogger(name).setLevel(max(level, logging.ERROR) if quiet else level)
     if quiet:
         warnings.filterwarnings("ignore", module=r"(distributed|dask)(\.|$)")
+
+
+def compute_watched(*collections: Any, what: str) -> tuple[Any, ...]:
+    """``dask.compute(*collections)``, on the active Client's cluster through
+    :func:`wait_for_result` (a clear error instead of a hang when its workers or scheduler are
+    lost), else on dask's own scheduler in this process."""
+    from dsvm.distributed.watch import wait_for_result
+
+    client = active_client()
+    if client is None:
+        import dask
+
+        return tuple(dask.compute(*collections))
+    futures = client.compute(list(collections))
+    return tuple(wait_for_result(client, f, what) for f in futures)

@@ -231,7 +231,7 @@ class DaskSource(_ArraysShape):
 
         if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
             return np.asarray(self.labels, dtype=np.float64)
-        from dsvm.distributed.watch import compute_watched
+        from dsvm.distributed.client import compute_watched
 
         # A reduction on the cluster: only the distinct labels come back.
         (labels,) = compute_watched(da.unique(self.y), what="finding the labels")

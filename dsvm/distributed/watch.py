@@ -96,21 +96,3 @@ def wait_for_result(client: Any, future: Any, what: str) -> Any:
         else:
             no_workers_since = None
 
-
-def compute_watched(*collections: Any, what: str) -> tuple[Any, ...]:
-    """``dask.compute(*collections)``, on the active Client's cluster through
-    :func:`wait_for_result` (a clear error instead of a hang when its workers or scheduler are
-    lost), else on dask's own scheduler in this process."""
-    import sys
-
-    client = None
-    if "distributed" in sys.modules:  # no Client can be active in a process without it
-        from dsvm.distributed.client import active_client
-
-        client = active_client()
-    if client is None:
-        import dask
-
-        return tuple(dask.compute(*collections))
-    futures = client.compute(list(collections))
-    return tuple(wait_for_result(client, f, what) for f in futures)

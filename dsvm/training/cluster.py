@@ -28,6 +28,6 @@ def quiet_cluster_logs(level: int) -> None:
 def compute(*collections: Any, what: str) -> tuple[Any, ...]:
     """Dask collections computed where they live (the active cluster, else this process), every
     wait through the no-workers watchdog (:func:`dsvm.distributed.watch.compute_watched`)."""
-    from dsvm.distributed.watch import compute_watched
+    from dsvm.distributed.client import compute_watched
 
     return compute_watched(*collections, what=what)

@@ -178,9 +178,12 @@ def api_advice(outcome: FitOutcome, estimator: str) -> str:
                 "targets, e.g. sklearn.compose.TransformedTargetRegressor("
                 f"{estimator}(...), transformer=sklearn.preprocessing.StandardScaler()), or "
                 "divide y by its standard deviation")
+    # both causes are named: features within [-1, 1] (a9a) fail so too when a few epochs of
+    # Pegasos at a small alpha have not settled, and the outcome does not see the features
     return ("the features are probably not scaled: scale them (e.g. "
             f"make_pipeline(sklearn.preprocessing.StandardScaler(), {estimator}(...)), or "
-            "MaxAbsScaler for sparse data), or increase alpha")
+            "MaxAbsScaler for sparse data), or increase alpha; or, with scaled features, its "
+            "steps have not settled yet: more max_epochs or solver='sgd'")
 
 
 def zero_objective(spec: FitSpec, n_outputs: int) -> float | None:
