@@ -2,7 +2,9 @@
 
 Input decides where training runs (dask-ml's rule): NumPy/SciPy arrays train in this process;
 a dataset path/URL, a :class:`dsvm.Dataset` or dask arrays train on a Dask cluster (the given
-``client``, else the active Client, else an embedded LocalCluster closed afterwards).
+``client``, else the active Client, else an embedded LocalCluster closed afterwards), except
+a dataset under 256 MB with no client, none active and no ``n_workers``: it trains in this
+process, one thread per core (the streams the embedded cluster would run, the same model).
 
 A fit whose model predicts no better than the majority class while its objective did not come
 down from the zero model's (unscaled features, diverging steps) warns ``FitFailedWarning`` (a
@@ -154,7 +156,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
     chunk_rows : int, default=65536
         Rows per chunk when cutting in-memory arrays (datasets keep their own chunks).
     n_workers : int or None, default=None
-        Worker processes of the embedded LocalCluster (``None``: one per core).
+        Embedded LocalCluster workers (``None``: one per core; none for a small dataset).
     random_state : int, numpy Generator or None, default=None
         Seeds the chunk orders and row orders; the same seed gives the same model.
     verbose : int, default=0
