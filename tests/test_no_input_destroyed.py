@@ -139,3 +139,21 @@ def test_cocoa_keeps_a_users_folder_named_like_its_duals(tmp_path, blobs):
     with pytest.raises(FileExistsError, match="is not a dsvm dual store"):
         clf.fit(X, y)
     assert (duals / "thesis.tex").read_text() == NOTES
+
+
+def test_a_fit_refuses_a_checkpoint_path_before_it_trains(tmp_path, monkeypatch):
+    """checkpoint=notes.txt is refused before the first epoch (it was refused at the first
+    checkpoint write, after an epoch's work), for every solver."""
+    from dsvm.training import trainer
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started")
+
+    for name in ("fit_stochastic", "fit_cocoa"):
+        monkeypatch.setattr(trainer, name, no_training)
+    notes = tmp_path / "notes.txt"
+    notes.write_text(NOTES)
+    for solver in ("pegasos", "cocoa"):
+        with pytest.raises(FileExistsError, match="not a dsvm checkpoint"):
+            dsvm.SVMClassifier(solver=solver, checkpoint=str(notes)).fit(*_tiny())
+    assert notes.read_text() == NOTES

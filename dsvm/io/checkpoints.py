@@ -109,9 +109,15 @@ def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint,
     """Write ``ckpt`` to a local path or fsspec URL atomically. It replaces the previous
     checkpoint, never anything else (FileExistsError: a fit's ``checkpoint=notes.txt`` stops
     before the user's notes are lost)."""
+    check_checkpoint_path(path, storage_options)
+    write_bytes(path, _encode(ckpt), storage_options)
+
+
+def check_checkpoint_path(path: str | os.PathLike, storage_options: dict | None = None) -> None:
+    """Raise unless a checkpoint may be written at ``path``: nothing there, or a checkpoint
+    (FileExistsError naming what is there). A fit checks before its first epoch."""
     check_replaceable(os.fspath(path), CHECKPOINT, overwrite=True,
                       storage_options=storage_options)
-    write_bytes(path, _encode(ckpt), storage_options)
 
 
 def checkpoint_exists(path: str | os.PathLike, storage_options: dict | None = None) -> bool:

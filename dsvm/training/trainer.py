@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dsvm.io.checkpoints import check_checkpoint_path
 from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.nesvm import fit_nesvm
 from dsvm.training.record import FittedModel
@@ -24,6 +25,8 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     continues its current model (``warm_start=True``); ``resume``: continue from
     ``spec.checkpoint`` when it exists (stochastic solvers).
     """
+    if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
+        check_checkpoint_path(spec.checkpoint)
     if spec.solver == "nesvm":
         if spec.params.get("early_stopping"):
             raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
