@@ -106,6 +106,7 @@ def cluster_client(
             yield c
         finally:
             c.close()
+            forget_closed_scheduler()
         return
     if client is not None:
         raise TypeError(
@@ -119,23 +120,43 @@ def cluster_client(
         return
     n = n_workers or default_n_workers()
     logger.info("starting a LocalCluster with %d worker processes", n)
-    with LocalCluster(
-        n_workers=n,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        # no dashboard, yet the scheduler's HTTP server (health, metrics) still listens: on
-        # 8787 by default, with a three-line warning when that is taken; any free port will do
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-        # the workers' and nannies' log lines at the level the caller gave distributed
-        # (dsvm's command line: errors only unless --verbose), never below LocalCluster's WARN
-        silence_logs=max(logging.WARNING, logging.getLogger("distributed").getEffectiveLevel()),
-        memory_limit=memory_limit,
-    ) as cluster, Client(cluster) as c:
-        from dsvm.distributed.malloc import TuneMalloc
+    try:
+        with LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            # no dashboard, yet the scheduler's HTTP server (health, metrics) still listens: on
+            # 8787 by default, with a three-line warning when that is taken; any free port
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            # the workers' and nannies' log lines at the level the caller gave distributed
+            # (dsvm's command line: errors only unless --verbose), never below LocalCluster's
+            silence_logs=max(logging.WARNING,
+                             logging.getLogger("distributed").getEffectiveLevel()),
+            memory_limit=memory_limit,
+        ) as cluster, Client(cluster) as c:
+            from dsvm.distributed.malloc import TuneMalloc
 
-        c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
-        yield c
+            c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
+            yield c
+    finally:
+        forget_closed_scheduler()
+
+
+def forget_closed_scheduler() -> None:
+    """Leave dask's default scheduler as it was once the last Client is gone.
+
+    A Client sets dask's config ``scheduler: dask.distributed`` while it lives and puts back
+    what it found when it closes; two Clients closed out of order (two fits on two threads of
+    one process, each connecting to its address) leave the config naming a distributed
+    scheduler with no Client left, and every later ``dask.compute()`` in the process fails
+    ("Requested dask.distributed scheduler but no Client active"). A distributed scheduler
+    without a Client never works, so the name is dropped."""
+    import dask
+
+    if dask.config.get("scheduler", None) in ("dask.distributed", "distributed") \
+            and active_client() is None:
+        dask.config.set(scheduler=None)
 
 
 def _maybe_tune_malloc(client: Client) -> None:

@@ -167,6 +167,12 @@ def test_two_fits_at_once_on_one_cluster(process_cluster, dataset, reference):
     for seed, ref in zip((0, 1), alone):
         np.testing.assert_array_equal(together[seed].coef_, ref.coef_)
     assert not np.array_equal(alone[0].coef_, alone[1].coef_)
+    # their Clients closed out of order; dask's own scheduler still works in this process
+    import dask
+    import dask.array as da
+
+    assert dask.config.get("scheduler", None) is None
+    assert int(da.ones(10, chunks=5).sum().compute()) == 10
 
 
 def test_driver_side_computations_stop_clearly_on_a_cluster_without_workers():
