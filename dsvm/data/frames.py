@@ -93,8 +93,9 @@ def frame_columns(columns: Sequence[Any], dtypes: Sequence[Any],
 def columns_of_hashing(hashing: dict[str, Any]) -> FrameColumns:
     """The frame columns a model hashes (its ``hashing_``, from a frame or a dataset)."""
     numeric = [str(c) for c in hashing.get("numeric") or []]
+    # the numeric columns transformed as at training (Criteo's counts: log1p)
     spec = HashSpec([str(c) for c in hashing["categorical"]], int(hashing["hash_bits"]),
-                    numeric)
+                    numeric, hashing.get("numeric_transform", "none"))
     return FrameColumns(numeric, spec)
 
 

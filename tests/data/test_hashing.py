@@ -258,3 +258,20 @@ def test_raw_rows_that_still_carry_a_dropped_column_predict_as_converted(tmp_pat
                  str(tmp_path / "p.npy")]) == 0, capsys.readouterr().err
     np.testing.assert_array_equal(np.load(tmp_path / "p.npy"),
                                   clf.predict(str(tmp_path / "t.zarr")))
+
+
+def test_a_dataframe_of_raw_criteo_rows_predicts_as_the_converted_rows(tmp_path):
+    """A model trained on a Criteo conversion (counts stored as log1p) predicts a pandas
+    DataFrame of the same raw rows through its hashing, the transform included: the same
+    decision values as the converted dataset's (the counts went in raw, silently)."""
+    import pandas as pd
+
+    path = shared_file("criteo_sample/criteo_kaggle_head8000_dev.txt.xz")
+    ds = dsvm.convert(path, tmp_path / "c.zarr", format="criteo", hash_bits=12)
+    clf = dsvm.SVMClassifier(max_epochs=2, alpha=1e-2, random_state=0).fit(str(ds.url))
+    fields = [ln.split("\t") for ln in lzma.open(path, "rt").read().splitlines()]
+    frame = pd.DataFrame({f"I{j}": [float(f[j] or 0) for f in fields] for j in range(1, 14)})
+    for j in range(1, 27):
+        frame[f"C{j}"] = [f[13 + j] or None for f in fields]
+    np.testing.assert_allclose(clf.decision_function(frame),
+                               clf.decision_function(str(ds.url)), rtol=1e-5, atol=1e-6)
