@@ -56,7 +56,8 @@ def model_info(path: str) -> dict[str, Any]:
         "kind": f"dsvm model: {record.estimator}, {_task(regressor, len(classes))}",
         "classes": None if regressor else classes,
         "n_features": record.n_features_in,
-        "solver": record.params.get("solver"),
+        "solver": _solver(record),
+        "scaling": (record.extra_meta.get("fit") or {}).get("scaling"),
         "parameters": {k: v for k, v in sorted(record.params.items()) if k != "solver"},
         "epochs_trained": record.n_iter,
         "last_epoch": record.history[-1] if record.history else None,
@@ -66,6 +67,13 @@ def model_info(path: str) -> dict[str, Any]:
                  "nonzero": int((coef != 0).sum())},
         "intercept": record.intercept.tolist(),
     }
+
+
+def _solver(record: Any) -> str:
+    """The solver that ran, and who chose it."""
+    asked = record.params.get("solver")
+    ran = (record.extra_meta.get("fit") or {}).get("solver") or asked
+    return f"{ran} (chosen by solver='auto')" if asked == "auto" and ran != "auto" else str(ran)
 
 
 def _task(regressor: bool, n_classes: int) -> str:
@@ -86,6 +94,8 @@ def _text(key: str, value: Any) -> str:
     if key == "hashing" and value:
         return (f"{value.get('format') or 'csv'} rows: {len(value['numeric'])} numeric columns, "
                 f"{len(value['categorical'])} hashed into 2**{value['hash_bits']} features")
+    if key == "scaling":
+        return "none: the rows were trained as given" if value is None else value["description"]
     if key == "coef" and isinstance(value, dict):
         return f"{tuple(value['shape'])} {value['dtype']}, {value['nonzero']} non-zero"
     return "none" if value is None else str(value)

@@ -19,6 +19,7 @@ from dsvm.data.blocks import Block, CSRBlock, block_from_arrays
 from dsvm.data.zarr_store import Dataset
 from dsvm.exceptions import DataLayoutError
 from dsvm.features.maps import FeatureMap
+from dsvm.features.scaling import Scaling
 
 DEFAULT_MEMORY_CHUNK_ROWS = 65536
 
@@ -269,7 +270,7 @@ class MappedSource:
     """A source seen through a feature map: every chunk is mapped right after it is read."""
 
     inner: Any
-    fmap: FeatureMap
+    fmap: FeatureMap | Scaling
 
     @property
     def n_samples(self) -> int:
@@ -304,7 +305,14 @@ class MappedSource:
     def read_chunk(self, i: int) -> Block:
         return self.fmap.transform_block(self.inner.read_chunk(i))
 
+    def read_chunks(self, ids: list[int]) -> list[Block]:
+        read_many = getattr(self.inner, "read_chunks", None)
+        blocks = [self.inner.read_chunk(i) for i in ids] if read_many is None else read_many(ids)
+        return [self.fmap.transform_block(b) for b in blocks]
+
     def describe(self) -> str:
+        if isinstance(self.fmap, Scaling):  # as the data is named in errors: by its origin
+            return self.inner.describe()
         return f"{self.inner.describe()} through the {self.fmap.describe()}"
 
 
@@ -371,7 +379,7 @@ def base_source(source: Any) -> Any:
     return source
 
 
-def map_source(source: Any, fmap: FeatureMap | None) -> Any:
+def map_source(source: Any, fmap: FeatureMap | Scaling | None) -> Any:
     """``source`` with every chunk passed through ``fmap`` when it is read (``None``: as is)."""
     return source if fmap is None else MappedSource(source, fmap)
 

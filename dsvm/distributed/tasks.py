@@ -23,6 +23,7 @@ from dsvm.data.blocks import Block
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
+from dsvm.features.scaling import FeatureStats, block_stats, merge_stats
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.evaluation import EvalCounts, evaluate_block
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
@@ -318,6 +319,14 @@ class ChunkMoments:
             out[chunk] = (float(values.sum()), float(np.dot(values.ravel(), values.ravel())),
                           float(block.n_samples) * float(source.n_features))
         return out
+
+
+class ChunkStats:
+    """Per-column statistics of chunks for feature scaling (:mod:`dsvm.features.scaling`)."""
+
+    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> FeatureStats | None:
+        return merge_stats([block_stats(chunk, block)
+                            for chunk, block in iter_chunks(source, chunk_ids)])
 
 
 def merge_dicts(parts: list[dict[int, Any] | None]) -> dict[int, Any]:

@@ -49,7 +49,7 @@ from dsvm.training.outcome import check as check_outcome
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
            "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record",
-           "outcome_", "stop_reason_")
+           "outcome_", "stop_reason_", "solver_", "scaling_")
 
 
 # scikit-learn's checks that a stochastic estimator cannot pass, each with its reason (given to
@@ -137,6 +137,8 @@ class SVMBase(BaseEstimator):
         self.n_streams_ = record.n_streams
         self.n_samples_fit_ = record.n_samples
         self.stop_reason_ = record.stop_reason
+        self.solver_ = record.solver  # what solver="auto" chose
+        self.scaling_ = record.scaling  # how the rows were scaled (None: as given)
         if record.outcome is not None:  # a fit's; partial_fit keeps the last fit's
             self.outcome_ = record.outcome
 

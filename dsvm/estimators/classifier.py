@@ -40,7 +40,12 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
 
     Parameters
     ----------
-    solver : {"pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd", "cocoa"}, default="pegasos"
+    solver : {"auto", "pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd", "cocoa"}, \
+default="auto"
+        ``"auto"``: ``"cocoa"`` for a linear model with the hinge or squared hinge loss and an
+        L2 penalty, ``"sgd"`` otherwise (other losses or penalties, kernel maps, early stopping,
+        a validation set, ``partial_fit``, a warm start): chosen by measurement, see
+        :mod:`dsvm.training.choice`; the choice is ``solver_``.
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,
@@ -82,7 +87,14 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
         ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.
     fit_intercept : bool, default=True
-        Learn an unregularised bias.
+        Learn an unregularised bias (``solver="cocoa"``: LIBLINEAR's bias feature).
+    scale : "auto" or bool, default="auto"
+        Scale the columns in the fit: statistics in one pass on the workers, every chunk scaled
+        as it is read, the model folded back into raw units (``coef_`` predicts raw rows).
+        Dense columns are standardised (divided by their RMS without an intercept), sparse ones
+        divided by their largest magnitude (never centred). ``"auto"``: when a column exceeds
+        16 in magnitude (raw measurements, counts), for linear models. ``scaling_`` says what
+        was done (see :mod:`dsvm.features.scaling`).
     max_epochs : int, default=10
         Passes over the data in ``fit``. Values must be in the range [1, inf).
     tol : float or None, default=1e-3
@@ -210,7 +222,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
     def __init__(
         self,
         *,
-        solver: str = "pegasos",
+        solver: str = "auto",
         loss: str = "hinge",
         alpha: float = 1e-4,
         penalty: str = "l2",
@@ -219,6 +231,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         mu0: float | None = None,
         warm_start: bool = False,
         fit_intercept: bool = True,
+        scale: str | bool = "auto",
         max_epochs: int = 10,
         tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
@@ -252,6 +265,7 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
         self.mu0 = mu0
         self.warm_start = warm_start
         self.fit_intercept = fit_intercept
+        self.scale = scale
         self.max_epochs = max_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change

@@ -37,6 +37,8 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
     est.t_ = record.t
     est.history_ = list(record.history)
     est.feature_map_ = map_from_parts(record.map_arrays, record.map_meta)
+    fit = record.extra_meta.get("fit") or {}
+    est.solver_ = fit.get("solver") or est.solver  # what solver="auto" chose
     if record.extra_meta.get("hashing"):  # the training data's hashing spec (check_hashing)
         est.hashing_ = dict(record.extra_meta["hashing"])
     _check_shapes(est, path)

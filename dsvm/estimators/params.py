@@ -13,9 +13,9 @@ from dsvm.features.maps import RFF, Nystroem
 from dsvm.kernels.bsgd import MERGE_CODES
 from dsvm.training.kernel_maps import KERNELS
 
-CLASSIFIER_SOLVERS = ("asset", "asset*", "bsgd", "cocoa", "nesvm", "pegasos", "sgd")
+CLASSIFIER_SOLVERS = ("auto", "asset", "asset*", "bsgd", "cocoa", "nesvm", "pegasos", "sgd")
 CLASSIFIER_LOSSES = ("hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared")
-REGRESSION_SOLVERS = ("sgd", "pegasos", "asset", "asset*")
+REGRESSION_SOLVERS = ("auto", "sgd", "pegasos", "asset", "asset*")
 REGRESSION_LOSSES = ("epsilon_insensitive", "squared")
 
 _POSITIVE = Interval(numbers.Real, 0.0, None, "neither")
@@ -33,6 +33,7 @@ COMMON: dict[str, Any] = {
     "gamma": AnyOf((Options(("scale",)), _POSITIVE),
                    "a float in the range (0.0, inf) or 'scale'"),
     "fit_intercept": _BOOL,
+    "scale": AnyOf((Options(("auto",)), _BOOL), "'auto' or a bool"),
     "max_epochs": _COUNT,
     "tol": NoneOr(Interval(numbers.Real, 0.0, None, "left")),
     "n_iter_no_change": _COUNT,

@@ -19,11 +19,23 @@ def record_of(est: Any) -> ModelRecord:
                                  est.get_params(deep=False)).jsonable_params()
     arrays, meta = map_parts(getattr(est, "feature_map_", None))
     classes = getattr(est, "classes_", np.zeros(0, dtype=np.float64))  # none: a regressor
+    extra: dict[str, Any] = {"fit": fit_meta(est)}
+    if getattr(est, "hashing_", None):
+        extra["hashing"] = est.hashing_
     return ModelRecord(
         estimator=type(est).__name__, params=params, coef=est.coef_, intercept=est.intercept_,
         classes=classes, n_features_in=int(est.n_features_in_), n_iter=int(est.n_iter_),
         t=float(est.t_), history=est.history_, map_meta=meta, map_arrays=arrays,
-        extra_meta={"hashing": est.hashing_} if getattr(est, "hashing_", None) else {})
+        extra_meta=extra)
+
+
+def fit_meta(est: Any) -> dict[str, Any]:
+    """How the model was trained, beyond its parameters: the solver that ran (what
+    ``solver="auto"`` chose) and the scaling of its rows (folded into ``coef_``)."""
+    scaling = getattr(est, "scaling_", None)
+    return {"solver": getattr(est, "solver_", None) or est.solver,
+            "scaling": None if scaling is None else {**scaling.meta(),
+                                                     "description": scaling.describe()}}
 
 
 def save(est: Any, path: str | os.PathLike, storage_options: dict | None = None) -> None:

@@ -26,7 +26,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
 
     Parameters
     ----------
-    solver : {"sgd", "pegasos", "asset", "asset*"}, default="sgd"
+    solver : {"auto", "sgd", "pegasos", "asset", "asset*"}, default="auto"
+        ``"auto"``: ``"sgd"`` (:mod:`dsvm.training.choice`; the choice is ``solver_``).
         ``"sgd"``: averaged SGD (Bottou's schedule). ``"pegasos"``: step 1/(alpha t), no
         projection (the ball needs the targets' range). ``"asset"``/``"asset*"``: ASSET with the
         epsilon-insensitive subgradients of its Table 1 (:mod:`dsvm.solvers.asset`).
@@ -45,6 +46,9 @@ class SVMRegressor(RegressorMixin, SVMBase):
         :class:`dsvm.Nystroem`) applied to each chunk on the worker that reads it, as in
         :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
         are. ``gamma="scale"`` (the default): 1 / (n_features * X.var()).
+    scale : "auto" or bool, default="auto"
+        As for :class:`SVMClassifier`; a target larger than 16 in magnitude is also centred
+        and divided by its standard deviation ("auto"), ``epsilon`` with it.
     fit_intercept, max_epochs, tol, n_iter_no_change, early_stopping, validation_fraction,
     batch_size, average, rho, n_streams,
     chunk_rows, n_workers, random_state, verbose, client, checkpoint
@@ -81,7 +85,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
     def __init__(
         self,
         *,
-        solver: str = "sgd",
+        solver: str = "auto",
         loss: str = "epsilon_insensitive",
         alpha: float = 1e-4,
         penalty: str = "l2",
@@ -91,6 +95,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         n_components: int = 1024,
         gamma: float | str = "scale",
         fit_intercept: bool = True,
+        scale: str | bool = "auto",
         max_epochs: int = 10,
         tol: float | None = 1e-3,
         n_iter_no_change: int = 3,
@@ -118,6 +123,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
         self.n_components = n_components
         self.gamma = gamma
         self.fit_intercept = fit_intercept
+        self.scale = scale
         self.max_epochs = max_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change

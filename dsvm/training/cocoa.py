@@ -40,6 +40,7 @@ from dsvm.training.engines import engine_for
 from dsvm.training.inputs import source_of
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
+from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import restored, start
 from dsvm.training.window import Window, window_for
@@ -106,12 +107,14 @@ def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
     check_cocoa(spec, validation)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows)
+        spec, source, scaling = scale_stage(spec, engine, source)
         ckpt = resumable(spec, source) if resume else None
         if ckpt is None:
             record = start(spec, engine, source, classes=None, text=text,
                            seed=draw_seed(spec.random_state), fmap=None)
         else:
             record = restored(spec, ckpt, source, None)
+        record.scaling = scaling
         # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
         solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
         url, temporary = dual_store_url(spec.checkpoint)

@@ -69,7 +69,8 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
     check_validation_features(source, record.n_features_in)
-    return source_scorer(engine, spec, record, solver, source)
+    # the states scored are in the fit's scaled units (training.scaling)
+    return source_scorer(engine, spec, record, solver, map_source(source, record.scaling))
 
 
 def check_validation_features(source: Any, n_features: int) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from dsvm.combine.gradient import add_shares
 from dsvm.distributed.engine import Engine, LocalEngine, spread
 from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import input_features
+from dsvm.distributed.sources import input_features, map_source
 from dsvm.distributed.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.solvers.base import SolverState, n_outputs_for
@@ -30,6 +30,7 @@ from dsvm.training.inputs import source_of, validation_source
 from dsvm.training.loop import StoppingRule
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
+from dsvm.training.scaling import fold_init, scale_stage
 from dsvm.training.spec import FitSpec
 
 # NESVM's best objective can stand still for several passes that are not convergence: after a
@@ -112,12 +113,14 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows,
                                  text_classes=_text_of(warm))
+        spec, source, scaling = scale_stage(spec, engine, source)
         shown = text if text is not None else _classes(
             source, init, None if warm is None else getattr(warm, "classes_", None))
         values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
                   else np.asarray(shown, dtype=np.float64))
         coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
                                            source.n_features)
+        coef0, intercept0 = fold_init(scaling, coef0, intercept0)
         p = spec.params
         problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
                                fit_intercept=bool(p["fit_intercept"]))
@@ -127,7 +130,7 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
                                 class_weight=weights)
         progress = EpochProgress(settings.max_passes, spec.verbose)
         on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
-                                 source.n_features)
+                                 source.n_features, scaling)
         try:
             result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
         finally:
@@ -141,7 +144,7 @@ def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
                              n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
                              history=result.history, converged=bool(result.converged),
                              feature_names=getattr(source, "feature_names", None),
-                             stop_reason=_stop_reason(spec, result))
+                             stop_reason=_stop_reason(spec, result), scaling=scaling)
         record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
     outcome.report(spec, record.outcome)
     if spec.tol is not None and not result.converged and not record.outcome.failed:
@@ -168,13 +171,14 @@ def _text_of(warm: Any) -> np.ndarray | None:
 
 def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
                    text: np.ndarray | None, validation: Any, target_mu: float,
-                   n_features: int) -> Any:
+                   n_features: int, scaling: Any = None) -> Any:
     """What runs after every pass: validation, progress, and the epoch hooks (a detached job
     publishes its progress and checks for cancellation there)."""
     val_source = None if validation is None else validation_source(
         validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
     if val_source is not None:
         check_validation_features(val_source, n_features)
+        val_source = map_source(val_source, scaling)  # the model is in the fit's scaled units
     hooks = EPOCH_HOOKS.get()
     history: list[dict[str, Any]] = []
     rule = StoppingRule(spec.tol, max(spec.n_iter_no_change, MIN_PATIENCE), [])

@@ -67,6 +67,14 @@ def interactive() -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+def fit_note(line: str, verbose: int) -> None:
+    """A line about the fit before its progress starts (stderr with ``verbose >= 1``; always
+    logged at INFO)."""
+    logger.info(line)
+    if verbose >= 1:
+        print(line, file=sys.stderr, flush=True)
+
+
 class EpochProgress:
     """A progress bar over epochs (``verbose >= 1``, interactive) or one line per epoch."""
 

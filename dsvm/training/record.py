@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.features.maps import FeatureMap
+from dsvm.features.scaling import Scaling
 from dsvm.solvers.base import SolverState
 
 
@@ -42,6 +43,10 @@ class FittedModel:
     feature_names: list[str] | None = None  # a DataFrame's columns (feature_names_in_)
     stop_reason: str = ""  # why the last fit (or partial_fit) stopped, in words
     outcome: Any = None  # a fit's training.outcome.FitOutcome (None after partial_fit)
+    # the scaling the rows were trained through (features.scaling): ``state`` is in its units,
+    # ``coef``/``intercept`` are folded back into raw units (training.scaling.unfold_record)
+    scaling: Scaling | None = None
+    solver: str = ""  # the solver that ran (what solver="auto" chose: training.choice)
 
     @property
     def n_iter(self) -> int:

@@ -37,6 +37,7 @@ from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import FitPlan, run_epochs
 from dsvm.training.record import FittedModel
+from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
 from dsvm.training.window import window_for
 
@@ -231,6 +232,7 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows)
+        spec, source, scaling = scale_stage(spec, engine, source)
         ckpt = resume_checkpoint(spec, source) if resume else None
         spec = resolve_gamma(spec, engine, source, ckpt)
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
@@ -244,6 +246,7 @@ def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = No
             record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
         else:
             record = restored(spec, ckpt, mapped, fmap)
+        record.scaling = scaling
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         record.feature_names = getattr(base_source(source), "feature_names", None)
         fit = Fit(spec, mapped, record, held)
@@ -281,6 +284,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
                              fmap=fmap)
         else:
             spec = spec.with_params(**previous.resolved)
+            spec, source, _ = scale_stage(spec, engine, source, previous=previous.scaling)
             mapped = map_source(source, _map_of_fit(spec, previous))
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
@@ -297,3 +301,4 @@ def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
     ``kernel=...``; none for BSGD, whose published map is its own kernel expansion."""
     kernel = spec.params.get("kernel", "linear")
     return None if isinstance(kernel, str) and kernel == "linear" else record.feature_map
+

@@ -11,7 +11,9 @@ from typing import Any
 from dsvm.io.checkpoints import check_checkpoint_path
 from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.nesvm import fit_nesvm
+from dsvm.training.choice import resolve_solver
 from dsvm.training.record import FittedModel
+from dsvm.training.scaling import check_scale, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
 
@@ -27,6 +29,16 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     """
     if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
         check_checkpoint_path(spec.checkpoint)
+    spec = resolve_solver(spec, validation=validation, init=init, warm=warm)
+    check_scale(spec.params)
+    record = _fit(spec, X, y, sample_weight=sample_weight, validation=validation, init=init,
+                  resume=resume, warm=warm)
+    record.solver = spec.solver
+    return unfold_record(record)
+
+
+def _fit(spec: FitSpec, X: Any, y: Any, *, sample_weight: Any, validation: Any, init: Any,
+         resume: bool, warm: Any) -> FittedModel:
     if spec.solver == "nesvm":
         if spec.params.get("early_stopping"):
             raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
@@ -55,6 +67,8 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
                 classes: Any = None, sample_weight: Any = None,
                 validation: Any = None) -> FittedModel:
     """One epoch over ``X``, continuing ``previous`` (None: the first call)."""
+    spec = resolve_solver(spec, partial=True,
+                          previous=None if previous is None else previous.solver or None)
     if spec.solver == "cocoa":
         raise ValueError(
             "solver='cocoa' keeps a dual variable per training row and has no partial_fit; "
@@ -68,5 +82,7 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
             "class_weight='balanced' needs the class counts of all the data, which partial_fit "
             "does not see; pass the weights as a dict (e.g. from sklearn.utils.class_weight."
             "compute_class_weight on a large enough sample of the labels).")
-    return partial_fit_stochastic(spec, previous, X, y, sample_weight, classes=classes,
-                                  validation=validation)
+    record = partial_fit_stochastic(spec, previous, X, y, sample_weight, classes=classes,
+                                    validation=validation)
+    record.solver = spec.solver
+    return unfold_record(record)

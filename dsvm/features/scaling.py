@@ -1,0 +1,222 @@
+"""Out-of-core feature (and target) scaling: statistics in one pass, applied on the workers.
+
+Stochastic and dual solvers on raw columns (breast_cancer's areas in the thousands, click-log
+counts, a target in large units) take steps sized for the largest column and never settle:
+raw ``load_breast_cancer()`` trained to 0.629 accuracy against LinearSVC's 0.944 on
+standardised data. scikit-learn leaves this to a ``StandardScaler`` in a pipeline, which an
+out-of-core fit cannot hold; here the statistics are gathered in one pass by tasks that read
+their own chunks (:func:`block_stats`, added in chunk order so that the result does not depend
+on how chunks were grouped), every chunk is scaled right after it is read
+(:meth:`Scaling.transform_block`), and the fitted model is folded back into the user's units
+(:meth:`Scaling.unfold`), so ``coef_`` and ``predict`` need nothing else.
+
+How each layout is scaled (``scale=True``, or ``"auto"`` when some column is "unscaled":
+larger than :data:`AUTO_LIMIT` in magnitude):
+
+- dense rows with an intercept: centred and divided by the standard deviation (StandardScaler);
+- dense rows without an intercept: divided by the root mean square (centring would need one);
+- sparse rows: divided by the largest magnitude (MaxAbsScaler): CSR is never centred, zeros stay
+  zeros, and binary columns are left as they are;
+- a regression target likewise (centred when there is an intercept), and ``epsilon`` with it.
+
+The penalty applies to the scaled model, as it does for a model trained in a pipeline after a
+scaler: ``alpha`` means the same on every column whatever its units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+
+# "auto" scales when a column (or a regression target) reaches values above this in magnitude.
+# Binary and one-hot columns (1), tf-idf and normalised rows (<= 1), standardised columns
+# (a few units), pixel intensities 0-16 (digits, where raw columns already train to 0.933 against
+# LinearSVC's 0.91) and log-transformed click counts (< 16 up to 8.9e6 events) stay as they
+# are; raw measurements (breast_cancer: 4254), counts and ids do not.
+AUTO_LIMIT = 16.0
+
+# Columns whose spread is below this (constant columns) are left unscaled, as scikit-learn does.
+TINY = 1e-12
+
+
+@dataclass
+class FeatureStats:
+    """Per-column statistics of some chunks: the largest magnitudes (merged as they come: a
+    maximum does not depend on the order), and per chunk the sums that do (dense columns'
+    sums and sums of squares, the target's), added in chunk order by :meth:`totals`."""
+
+    sparse: bool
+    max_abs: np.ndarray
+    y_max_abs: float = 0.0
+    # chunk -> (rows, column sums or None (CSR), column sums of squares or None, y sum, y sum sq)
+    sums: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+
+    def __add__(self, other: FeatureStats) -> FeatureStats:
+        return FeatureStats(sparse=self.sparse or other.sparse,
+                            max_abs=np.maximum(self.max_abs, other.max_abs),
+                            y_max_abs=max(self.y_max_abs, other.y_max_abs),
+                            sums={**self.sums, **other.sums})
+
+    def totals(self) -> tuple[int, Any, Any, float, float]:
+        """(rows, column sums, column sums of squares, y sum, y sum of squares), added in chunk
+        order: the same bits however the chunks were grouped into tasks."""
+        rows, col, col_sq, y_sum, y_sq = 0, None, None, 0.0, 0.0
+        for chunk in sorted(self.sums):
+            n, s, sq, ys, ysq = self.sums[chunk]
+            rows, y_sum, y_sq = rows + n, y_sum + ys, y_sq + ysq
+            if s is not None:
+                col = s.copy() if col is None else col + s
+                col_sq = sq.copy() if col_sq is None else col_sq + sq
+        return rows, col, col_sq, y_sum, y_sq
+
+
+def block_stats(chunk: int, block: Block) -> FeatureStats:
+    """The statistics of chunk ``chunk`` (float64 sums)."""
+    y = np.asarray(block.y, dtype=np.float64)
+    y_max = float(np.abs(y).max()) if len(y) else 0.0
+    if isinstance(block, CSRBlock):
+        max_abs = np.zeros(block.n_features)
+        np.maximum.at(max_abs, block.indices, np.abs(block.data.astype(np.float64)))
+        return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
+            chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))})
+    X = np.asarray(block.X, dtype=np.float64)
+    max_abs = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    return FeatureStats(sparse=False, max_abs=max_abs, y_max_abs=y_max, sums={
+        chunk: (block.n_samples, X.sum(axis=0), np.einsum("ij,ij->j", X, X), float(y.sum()),
+                float(np.dot(y, y)))})
+
+
+def merge_stats(parts: list[FeatureStats | None]) -> FeatureStats | None:
+    """The combine of :func:`block_stats` results."""
+    total = None
+    for part in parts:
+        if part is not None:
+            total = part if total is None else total + part
+    return total
+
+
+@dataclass
+class Scaling:
+    """``x' = (x - shift) * factor`` per column (shift None: no centring) and, for a regression,
+    ``y' = (y - y_shift) / y_scale``. Applied to every chunk as it is read; ``unfold`` turns a
+    model of the scaled rows into the same model of the raw rows."""
+
+    kind: str  # "standard", "rms" or "max_abs"
+    factor: np.ndarray  # 1 / the column's scale (1 for constant columns)
+    shift: np.ndarray | None = None
+    y_shift: float = 0.0
+    y_scale: float = 1.0
+    largest: tuple[int, float] = (0, 0.0)  # (column, its largest magnitude), for the log
+
+    @property
+    def n_input_features(self) -> int:
+        return int(self.factor.shape[0])
+
+    @property
+    def n_output_features(self) -> int:
+        return self.n_input_features
+
+    @property
+    def scales_features(self) -> bool:
+        return self.kind != "none"
+
+    @property
+    def scales_target(self) -> bool:
+        return self.y_shift != 0.0 or self.y_scale != 1.0
+
+    def transform_block(self, block: Block) -> Block:
+        """The block scaled (a new block; the one read is never written to)."""
+        y = block.y if not self.scales_target else (block.y - self.y_shift) / self.y_scale
+        if isinstance(block, CSRBlock):
+            if not self.scales_features:
+                return replace(block, y=y)
+            data = block.data * self.factor[block.indices].astype(block.data.dtype)
+            return CSRBlock(indptr=block.indptr, indices=block.indices, data=data, y=y,
+                            n_features=block.n_features, sample_weight=block.sample_weight)
+        X = block.X
+        if not self.scales_features:
+            return DenseBlock(X=X, y=y, sample_weight=block.sample_weight)
+        if self.shift is not None:
+            X = X - self.shift.astype(X.dtype)
+        X = np.ascontiguousarray(X * self.factor.astype(X.dtype))
+        return DenseBlock(X=X, y=y, sample_weight=block.sample_weight)
+
+    def unfold(self, coef: np.ndarray, intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(coef, intercept) on raw rows of a model of the scaled rows, in float64."""
+        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64)) * self.factor
+        intercept = np.asarray(intercept, dtype=np.float64).copy()
+        if self.shift is not None:
+            intercept = intercept - coef @ self.shift
+        return coef * self.y_scale, intercept * self.y_scale + self.y_shift
+
+    def fold(self, coef: np.ndarray, intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The inverse of :meth:`unfold`: a model of raw rows as a model of the scaled rows
+        (a warm start)."""
+        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+        intercept = np.asarray(intercept, dtype=np.float64) - self.y_shift
+        if self.shift is not None:
+            intercept = intercept + coef @ self.shift
+        safe = np.where(self.factor != 0, self.factor, 1.0)
+        return coef / safe / self.y_scale, intercept / self.y_scale
+
+    def describe(self) -> str:
+        if not self.scales_features:
+            return (f"target scaled: centred by {self.y_shift:.4g} and divided by "
+                    f"{self.y_scale:.4g}; the model is folded back into raw units")
+        how = {"standard": "centred and divided by their standard deviations",
+               "rms": "divided by their root mean squares",
+               "max_abs": "divided by their largest magnitudes"}[self.kind]
+        column, value = self.largest
+        line = (f"features scaled: {self.n_input_features:,} columns {how} (the largest raw "
+                f"value, {value:.4g}, is in column {column}); the model is folded back into raw "
+                "units")
+        if self.scales_target:
+            line += (f"; the target centred by {self.y_shift:.4g} and divided by "
+                     f"{self.y_scale:.4g}")
+        return line
+
+    def meta(self) -> dict[str, Any]:
+        """A JSON description (model files and ``dsvm info``)."""
+        return {"kind": self.kind, "n_features": self.n_input_features,
+                "largest_column": int(self.largest[0]), "largest_value": float(self.largest[1]),
+                "target_shift": float(self.y_shift), "target_scale": float(self.y_scale)}
+
+
+def choose_scaling(stats: FeatureStats, mode: Any, *, fit_intercept: bool,
+                   regression: bool) -> Scaling | None:
+    """The scaling ``scale=mode`` asks for on data with ``stats`` (None: none)."""
+    rows, col_sum, col_sq, y_sum, y_sq = stats.totals()
+    if mode is False or rows == 0:
+        return None
+    column = int(np.argmax(stats.max_abs)) if stats.max_abs.size else 0
+    largest = float(stats.max_abs[column]) if stats.max_abs.size else 0.0
+    scale_x = mode is True or largest > AUTO_LIMIT
+    scale_y = regression and (mode is True or stats.y_max_abs > AUTO_LIMIT)
+    if not (scale_x or scale_y):
+        return None
+    n = float(rows)
+    kind, factor, shift = "none", np.ones_like(stats.max_abs), None
+    if scale_x:
+        if stats.sparse or col_sum is None:
+            kind, spread = "max_abs", stats.max_abs
+        elif fit_intercept:
+            shift = col_sum / n
+            kind, spread = "standard", _root(col_sq / n - shift * shift)
+        else:
+            kind, spread = "rms", _root(col_sq / n)
+        factor = np.where(spread > TINY, 1.0 / np.where(spread > TINY, spread, 1.0), 1.0)
+    y_shift, y_scale = 0.0, 1.0
+    if scale_y:
+        y_shift = y_sum / n if fit_intercept else 0.0
+        y_spread = float(np.sqrt(max(y_sq / n - y_shift * y_shift, 0.0)))
+        y_scale = y_spread if y_spread > TINY else 1.0
+    return Scaling(kind=kind, factor=factor, shift=shift, y_shift=y_shift, y_scale=y_scale,
+                   largest=(column, largest))
+
+
+def _root(values: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.maximum(values, 0.0))

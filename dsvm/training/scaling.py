@@ -1,0 +1,96 @@
+"""The scaling stage of a fit: statistics in one pass, a scaled view of the source, the model
+folded back into raw units at the end (see :mod:`dsvm.features.scaling`).
+
+``scale="auto"`` (the default) scales linear models whose rows have a column (or, for a
+regression, a target) larger than :data:`~dsvm.features.scaling.AUTO_LIMIT` in magnitude;
+``True`` always, ``False`` never. Kernel maps and BSGD's expansion keep the rows as given: their
+model lives in a mapped space that cannot be folded back (``gamma="scale"`` adapts their width to
+the data instead). ``partial_fit`` scales only as the ``fit`` it continues did: a single batch's
+statistics are not the data's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dsvm.distributed.engine import Engine, spread
+from dsvm.distributed.sources import map_source
+from dsvm.distributed.tasks import ChunkStats
+from dsvm.features.scaling import Scaling, choose_scaling, merge_stats
+from dsvm.training.progress import fit_note
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+
+SCALE_MODES = ("auto", True, False)
+
+
+def scale_mode(params: Any) -> Any:
+    """``scale`` as True, False or "auto" (text from the CLI or a model file accepted)."""
+    mode = params.get("scale", "auto")
+    if isinstance(mode, str) and mode.lower() in ("true", "false"):
+        return mode.lower() == "true"
+    return mode
+
+
+def scalable(params: Any) -> bool:
+    """Whether a model of scaled rows can be folded back: a linear model on the rows."""
+    kernel = params.get("kernel", "linear")
+    return params.get("solver") != "bsgd" and isinstance(kernel, str) and kernel == "linear"
+
+
+def check_scale(params: Any) -> None:
+    """``scale=True`` where it cannot apply is refused with the reason."""
+    if scale_mode(params) is True and not scalable(params):
+        raise ValueError(
+            f"scale=True scales the rows of a linear model and folds the model back into raw "
+            f"units; kernel={params.get('kernel')!r} with solver={params.get('solver')!r} trains "
+            "a model in a mapped space that cannot be folded back. Use scale='auto' (off for "
+            "kernels) and scale the columns before (gamma='scale' adapts to their spread).")
+
+
+def feature_stats(engine: Engine, source: Any) -> Any:
+    """The per-column statistics of ``source``, gathered by tasks that read their chunks."""
+    groups = spread(source.n_chunks, 2 * engine.n_workers)
+    return engine.reduce(ChunkStats(), source, groups, merge_stats, name="feature-stats",
+                         what="feature statistics for scaling")
+
+
+def scale_stage(spec: FitSpec, engine: Engine, source: Any, *,
+                previous: Scaling | None = None) -> tuple[FitSpec, Any, Scaling | None]:
+    """(spec, source, scaling): the source seen through the scaling and, for a scaled target,
+    the spec with ``epsilon`` in scaled units. ``previous``: the scaling of the fit a
+    ``partial_fit`` continues (no new statistics)."""
+    mode = scale_mode(spec.params)
+    scaling = previous
+    if previous is None and mode is not False and scalable(spec.params):
+        stats = feature_stats(engine, source)
+        scaling = None if stats is None else choose_scaling(
+            stats, mode, fit_intercept=bool(spec.params.get("fit_intercept", True)),
+            regression=not spec.classifies)
+        if scaling is not None:
+            fit_note(scaling.describe(), spec.verbose)
+    if scaling is None:
+        return spec, source, None
+    if scaling.scales_target and spec.params.get("epsilon"):
+        spec = spec.with_params(epsilon=float(spec.params["epsilon"]) / scaling.y_scale)
+    return spec, map_source(source, scaling), scaling
+
+
+def fold_init(scaling: Scaling | None, coef: np.ndarray,
+              intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A raw-units starting model (warm start) in the scaled units of the fit."""
+    return (coef, intercept) if scaling is None else scaling.fold(coef, intercept)
+
+
+def unfold_record(record: FittedModel) -> FittedModel:
+    """The record with its published model in raw units (its state stays in scaled units, for
+    a ``partial_fit`` that continues it through the same scaling)."""
+    scaling = record.scaling
+    if scaling is None:
+        return record
+    dtype = record.coef.dtype
+    coef, intercept = scaling.unfold(record.coef, record.intercept)
+    record.coef, record.intercept = coef.astype(dtype), intercept.astype(dtype)
+    return record

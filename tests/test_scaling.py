@@ -1,0 +1,158 @@
+"""Feature and target scaling in the fit (#25): raw columns train to the peers' accuracy with
+default settings, the model is folded back into raw units exactly, CSR is never centred nor
+densified, and a dataset on a cluster is scaled by its workers."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+
+from dsvm import SVMClassifier, SVMRegressor, write_arrays
+from dsvm.features.scaling import AUTO_LIMIT
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return train_test_split(X, y, random_state=0, stratify=y)
+
+
+@pytest.fixture(scope="module")
+def linear_svc_accuracy(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    return make_pipeline(StandardScaler(), LinearSVC()).fit(Xtr, ytr).score(Xte, yte)
+
+
+@pytest.mark.parametrize("solver", ["auto", "pegasos", "sgd", "asset", "cocoa", "nesvm"])
+def test_raw_breast_cancer_trains_to_linear_svc_on_standardised_rows(cancer, linear_svc_accuracy,
+                                                                      solver):
+    Xtr, Xte, ytr, yte = cancer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (ConvergenceWarning: 10 epochs)
+        clf = SVMClassifier(solver=solver, random_state=0).fit(Xtr, ytr)
+    assert clf.scaling_ is not None and clf.scaling_.kind == "standard"
+    assert clf.score(Xte, yte) >= linear_svc_accuracy - 0.01
+    assert not clf.outcome_.failed
+
+
+def test_without_scaling_raw_breast_cancer_is_what_the_issue_reported(cancer):
+    """The case scaling fixes (so the test above can fail): scale=False trains far worse."""
+    Xtr, Xte, ytr, yte = cancer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = SVMClassifier(solver="pegasos", scale=False, random_state=0).fit(Xtr, ytr)
+    assert raw.scaling_ is None
+    assert raw.score(Xte, yte) < 0.9
+
+
+@pytest.mark.parametrize("solver", ["cocoa", "sgd"])
+def test_the_model_is_folded_back_into_raw_units(cancer, solver):
+    """A fit on raw rows with scaling predicts raw rows as the same fit on rows standardised by
+    hand predicts standardised ones (the statistics are scikit-learn's: mean, std with ddof 0)."""
+    Xtr, _, ytr, _ = cancer
+    Z = StandardScaler().fit_transform(Xtr)
+    scaled = SVMClassifier(solver=solver, scale=True, random_state=0, tol=None).fit(Xtr, ytr)
+    by_hand = SVMClassifier(solver=solver, scale=False, random_state=0, tol=None).fit(Z, ytr)
+    np.testing.assert_allclose(scaled.decision_function(Xtr), by_hand.decision_function(Z),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_regression_target_in_large_units_is_scaled_too():
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y * 1000, random_state=0)
+    ridge = make_pipeline(StandardScaler(), Ridge()).fit(Xtr, ytr).score(Xte, yte)
+    reg = SVMRegressor(random_state=0).fit(Xtr, ytr)
+    assert reg.scaling_ is not None and reg.scaling_.scales_target
+    assert reg.score(Xte, yte) >= ridge - 0.1
+    # raw units: the intercept is near the target's mean, as Ridge's is
+    assert abs(float(reg.intercept_[0]) - ytr.mean()) < 0.25 * ytr.std()
+
+
+def test_sparse_rows_are_divided_by_their_largest_magnitude_never_centred():
+    rng = np.random.default_rng(0)
+    X = sp.random(2000, 50, density=0.1, format="csr", random_state=1)
+    X.data[:] = 1.0  # binary columns...
+    X = X.tolil()
+    X[:, 7] = X[:, 7] * 5000.0  # ...and one count column in the thousands
+    X = X.tocsr()
+    w = rng.normal(size=50)
+    w[7] = 1e-3
+    y = np.where(X @ w > np.median(X @ w), 1, 0)
+    clf = SVMClassifier(solver="cocoa", random_state=0).fit(X, y)
+    scaling = clf.scaling_
+    assert scaling.kind == "max_abs" and scaling.shift is None
+    assert scaling.largest == (7, 5000.0)
+    np.testing.assert_allclose(scaling.factor[7], 1 / 5000.0)
+    binary = [j for j in range(50) if j != 7 and X[:, j].nnz]
+    np.testing.assert_array_equal(scaling.factor[binary], 1.0)
+    assert clf.score(X, y) > 0.9
+
+
+def test_auto_leaves_scaled_rows_as_given_and_false_turns_it_off(blobs):
+    X, y = blobs
+    assert np.abs(X).max() < AUTO_LIMIT
+    assert SVMClassifier(random_state=0).fit(X, y).scaling_ is None
+    assert SVMClassifier(scale=True, random_state=0).fit(X, y).scaling_ is not None
+    big = X * 1000
+    assert SVMClassifier(scale=False, random_state=0).fit(big, y).scaling_ is None
+
+
+def test_scale_true_with_a_kernel_map_is_refused_with_the_reason(blobs):
+    X, y = blobs
+    with pytest.raises(ValueError, match="cannot be folded back"):
+        SVMClassifier(kernel="rff", n_components=16, scale=True, solver="sgd").fit(X, y)
+    # "auto" leaves kernel maps alone
+    clf = SVMClassifier(kernel="rff", n_components=16, solver="sgd", random_state=0)
+    assert clf.fit(X * 100, y).scaling_ is None
+
+
+def test_partial_fit_continues_through_the_scaling_of_the_fit(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVMClassifier(solver="sgd", random_state=0).fit(Xtr, ytr)
+        before = clf.score(Xte, yte)
+        clf.partial_fit(Xtr, ytr)
+    assert clf.scaling_ is not None
+    assert clf.score(Xte, yte) >= before - 0.02  # still a model of raw rows
+    # partial_fit alone never scales (one batch's statistics are not the data's)
+    fresh = SVMClassifier(solver="sgd", random_state=0).partial_fit(Xtr, ytr, classes=[0, 1])
+    assert fresh.scaling_ is None
+
+
+def test_a_dataset_is_scaled_by_the_workers_as_arrays_are_in_memory(tmp_path, cancer,
+                                                                     local_client,
+                                                                     linear_svc_accuracy):
+    Xtr, Xte, ytr, yte = cancer
+    ds = write_arrays(str(tmp_path / "cancer.zarr"), Xtr, ytr, chunk_rows=64, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVMClassifier(client=local_client, random_state=0).fit(ds)
+    np.testing.assert_allclose(clf.scaling_.shift, Xtr.mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(1 / clf.scaling_.factor, Xtr.std(axis=0), rtol=1e-10)
+    assert clf.score(Xte, yte) >= linear_svc_accuracy - 0.01
+
+
+def test_the_scaling_and_the_chosen_solver_are_saved_and_shown(tmp_path, cancer, capsys):
+    from dsvm import load
+    from dsvm.cli import main
+
+    Xtr, _, ytr, _ = cancer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVMClassifier(random_state=0).fit(Xtr, ytr)
+    clf.save(tmp_path / "m.dsvm")
+    assert load(tmp_path / "m.dsvm").solver_ == "cocoa"
+    assert main(["info", str(tmp_path / "m.dsvm")]) == 0
+    out = capsys.readouterr().out
+    assert "cocoa (chosen by solver='auto')" in out
+    assert "centred and divided by their standard deviations" in out
