@@ -46,8 +46,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
         :class:`dsvm.SVMClassifier`; ``"linear"`` (the default) trains on the features as they
         are. ``gamma="scale"`` (the default): 1 / (n_features * X.var()).
     fit_intercept, max_epochs, tol, n_iter_no_change, early_stopping, validation_fraction,
-    batch_size, average, rho, n_streams,
-    chunk_rows, n_workers, random_state, verbose, client, checkpoint
+    batch_size, average, rho, n_streams, shuffle_window, chunk_rows, n_workers, random_state,
+    verbose, client, checkpoint
         As in :class:`dsvm.SVMClassifier` (``fit(..., resume=True)`` continues from
         ``checkpoint``).
 
