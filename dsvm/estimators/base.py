@@ -16,24 +16,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from dsvm._validation import validate_params
-from dsvm.distributed.sources import map_source
 from dsvm.estimators import persistence
-from dsvm.estimators.prediction import decision_arrays, decision_dask, decision_frame
 from dsvm.estimators.validation import (
     check_fit_input,
     check_partial_fit_classes,
     check_predict_input,
     labels_to_check,
 )
-from dsvm.solvers.evaluation import EvalCounts
-from dsvm.solvers.penalties import penalty_value
-from dsvm.training import FitSpec, FittedModel, evaluation
+from dsvm.training import FitSpec, FittedModel, predicting, scoring
 from dsvm.training import trainer as _training
 from dsvm.training.cluster import compute
-from dsvm.training.engines import prediction_engine
 from dsvm.training.inputs import (
     check_hashing,
-    frame_columns_of,
     frame_hashing,
     hashed_rows,
     hashing_of,
@@ -46,6 +40,8 @@ from dsvm.training.inputs import (
 )
 from dsvm.training.kernel_maps import check_kernel_solver
 from dsvm.training.outcome import check as check_outcome
+from dsvm.training.predicting import LinearModel, StoreRequest
+from dsvm.training.scoring import EvalCounts
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
            "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record",
@@ -201,6 +197,10 @@ class SVMBase(BaseEstimator):
                 f"X has {n_features} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input.")
 
+    def _model(self) -> LinearModel:
+        """What the fitted estimator predicts with (its weights and its feature map)."""
+        return LinearModel(self.coef_, self.intercept_, getattr(self, "feature_map_", None))
+
     def _class_values(self) -> np.ndarray | None:
         """The float64 class values the kernels see (None: a regressor)."""
         classes = getattr(self, "classes_", None)
@@ -225,27 +225,25 @@ class SVMBase(BaseEstimator):
         """Decision values (n_samples,) for one output, (n_samples, n_classes) for several;
         dask input gives a lazy dask array, a dataset path a NumPy array."""
         self._check_fitted()
-        fmap = getattr(self, "feature_map_", None)
+        model = self._model()
         hashing = getattr(self, "hashing_", None)
         if is_dask_frame(X):
             check_frame_columns(self, X)
-            return decision_frame(X, self.coef_, self.intercept_, fmap,
-                                  frame_columns_of(X, hashing))
+            return predicting.decision_frame(X, model, hashing)
         if is_dask_collection(X):
             self._check_features(X.shape[1])
-            return decision_dask(X, self.coef_, self.intercept_, fmap)
+            return predicting.decision_dask(X, model)
         if is_parquet_ref(X):
             raise ValueError(f"To predict a Parquet file, read it as a Dask DataFrame "
                              f"(dask.dataframe.read_parquet({os.fspath(X)!r})) and pass its "
                              "feature columns.")
         if is_dataset_ref(X):
-            source = map_source(self._dataset_source(X), fmap)
-            with prediction_engine(source, self.client, self.n_workers) as engine:
-                scores = evaluation.decision_values(engine, self.coef_, self.intercept_, source)
+            scores = predicting.decision_source(self._dataset_source(X), model,
+                                                client=self.client, n_workers=self.n_workers)
         else:  # a DataFrame the model hashes is checked as it is hashed
             hashed = hashing and is_pandas_frame(X)
             X = hashed_rows(X, hashing) if hashed else check_predict_input(self, X)
-            scores = decision_arrays(X, self.coef_, self.intercept_, fmap)
+            scores = predicting.decision_arrays(X, model)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def _stored_labels(self) -> np.ndarray | None:
@@ -263,45 +261,30 @@ class SVMBase(BaseEstimator):
         result with :func:`dsvm.read_predictions` or zarr (layout: :mod:`dsvm.data.predictions`).
         Returns the store's URL; a failed prediction leaves nothing at ``path``.
         """
-        from dsvm.data.predictions import PredictionStore
-
         self._check_fitted()
         if not is_dataset_ref(X):
             raise TypeError("write_predictions needs a dataset path, URL or dsvm.Dataset; for "
                             "arrays use predict() or decision_function() "
                             f"(got {type(X).__name__}).")
-        source = self._dataset_source(X)
-        labels = None if decision else self._stored_labels()
-        store = PredictionStore(
-            path, n_rows=source.n_samples, chunk_rows=source.dataset.chunk_n_rows(0),
-            kind="decision" if labels is None else "labels",
-            classes=np.asarray(getattr(self, "classes_", np.zeros(0))),
-            n_outputs=self.coef_.shape[0], source=source.describe(), overwrite=overwrite,
-            storage_options=storage_options)
-        mapped = map_source(source, getattr(self, "feature_map_", None))
-        try:
-            with prediction_engine(mapped, self.client, self.n_workers) as engine:
-                written = evaluation.write_predictions(engine, self.coef_, self.intercept_, mapped,
-                                                       labels, store.writer())
-        except BaseException:
-            store.abort()
-            raise
-        return store.finish(written, source.n_samples)
+        request = StoreRequest(path, None if decision else self._stored_labels(),
+                               np.asarray(getattr(self, "classes_", np.zeros(0))),
+                               overwrite, storage_options)
+        return predicting.write_predictions(self._dataset_source(X), self._model(), request,
+                                            client=self.client, n_workers=self.n_workers)
 
     # -- evaluation ------------------------------------------------------------------------------
     def _penalty(self) -> float:
         """The regulariser's value at ``coef_`` (L2, L1 or elastic net)."""
-        return penalty_value(self, self.coef_)
+        return scoring.penalty(self, self.coef_)
 
     def _eval_counts(self, X: Any, y: Any) -> EvalCounts:
         """Evaluation sums over data (through the fitted map), summed by tasks on the workers
         for a dataset."""
         self._check_fitted()
-        source = map_source(self._dataset_source(X, y, "evaluate a model"),
-                            getattr(self, "feature_map_", None))
-        with prediction_engine(source, self.client, self.n_workers) as engine:
-            return evaluation.evaluate(engine, self.coef_, self.intercept_, source,
-                                       self._class_values(), self._spec().loss)
+        return scoring.evaluate_source(self._dataset_source(X, y, "evaluate a model"),
+                                       self._model(), class_values=self._class_values(),
+                                       loss=self._spec().loss, client=self.client,
+                                       n_workers=self.n_workers)
 
     def _score_with(self, metric: Callable[..., float], key: str, X: Any, y: Any,
                     sample_weight: Any) -> float:

@@ -9,9 +9,7 @@ from typing import Any
 import numpy as np
 
 from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options
-from dsvm.features.maps import RFF, Nystroem
-from dsvm.kernels.bsgd import MERGE_CODES
-from dsvm.training.kernel_maps import KERNELS
+from dsvm.training.choices import BSGD_MERGES, FEATURE_MAPS, KERNEL_NAMES
 
 CLASSIFIER_SOLVERS = ("auto", "asset", "asset*", "bsgd", "cocoa", "nesvm", "pegasos", "sgd")
 CLASSIFIER_LOSSES = ("hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared")
@@ -27,7 +25,7 @@ COMMON: dict[str, Any] = {
     "alpha": _POSITIVE,
     "penalty": Options(("l2", "l1", "elasticnet")),
     "l1_ratio": Interval(numbers.Real, 0.0, 1.0, "both"),
-    "kernel": AnyOf((Options(KERNELS), InstanceOf((RFF, Nystroem), "")),
+    "kernel": AnyOf((Options(KERNEL_NAMES), InstanceOf(FEATURE_MAPS, "")),
                     "a str among {'linear', 'nystroem', 'rff'} or an RFF or Nystroem"),
     "n_components": _COUNT,
     "gamma": AnyOf((Options(("scale",)), _POSITIVE),
@@ -65,7 +63,7 @@ CLASSIFIER: dict[str, Any] = {
     "budget": _COUNT,
     "local_iters": _POSITIVE,
     "rounds_per_epoch": _COUNT,
-    "merge": Options(tuple(MERGE_CODES)),
+    "merge": Options(BSGD_MERGES),
     "class_weight": AnyOf((NoneOr(Options(("balanced",))), InstanceOf((dict,), "a dict")),
                           "a dict, 'balanced' or None"),
 }

@@ -50,8 +50,8 @@ class SVMRegressor(RegressorMixin, SVMBase):
         As for :class:`SVMClassifier`; a target larger than 16 in magnitude is also centred
         and divided by its standard deviation ("auto"), ``epsilon`` with it.
     fit_intercept, max_epochs, tol, n_iter_no_change, early_stopping, validation_fraction,
-    batch_size, average, rho, n_streams,
-    chunk_rows, n_workers, random_state, verbose, client, checkpoint
+    batch_size, average, rho, n_streams, shuffle_window, chunk_rows, n_workers, random_state,
+    verbose, client, checkpoint
         As in :class:`dsvm.SVMClassifier` (``fit(..., resume=True)`` continues from
         ``checkpoint``).
 
