@@ -203,6 +203,7 @@ def _parsers():
     for action in top._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, parser in action.choices.items():
+                parser.format_help()  # adds the flags read from the estimators (deferred)
                 yield f"dsvm {name}", parser
 
 

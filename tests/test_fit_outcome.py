@@ -138,9 +138,10 @@ def test_partial_fit_follows_scikit_learn_on_classes(blobs):
 
 
 def test_cli_tol_default_is_the_estimators():
-    from dsvm.cli.train import DEFAULT_TOL
+    from dsvm.cli import build_parser
 
-    assert DEFAULT_TOL == SVMClassifier().tol == SVMRegressor().tol
+    args = build_parser().parse_args(["train", "d.zarr", "--out", "m.dsvm"])
+    assert args.tol == SVMClassifier().tol == SVMRegressor().tol
 
 
 @pytest.mark.distributed

@@ -18,6 +18,7 @@ from typing import Any
 
 from dsvm.cli.common import USER_ERRORS, in_flags, use_help_formatter
 from dsvm.cli.data import add_data_commands
+from dsvm.cli.estimator_flags import CommandParser
 from dsvm.cli.info import add_info_command
 from dsvm.cli.jobs import add_job_commands
 from dsvm.cli.predict import add_predict_commands
@@ -29,7 +30,7 @@ logger = logging.getLogger("dsvm")
 def build_parser() -> argparse.ArgumentParser:
     from dsvm import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="dsvm", description="Distributed, out-of-core SVM training on Dask.")
     parser.add_argument("--version", action="version", version=f"dsvm {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true",

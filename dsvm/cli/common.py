@@ -8,6 +8,7 @@ import re
 import sys
 from typing import Any
 
+from dsvm.cli.estimator_flags import HELP, flag_of
 from dsvm.exceptions import (
     ClusterConnectionError,
     DataFormatError,
@@ -24,15 +25,12 @@ USER_ERRORS = (ValueError, FileNotFoundError, FileExistsError, IsADirectoryError
                NotADirectoryError, DataFormatError, DataLayoutError, ModelFormatError,
                PermissionError, ClusterConnectionError, WorkerLostError, SchedulerLostError)
 
-# The flag a user typed for each estimator parameter the commands set.
+# The flag a user typed for each parameter the commands set: the estimators' (dsvm train's
+# flags) and the converters'.
 FLAGS = {
-    "max_epochs": "--epochs", "n_workers": "--workers", "n_streams": "--streams",
-    "n_components": "--components", "batch_size": "--batch-size", "l1_ratio": "--l1-ratio",
-    "random_state": "--seed", "n_iter_no_change": "--n-iter-no-change",
-    "validation_fraction": "--validation-fraction", "class_weight": "--class-weight",
-    "fit_intercept": "--no-intercept", "average": "--no-average", "overwrite": "--overwrite",
-    "chunk_rows": "--chunk-rows", "n_features": "--n-features", "label_column": "--label-column",
-    "shuffle_window": "--shuffle-window", "local_iters": "--local-iters",
+    **{name: flag_of(name) for name in HELP},
+    "overwrite": "--overwrite", "chunk_rows": "--chunk-rows", "n_features": "--n-features",
+    "label_column": "--label-column",
 }
 
 
@@ -111,9 +109,6 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
                    help="Dask scheduler address (tcp://host:8786) or scheduler file; "
                         "default: this process, one thread per core, for a dataset under "
                         "256 MB, else an embedded LocalCluster")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="worker processes of an embedded LocalCluster, also for a small "
-                        "dataset (default: one per core, when the dataset is over 256 MB)")
 
 
 def add_tls_args(p: argparse.ArgumentParser) -> None:

@@ -19,14 +19,11 @@ from dsvm.cli.common import (
     close_client,
     say_if_compiling,
 )
+from dsvm.cli.estimator_flags import add_estimator_args, estimator_kwargs
 
 # With more distinct labels than this, or any non-integer label, ``--task auto`` trains a
 # regressor. (A dataset records its classes only up to 1000 distinct values; beyond, none.)
 MAX_CLASSES_FOR_AUTO = 100
-
-# --tol's default is the estimators' (the same stopping rule from the shell and from Python).
-DEFAULT_TOL = 1e-3
-
 
 def resolve_task(task: str, dataset: Any) -> str:
     """The task to train: as asked, or inferred from the dataset's labels (with a message)."""
@@ -48,28 +45,20 @@ def resolve_task(task: str, dataset: Any) -> str:
     return "regression"
 
 
-def _common_params(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(alpha=args.alpha, penalty=args.penalty, l1_ratio=args.l1_ratio,
-                fit_intercept=not args.no_intercept, max_epochs=args.epochs, tol=args.tol,
-                n_iter_no_change=args.n_iter_no_change, early_stopping=args.early_stopping,
-                validation_fraction=args.validation_fraction,
-                batch_size=args.batch_size, average=not args.no_average, rho=args.rho,
-                n_streams=args.streams, shuffle_window=args.shuffle_window,
-                n_workers=args.workers, random_state=args.seed,
-                verbose=0 if args.quiet else 2, checkpoint=args.checkpoint,
-                kernel=args.kernel, n_components=args.components, gamma=args.gamma)
-
-
 def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
+    """The task's estimator with the parameters the command's flags hold (its own defaults for
+    those that differ by task and were not typed)."""
     from dsvm import SVMClassifier, SVMRegressor
 
-    if task == "regression":
-        return SVMRegressor(solver=args.solver or "sgd", loss=args.loss or "epsilon_insensitive",
-                            epsilon=args.epsilon, client=client, **_common_params(args))
-    return SVMClassifier(solver=args.solver or "pegasos", loss=args.loss or "hinge",
-                         mu=args.mu, mu0=args.mu0, budget=args.budget, merge=args.merge,
-                         local_iters=args.local_iters,
-                         class_weight=args.class_weight, client=client, **_common_params(args))
+    cls = SVMRegressor if task == "regression" else SVMClassifier
+    return cls(client=client, **estimator_kwargs(args, cls))
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """The estimators' parameters as flags (:mod:`dsvm.cli.estimator_flags`)."""
+    from dsvm import SVMClassifier, SVMRegressor
+
+    add_estimator_args(p, [("classification", SVMClassifier), ("regression", SVMRegressor)])
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -201,109 +190,8 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="auto", choices=["auto", "classification", "regression"],
                    help="auto: regression when the labels are not class-like (non-integer, or "
                         f"more than {MAX_CLASSES_FOR_AUTO} distinct values), else classification")
-    p.add_argument("--solver", default=None, choices=["pegasos", "sgd", "asset", "asset*", "nesvm",
-                                                       "bsgd", "cocoa"],
-                   help="default: pegasos (classification), sgd (regression)")
-    p.add_argument("--loss", default=None,
-                   choices=["hinge", "squared_hinge", "logistic", "smoothed_hinge", "squared",
-                            "epsilon_insensitive"],
-                   help="default: hinge (classification), epsilon_insensitive (regression)")
-    p.add_argument("--epsilon", type=float, default=0.0,
-                   help="regression: half-width of the epsilon-insensitive tube")
-    p.add_argument("--penalty", default="l2", choices=["l2", "l1", "elasticnet"],
-                   help="l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)")
-    p.add_argument("--l1-ratio", type=float, default=0.15,
-                   help="--penalty elasticnet: the share of L1 in the penalty")
-    p.add_argument("--mu", type=float, default=0.03,
-                   help="smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)")
-    p.add_argument("--rho", type=float, default=0.5,
-                   help="ASSET: average the iterates from step rho*N on")
-    p.add_argument("--alpha", type=float, default=1e-4, help="regularisation lambda = 1/(n C)")
-    p.add_argument("--mu0", type=float, default=None,
-                   help="nesvm: homotopy from mu0 down to mu (default: no homotopy)")
-
-
-def _class_weight(text: str) -> str | dict[float, float]:
-    """``balanced`` or ``LABEL:WEIGHT,LABEL:WEIGHT`` (numeric labels, as datasets store them)."""
-    if text == "balanced":
-        return text
-    try:
-        pairs = [item.split(":") for item in text.split(",") if item]
-        return {float(label): float(weight) for label, weight in pairs}
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected 'balanced' or LABEL:WEIGHT pairs such as '1:5,-1:1', got {text!r}") from None
-
-
-def _tol(text: str) -> float | None:
-    """A relative tolerance, or 'none' (tol=None: no stopping rule)."""
-    if text.lower() == "none":
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
-
-
-def _add_schedule_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epochs", type=int, default=10,
-                   help="passes over the data at most (NESVM: gradient passes)")
-    p.add_argument("--tol", type=_tol, default=DEFAULT_TOL,
-                   help="stop when the objective improved by less than this (relative) for "
-                        f"--n-iter-no-change epochs (default {DEFAULT_TOL:g}, as in Python; "
-                        "'none': run all --epochs)")
-    p.add_argument("--n-iter-no-change", type=int, default=3, metavar="N",
-                   help="epochs without improvement before --tol or --early-stopping stops")
-    p.add_argument("--early-stopping", action="store_true",
-                   help="hold out --validation-fraction of the chunks and stop when their "
-                        "objective stops improving (by more than --tol, default 0)")
-    p.add_argument("--validation-fraction", type=float, default=0.1, metavar="F",
-                   help="share of the chunks held out by --early-stopping (default 0.1)")
-    p.add_argument("--class-weight", type=_class_weight, default=None, metavar="WEIGHTS",
-                   help="'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
-                        "default: every class weighs 1)")
-    p.add_argument("--batch-size", type=int, default=1,
-                   help="rows per stochastic step (Pegasos' mini-batch k)")
-    p.add_argument("--streams", type=int, default=None, metavar="K",
-                   help="parallel streams per epoch (default: number of workers)")
-    p.add_argument("--shuffle-window", type=int, default=None, metavar="N",
-                   help="chunks whose rows a stream interleaves, so that data stored sorted "
-                        "(by label, by time) trains like shuffled data; 1: one chunk at a time "
-                        "(default: 8, fewer above 128 MB of rows; `dsvm info` shows it)")
-    p.add_argument("--no-intercept", action="store_true",
-                   help="fit no intercept (default: an unregularised intercept)")
-    p.add_argument("--no-average", action="store_true",
-                   help="predict with the last iterate (Pegasos' Algorithm 2 exactly)")
     p.add_argument("--validation", metavar="DATASET",
                    help="a labeled dataset scored after every epoch (default: none)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="random_state: chunk order, dealing to streams and row order")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def _gamma(text: str) -> float | str:
-    if text == "scale":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'scale', got {text!r}") from None
-
-
-def _add_kernel_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kernel", default="linear", choices=["linear", "rff", "nystroem"],
-                   help="Gaussian-kernel feature map applied to each chunk on the workers")
-    p.add_argument("--components", type=int, default=1024, help="size of the --kernel map")
-    p.add_argument("--gamma", type=_gamma, default="scale",
-                   help="Gaussian kernel width exp(-gamma ||s-t||^2) (--kernel, --solver bsgd); "
-                        "default 'scale': 1 / (n_features * variance of the features)")
-    p.add_argument("--budget", type=int, default=500, help="--solver bsgd: support vectors kept")
-    p.add_argument("--local-iters", type=float, default=50.0, metavar="PASSES",
-                   help="--solver cocoa: passes of dual coordinate steps over each window of "
-                        "chunks in memory per epoch (default 50)")
-    p.add_argument("--merge", default="lookup-wd",
-                   choices=["gss", "gss-precise", "lookup-h", "lookup-wd"],
-                   help="--solver bsgd: merge coefficient by golden section search or lookup")
 
 
 def add_train_command(sub: Any) -> None:
@@ -312,11 +200,6 @@ def add_train_command(sub: Any) -> None:
     p.add_argument("--out", required=True, metavar="MODEL",
                    help="the model file to write (checked before training starts)")
     _add_task_args(p)
-    _add_schedule_args(p)
-    _add_kernel_args(p)
-    p.add_argument("--checkpoint", metavar="PATH_OR_URL", default=None,
-                   help="write the training state here after every epoch (atomically; "
-                        "default: none)")
     p.add_argument("--resume", action="store_true",
                    help="continue from --checkpoint if it exists (else start from scratch)")
     p.add_argument("--overwrite", action="store_true",
@@ -327,4 +210,5 @@ def add_train_command(sub: Any) -> None:
                    help="run the fit as a job on the cluster (needs --scheduler); print its id")
     add_cluster_args(p)
     add_tls_args(p)
+    p.defer(add_model_args)  # (a CommandParser) when the command runs or prints its help
     p.set_defaults(func=cmd_train)

@@ -8,7 +8,7 @@ This is the only module of dsvm.data that imports dask. It takes any object with
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dask
@@ -58,11 +58,23 @@ def _read_block(ds: Any, i: int) -> Block:
     return ds.read_chunk(i)
 
 
-def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None) -> Iterator[Block]:
+# ``compute(*collections) -> tuple`` of their values, as dask.compute.
+Compute = Callable[..., tuple[Any, ...]]
+
+
+def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None, *,
+                compute: Compute = dask.compute) -> Iterator[Block]:
     """Compute a dask X one row block at a time (with the matching y / sample_weight).
 
     y and sample_weight may be NumPy or dask. A dask one is aligned to X's row chunks when the
     sizes are known; otherwise (unknown chunk sizes) it is computed whole, 8 bytes per row.
+
+    Every value is computed by ``compute``, where the collections live: on the active Client's
+    cluster when there is one, so this process waits on that cluster. This layer does not know
+    the Client (only dsvm.distributed does), so the wait goes through the no-workers watchdog
+    only when a caller above passes a compute that does (``dsvm.training.cluster.compute``).
+    The default, dask.compute (what ``write_arrays`` of this layer uses), waits as long as the
+    cluster takes: forever on a cluster that lost all its workers.
     """
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got shape {X.shape}")
@@ -70,8 +82,8 @@ def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None) -> Iterator[Bloc
         X = X.rechunk({1: -1})  # one task per row block: rows are the unit
     rows = X.chunks[0]
     known = not any(math.isnan(r) for r in rows)
-    y = _align(y, rows, known)
-    sample_weight = _align(sample_weight, rows, known)
+    y = _align(y, rows, known, compute)
+    sample_weight = _align(sample_weight, rows, known, compute)
     x_parts = X.to_delayed().ravel()
     y_parts = y.to_delayed().ravel() if isinstance(y, da.Array) else None
     w_parts = (sample_weight.to_delayed().ravel()
@@ -80,7 +92,7 @@ def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None) -> Iterator[Bloc
     for i, x_part in enumerate(x_parts):
         parts = [x_part] + ([y_parts[i]] if y_parts is not None else [])
         parts += [w_parts[i]] if w_parts is not None else []
-        values = list(dask.compute(*parts))
+        values = list(compute(*parts))
         xb = values.pop(0)
         n = int(xb.shape[0])
         yb = values.pop(0) if y_parts is not None else np.asarray(y[offset:offset + n])
@@ -101,14 +113,15 @@ def dask_blocks(X: da.Array, y: Any, sample_weight: Any = None) -> Iterator[Bloc
             raise DataLayoutError(f"X has {offset} rows but {name} has {arr.shape[0]}")
 
 
-def _align(v: Any, rows: tuple, known: bool) -> Any:
+def _align(v: Any, rows: tuple, known: bool, compute: Compute) -> Any:
     if v is None:
         return None
     if not isinstance(v, da.Array):
         return np.asarray(v)
     if known and not any(math.isnan(c) for c in v.chunks[0]) and v.shape[0] == sum(rows):
         return v.rechunk((rows,)) if v.chunks[0] != rows else v
-    return np.asarray(v.compute())
+    (whole,) = compute(v)
+    return np.asarray(whole)
 
 
 def _as_block(xb: Any, yb: Any, wb: Any) -> DenseBlock | CSRBlock:

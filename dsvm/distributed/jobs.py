@@ -192,9 +192,9 @@ class Job:
         if self._future is None:
             raise RuntimeError(f"dsvm job {self.id} has no result on the scheduler any more "
                                f"(status {self.status!r}).")
-        if timeout is None:  # a cluster that lost its workers is an error, not a hang
-            return wait_for_result(self.client, self._future, f"dsvm job {self.id}")
-        return self._future.result(timeout=timeout)
+        # a cluster that lost its workers is an error, not a wait until the timeout (or ever)
+        return wait_for_result(self.client, self._future, f"dsvm job {self.id}",
+                               timeout=timeout)
 
     def watch(self, callback: Callable[[dict[str, Any]], None], *, poll: float = 0.5,
               timeout: float | None = None) -> dict[str, Any]:

@@ -172,10 +172,30 @@ class DatasetSource:
 
 def _known_lengths(a: Any) -> Any:
     """``a`` with its chunks' row counts known: arrays from DataFrames (``to_dask_array()``,
-    ``.values``) have unknown ones, which the cluster computes (no data reaches the client)."""
-    if any(np.isnan(c) for c in a.chunks[0]):
-        return a.compute_chunk_sizes()
-    return a
+    ``.values``) have unknown ones, which the cluster counts (only the counts reach the
+    client). The client waits through the no-workers watchdog, which dask's own
+    ``compute_chunk_sizes()`` would not: on a cluster that lost its workers it waits forever."""
+    if not any(np.isnan(c) for c in a.chunks[0]):
+        return a
+    import dask
+
+    from dsvm.distributed.client import compute_watched
+
+    parts = a.to_delayed()
+    firsts = parts[:, 0] if a.ndim == 2 else parts  # one block per row chunk
+    count = dask.delayed(_n_rows, pure=True)
+    rows = compute_watched(*[count(p) for p in firsts], what="counting the rows of each chunk")
+    # the same blocks, declared with their lengths (an identity task, fused into each read)
+    return a.map_blocks(_same, chunks=(tuple(int(r) for r in rows), *a.chunks[1:]),
+                        dtype=a.dtype)
+
+
+def _n_rows(block: Any) -> int:
+    return int(block.shape[0])
+
+
+def _same(block: Any) -> Any:
+    return block
 
 
 def _holds_futures(collection: Any) -> bool:

@@ -54,12 +54,17 @@ def _n_workers(client: Any, what: str) -> int:
         raise _scheduler_lost(client, what, exc) from None
 
 
-def wait_for_result(client: Any, future: Any, what: str) -> Any:
-    """``future.result()``, but a clear error instead of a hang when the cluster is gone."""
+def wait_for_result(client: Any, future: Any, what: str, *,
+                    timeout: float | None = None) -> Any:
+    """``future.result()``, but a clear error instead of a hang when the cluster is gone;
+    ``timeout``: seconds to wait at most (``TimeoutError`` after them), as
+    ``future.result(timeout=...)`` gives (default: as long as the cluster can finish it)."""
     from distributed import TimeoutError as DaskTimeout
 
     from dsvm.exceptions import WorkerLostError
 
+    limit = timeout
+    deadline = None if limit is None else time.monotonic() + limit
     timeout = no_workers_timeout()
     no_workers_since: float | None = None
     lost_since: float | None = None
@@ -79,6 +84,8 @@ def wait_for_result(client: Any, future: Any, what: str) -> Any:
                 raise _scheduler_lost(client, what, exc) from None
             raise
         now = time.monotonic()
+        if deadline is not None and now > deadline:
+            raise TimeoutError(f"{what} did not finish within {limit:g}s.")
         if client.status != "running":  # reconnecting, or closed
             lost_since = lost_since or now
             if client.status in ("closed", "closing") or now - lost_since > timeout:

@@ -39,7 +39,6 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -223,9 +222,7 @@ def measure(engine: Engine, spec: FitSpec, record: FittedModel, source: Any,
     loss = counts.mean_loss
     objective = None
     if penalized:
-        p = spec.params
-        penalty = penalty_value(SimpleNamespace(alpha=p["alpha"], penalty=p["penalty"],
-                                                l1_ratio=p.get("l1_ratio", 0.15)), record.coef)
+        penalty = penalty_value(spec, record.coef)  # (its alpha, penalty and l1_ratio)
         objective = penalty + loss
     if spec.classifies:
         return FitOutcome(spec.task, stop_reason, objective, loss,

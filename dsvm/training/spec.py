@@ -68,9 +68,65 @@ class FitSpec:
     @property
     def loss(self) -> LossSpec:
         """The loss with its parameter (mu, epsilon), as evaluation needs it."""
-        name = str(self.params["loss"])
+        name = self.loss_name
         return LossSpec(name, loss_param(name, mu=self.params.get("mu", 0.0),
                                          epsilon=self.params.get("epsilon", 0.0)))
+
+    # Typed reads of the parameters the training layer reads most (``params`` stays the record
+    # of them all: the solvers pick theirs from it, checkpoints and model files write it).
+    # Both estimators have each of them, except class_weight (None for a regressor).
+    @property
+    def loss_name(self) -> str:
+        return str(self.params["loss"])
+
+    @property
+    def penalty(self) -> str:
+        return str(self.params["penalty"])
+
+    @property
+    def alpha(self) -> float:
+        return float(self.params["alpha"])
+
+    @property
+    def l1_ratio(self) -> float:
+        return float(self.params["l1_ratio"])
+
+    @property
+    def fit_intercept(self) -> bool:
+        return bool(self.params["fit_intercept"])
+
+    @property
+    def class_weight(self) -> dict[Any, float] | str | None:
+        value = self.params.get("class_weight")
+        return dict(value) if isinstance(value, Mapping) else value
+
+    @property
+    def kernel(self) -> Any:
+        """A name ("linear", "rff", "nystroem") or a feature map object (RFF, Nystroem)."""
+        return self.params["kernel"]
+
+    @property
+    def gamma(self) -> float | str:
+        """A width, or "scale" until the fit resolves it (:meth:`with_params`)."""
+        value = self.params["gamma"]
+        return value if isinstance(value, str) else float(value)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.params["n_components"])
+
+    @property
+    def early_stopping(self) -> bool:
+        return bool(self.params["early_stopping"])
+
+    @property
+    def validation_fraction(self) -> float:
+        return float(self.params["validation_fraction"])
+
+    @property
+    def shuffle_window(self) -> int | None:
+        value = self.params["shuffle_window"]
+        return None if value is None else int(value)
 
     def make_solver(self, n_samples: int | None) -> LocalSolver:
         """The local solver with its hyper-parameters (``n_samples``: ASSET's N)."""
