@@ -23,7 +23,8 @@ def problem():
 
 
 def _clf(**kw):
-    params = dict(max_epochs=6, tol=None, random_state=3, chunk_rows=500, n_streams=2)
+    params = dict(solver="pegasos", max_epochs=6, tol=None, random_state=3, chunk_rows=500,
+                  n_streams=2)
     params.update(kw)
     return SVMClassifier(**params)
 

@@ -240,7 +240,8 @@ def test_info_describes_a_saved_model(small, capsys):
     assert main(["info", str(model)]) == 0
     lines = dict(line.strip().split(": ", 1) for line in capsys.readouterr().out.splitlines())
     assert lines["kind"] == "dsvm model: SVMClassifier, binary classification"
-    assert (lines["classes"], lines["n_features"], lines["solver"]) == ("[-1, 1]", "5", "pegasos")
+    assert (lines["classes"], lines["n_features"], lines["solver"]) == ("[-1, 1]", "5",
+                                                                "cocoa (chosen by solver='auto')")
     assert "alpha=0.0001" in lines["parameters"] and lines["epochs_trained"] == "2"
     assert lines["last_epoch"].startswith("epoch   2  objective ")
     assert lines["hashing"] == "none"

@@ -75,14 +75,17 @@ def test_the_commands_defaults_are_the_estimators(task, cls):
 
 
 def test_a_default_that_differs_by_task_is_the_tasks():
-    """--solver and --loss: the classifier's and the regressor's own defaults, both in the help."""
+    """--loss: the classifier's and the regressor's own defaults, both in the help (--solver
+    is "auto" for both)."""
     args = _train_args()
-    assert not hasattr(args, "solver") and not hasattr(args, "loss")
-    assert make_estimator(args, "classification", None).solver == SVMClassifier().solver
-    assert make_estimator(args, "regression", None).solver == SVMRegressor().solver
+    assert not hasattr(args, "loss")
+    assert make_estimator(args, "classification", None).loss == SVMClassifier().loss
+    assert make_estimator(args, "regression", None).loss == SVMRegressor().loss
+    loss = next(a for a in _train_parser()._actions if a.dest == "loss")
+    assert f"{SVMClassifier().loss} (classification)" in loss.help
+    assert f"{SVMRegressor().loss} (regression)" in loss.help
+    assert SVMClassifier().solver == SVMRegressor().solver == args.solver == "auto"
     solver = next(a for a in _train_parser()._actions if a.dest == "solver")
-    assert f"{SVMClassifier().solver} (classification)" in solver.help
-    assert f"{SVMRegressor().solver} (regression)" in solver.help
     # the values the estimators' constraints list, from both tasks
     assert set(solver.choices) >= {"pegasos", "cocoa", "nesvm", "sgd"}
     assert "epsilon_insensitive" in next(a for a in _train_parser()._actions
@@ -124,23 +127,23 @@ def test_a_value_the_estimator_refuses_is_one_line_naming_the_flag(tmp_path, cap
 
 
 class _WithScale(BaseEstimator):
-    """An estimator with parameters the table does not know: ``scale`` ("auto" or a bool, the
-    parameter being added in parallel to SVMClassifier), a switch on by default, and a count
+    """An estimator with parameters the table does not know: ``rescale`` ("auto" or a bool, shaped
+    as SVMClassifier's ``scale``), a switch on by default, and a count
     that may be None. A real scikit-learn estimator, read by the same code as SVMClassifier."""
 
     _parameter_constraints = {
         "alpha": Interval(numbers.Real, 0.0, None, "neither"),
-        "scale": AnyOf((Options(("auto",)), InstanceOf((bool,), "a bool")),
+        "rescale": AnyOf((Options(("auto",)), InstanceOf((bool,), "a bool")),
                        "'auto' or a bool"),
         "shrink": InstanceOf((bool,), "a bool"),
         "n_rounds": AnyOf((Options((None,)), Interval(numbers.Integral, 1, None, "left")),
                           "an int in the range [1, inf) or None"),
     }
 
-    def __init__(self, *, alpha: float = 1e-4, scale: object = "auto", shrink: bool = True,
+    def __init__(self, *, alpha: float = 1e-4, rescale: object = "auto", shrink: bool = True,
                  n_rounds: int | None = None) -> None:
         self.alpha = alpha
-        self.scale = scale
+        self.rescale = rescale
         self.shrink = shrink
         self.n_rounds = n_rounds
 
@@ -149,16 +152,16 @@ def test_a_new_parameter_gets_a_flag_and_the_help_check_names_it():
     parser = CommandParser(prog="dsvm train", formatter_class=HelpFormatter)
     parser.defer(lambda p: add_estimator_args(p, [("classification", _WithScale)]))
     flags = {a.dest: a for a in parser._actions}
-    assert "scale" not in flags  # deferred: added when the parser is used
-    assert parser.parse_args([]).scale == "auto"
+    assert "rescale" not in flags  # deferred: added when the parser is used
+    assert parser.parse_args([]).rescale == "auto"
     flags = {a.dest: a for a in parser._actions}
-    assert flags["scale"].option_strings == ["--scale"]
+    assert flags["rescale"].option_strings == ["--rescale"]
     assert flags["shrink"].option_strings == ["--no-shrink"]
     assert flags["n_rounds"].option_strings == ["--n-rounds"]
-    for argv, expected in [([], {"scale": "auto", "shrink": True, "n_rounds": None}),
-                           (["--scale", "false", "--no-shrink", "--n-rounds", "4"],
-                            {"scale": False, "shrink": False, "n_rounds": 4}),
-                           (["--scale", "true"], {"scale": True}), (["--scale", "auto"], {})]:
+    for argv, expected in [([], {"rescale": "auto", "shrink": True, "n_rounds": None}),
+                           (["--rescale", "false", "--no-shrink", "--n-rounds", "4"],
+                            {"rescale": False, "shrink": False, "n_rounds": 4}),
+                           (["--rescale", "true"], {"rescale": True}), (["--rescale", "auto"], {})]:
         args = parser.parse_args(argv)
         params = {**_WithScale().get_params(), **estimator_kwargs(args, _WithScale)}
         assert params == {**_WithScale().get_params(), **expected}, argv
@@ -171,7 +174,8 @@ def test_a_new_parameter_gets_a_flag_and_the_help_check_names_it():
         if action.option_strings and action.nargs != 0 and action.dest != "help":
             assert "default" in formatter._expand_help(action), action.dest
     # the help check fails on them until the table says what they are for
-    assert sorted(missing_help([("classification", _WithScale)])) == ["n_rounds", "scale", "shrink"]
+    missing = sorted(missing_help([("classification", _WithScale)]))
+    assert missing == ["n_rounds", "rescale", "shrink"]
 
 
 def test_the_estimator_flags_are_read_only_by_the_commands_that_use_them():

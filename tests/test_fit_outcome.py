@@ -37,14 +37,16 @@ def test_the_published_objective_is_the_models_and_the_stop_is_explained(blobs, 
     """The last epoch's line printed the progressive objective (a9a: 0.4977, the saved model
     0.3611) and nothing said why the fit stopped."""
     X, y = blobs
-    clf = SVMClassifier(alpha=1e-3, max_epochs=4, tol=None, verbose=1, random_state=0).fit(X, y)
+    clf = SVMClassifier(solver="pegasos", alpha=1e-3, max_epochs=4, tol=None, verbose=1,
+                        random_state=0).fit(X, y)
     err = capsys.readouterr().err
     exact = clf.evaluate(X, y)["objective"]
     assert clf.outcome_.objective == pytest.approx(exact, rel=1e-9)
     assert f"published model: objective {exact:.6f} on the 600 training rows" in err
     assert "stopped: max_epochs=4 reached (tol=None: no stopping rule)" in err
     assert clf.stop_reason_ == clf.outcome_.stop_reason
-    flat = SVMClassifier(alpha=1e-3, max_epochs=50, tol=0.05, random_state=0).fit(X, y)
+    flat = SVMClassifier(solver="pegasos", alpha=1e-3, max_epochs=50, tol=0.05,
+                         random_state=0).fit(X, y)
     assert flat.n_iter_ < 50
     assert flat.stop_reason_.startswith("tol met: the objective of the returned model on a ")
 
@@ -64,11 +66,11 @@ def test_each_epoch_line_names_the_model_it_measures():
 
 @pytest.mark.parametrize("solver", ["pegasos", "nesvm"])
 def test_unscaled_features_fail_loudly(cancer, solver):
-    """Raw breast-cancer features: Pegasos ended at the majority rate (0.63) and NESVM returned
-    the zero model (0.37), each with a ConvergenceWarning at most."""
+    """Raw breast-cancer features, not scaled (scale=False): Pegasos ended at the majority rate
+    (0.63) and NESVM returned the zero model (0.37), each with a ConvergenceWarning at most."""
     X, y = cancer
-    clf = SVMClassifier(solver=solver, random_state=0)
-    with pytest.warns(FitFailedWarning, match="not scaled.*StandardScaler"):
+    clf = SVMClassifier(solver=solver, scale=False, random_state=0)
+    with pytest.warns(FitFailedWarning, match="not scaled: scale=True scales them"):
         clf.fit(X, y)
     assert issubclass(FitFailedWarning, ConvergenceWarning)
     assert clf.outcome_.failed and clf.outcome_.cause == "features"
@@ -78,15 +80,14 @@ def test_unscaled_features_fail_loudly(cancer, solver):
 def test_cocoa_warns_when_its_duality_gap_never_comes_down(cancer):
     X, y = cancer
     with pytest.warns(ConvergenceWarning, match="relative duality gap of 1.*not scaled"):
-        SVMClassifier(solver="cocoa", max_epochs=3, random_state=0).fit(X, y)
+        SVMClassifier(solver="cocoa", max_epochs=3, scale=False, random_state=0).fit(X, y)
 
 
 def test_targets_in_large_units_fail_loudly():
     """diabetes with y x 1000: R^2 -0.04, "converged" in 5 epochs, no warning."""
     X, y = load_diabetes(return_X_y=True)
-    with pytest.warns(FitFailedWarning, match="targets are in large units.*"
-                                              "TransformedTargetRegressor"):
-        reg = SVMRegressor(random_state=0).fit(X, y * 1000)
+    with pytest.warns(FitFailedWarning, match="targets are in large units.*scale=True"):
+        reg = SVMRegressor(scale=False, random_state=0).fit(X, y * 1000)
     assert reg.outcome_.cause == "targets" and reg.outcome_.score <= 0
 
 
@@ -96,7 +97,7 @@ def test_a_model_far_above_chance_is_no_failure_whatever_its_objective():
     X, y = load_digits(return_X_y=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf = SVMClassifier(tol=None, random_state=0).fit(X, y)
+        clf = SVMClassifier(solver="pegasos", tol=None, random_state=0).fit(X, y)
     assert clf.outcome_.uphill and clf.outcome_.score > 0.9
     assert not no_failure_warnings(caught)
 
@@ -109,7 +110,7 @@ def test_a_huge_column_fails_even_without_tol():
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=1000) > 0, 1, -1)
     X[:, 4] = 1e19 * rng.normal(size=1000)
     with pytest.warns(FitFailedWarning, match="objective ended at .* against 1 for the zero"):
-        SVMClassifier(tol=None, random_state=0).fit(X, y)
+        SVMClassifier(solver="pegasos", scale=False, tol=None, random_state=0).fit(X, y)
 
 
 def test_a_model_at_the_majority_rate_warns_when_its_objective_came_down():
@@ -150,11 +151,12 @@ def test_cli_failed_fit_exits_2_and_saves_only_with_keep_failed(tmp_path, cancer
     dsvm.write_arrays(tmp_path / "raw.zarr", X, y, chunk_rows=200)
     out = tmp_path / "m.dsvm"
     # (a small dataset: trained in this process, where the outcome is measured as on a cluster)
-    argv = ["train", str(tmp_path / "raw.zarr"), "--out", str(out), "--quiet"]
+    argv = ["train", str(tmp_path / "raw.zarr"), "--out", str(out), "--quiet", "--scale",
+            "false", "--solver", "pegasos"]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "dsvm train: error: the fit failed" in err[0], err
-    assert "--alpha" in err[0] and "not on a common scale" in err[0]
+    assert "--alpha" in err[0] and "not on a common scale: --scale true" in err[0]
     assert "StandardScaler" not in err[0] and "nothing saved" in err[0]
     assert not out.exists()
     assert main([*argv, "--keep-failed"]) == 2
@@ -180,5 +182,5 @@ def test_cli_warnings_give_flags_not_python_advice():
                f"class_weight='balanced'; otherwise {api_advice(imbalanced, 'SVMClassifier')}. "
                "It stopped at max_epochs=10 (tol=0.001).")
     cli = in_flag_terms(message, imbalanced)
-    assert "StandardScaler" not in cli and "before `dsvm convert`" in cli
+    assert "StandardScaler" not in cli and "--scale true scales them" in cli
     assert "--class-weight balanced" in cli and "--epochs 10 (--tol 0.001)" in cli

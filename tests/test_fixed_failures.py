@@ -79,13 +79,14 @@ def test_kernel_gamma_defaults_to_scale():
 
     Xtr, Xte, ytr, yte = _standardised_problem()
     svc = SVC(gamma="scale").fit(Xtr, ytr).score(Xte, yte)
-    nys = SVMClassifier(kernel="nystroem", random_state=0).fit(Xtr, ytr)
+    nys = SVMClassifier(kernel="nystroem", solver="pegasos", random_state=0).fit(Xtr, ytr)
     assert nys.feature_map_.gamma == pytest.approx(1.0 / (Xtr.shape[1] * Xtr.var()))
     assert nys.score(Xte, yte) >= svc - 0.02
     rff = SVMClassifier(kernel="rff", random_state=0).fit(Xtr, ytr)
     assert rff.feature_map_.gamma == nys.feature_map_.gamma
     assert rff.score(Xte, yte) > 0.72  # 1,024 random features: sklearn's RBFSampler gets 0.753
-    old = SVMClassifier(kernel="nystroem", gamma=1.0, random_state=0).fit(Xtr, ytr)
+    old = SVMClassifier(kernel="nystroem", solver="pegasos", gamma=1.0,
+                        random_state=0).fit(Xtr, ytr)
     assert old.score(Xte, yte) < 0.6  # what the old default gave
 
 
@@ -101,16 +102,17 @@ def test_nesvm_keeps_text_labels():
 
 def test_unscaled_features_warn_instead_of_failing_silently():
     """The default classifier on raw breast-cancer features predicted one class with an
-    objective 58,000 times the zero model's, silently."""
+    objective 58,000 times the zero model's, silently. (The default now scales them: this is
+    Pegasos with scale=False, the old default.)"""
     from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
     with pytest.warns(ConvergenceWarning, match="failed to fit.*not scaled"):
-        SVMClassifier(random_state=0).fit(X, y)
+        SVMClassifier(solver="pegasos", scale=False, random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        scaled = SVMClassifier(random_state=0, tol=None).fit(StandardScaler().fit_transform(X),
-                                                              y)
+        Z = StandardScaler().fit_transform(X)
+        scaled = SVMClassifier(solver="pegasos", random_state=0, tol=None).fit(Z, y)
     assert scaled.score(StandardScaler().fit_transform(X), y) > 0.95
 
 

@@ -54,7 +54,8 @@ def _class_weight(text: str) -> str | dict[float, float]:
 # The help of every parameter the command takes, in the order --help lists them. A text that
 # says its default in words uses argparse's %(default)s, so that the estimator's value shows.
 HELP: dict[str, Flag] = {
-    "solver": Flag("the training method (see the README's table of solvers)"),
+    "solver": Flag("the training method; auto: cocoa for a linear hinge or squared-hinge "
+                   "classifier, sgd otherwise (see the README's table of solvers)"),
     "loss": Flag("the loss minimised"),
     "epsilon": Flag("regression: half-width of the epsilon-insensitive tube"),
     "penalty": Flag("l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)"),
@@ -83,6 +84,10 @@ HELP: dict[str, Flag] = {
                            "(by label, by time) trains like shuffled data; 1: one chunk at a "
                            "time (default: 8, fewer above 128 MB of rows; `dsvm info` shows "
                            "it)", metavar="N"),
+    "scale": Flag("scale the columns in the fit and fold the model back into raw units: "
+                  "'auto' when a column (or a regression target) exceeds 16 in magnitude; "
+                  "dense columns standardised, sparse ones divided by their largest value "
+                  "(`dsvm info` on the model says what was done)"),
     "fit_intercept": Flag("fit no intercept (default: an unregularised intercept)",
                           flag="--no-intercept"),
     "average": Flag("predict with the last iterate (Pegasos' Algorithm 2 exactly)",

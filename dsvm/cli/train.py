@@ -163,13 +163,14 @@ def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
 
 
 def cli_advice(outcome: Any) -> str:
-    """What a command-line user can do about a failed fit (dsvm does not scale data yet)."""
+    """What a command-line user can do about a failed fit."""
     if outcome.cause == "targets":
-        return (f"the labels are in large units ({outcome.spread_text()}): divide them by "
-                "about that before `dsvm convert`")
-    return ("the features are probably not on a common scale: rescale each column to about "
-            "[-1, 1] before `dsvm convert`, or try a larger --alpha; or, with scaled features, "
-            "its steps have not settled yet: more --epochs or --solver sgd")
+        return (f"the labels are in large units ({outcome.spread_text()}): --scale true "
+                "scales them in the fit")
+    return ("the features are probably not on a common scale: --scale true scales them in the "
+            "fit (the default, auto, only scales columns above 16 in magnitude), or try a "
+            "larger --alpha; or, with scaled features, its steps have not settled yet: more "
+            "--epochs or --solver auto")
 
 
 def report_failed_fit(args: argparse.Namespace, est: Any, outcome: Any) -> int:

@@ -45,7 +45,7 @@ default="auto"
         ``"auto"``: ``"cocoa"`` for a linear model with the hinge or squared hinge loss and an
         L2 penalty, ``"sgd"`` otherwise (other losses or penalties, kernel maps, early stopping,
         a validation set, ``partial_fit``, a warm start): chosen by measurement, see
-        :mod:`dsvm.training.choice`; the choice is ``solver_``.
+        :mod:`dsvm.training.auto_solver`; the choice is ``solver_``.
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
         Polyak-Ruppert averaging). ``"asset"``: ASSET (step D_X/(D_G sqrt(j)), projection,

@@ -27,7 +27,7 @@ class SVMRegressor(RegressorMixin, SVMBase):
     Parameters
     ----------
     solver : {"auto", "sgd", "pegasos", "asset", "asset*"}, default="auto"
-        ``"auto"``: ``"sgd"`` (:mod:`dsvm.training.choice`; the choice is ``solver_``).
+        ``"auto"``: ``"sgd"`` (:mod:`dsvm.training.auto_solver`; the choice is ``solver_``).
         ``"sgd"``: averaged SGD (Bottou's schedule). ``"pegasos"``: step 1/(alpha t), no
         projection (the ball needs the targets' range). ``"asset"``/``"asset*"``: ASSET with the
         epsilon-insensitive subgradients of its Table 1 (:mod:`dsvm.solvers.asset`).

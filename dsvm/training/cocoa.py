@@ -30,6 +30,7 @@ from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.distributed.cocoa_tasks import CocoaRound
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.distributed.sources import base_source
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState
@@ -115,6 +116,7 @@ def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *
         else:
             record = restored(spec, ckpt, source, None)
         record.scaling = scaling
+        record.feature_names = getattr(base_source(source), "feature_names", None)
         # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
         solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
         url, temporary = dual_store_url(spec.checkpoint)

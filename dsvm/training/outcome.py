@@ -173,16 +173,15 @@ def max_epochs_reason(spec: FitSpec, unit: str = "") -> str:
 def api_advice(outcome: FitOutcome, estimator: str) -> str:
     """What to do, in Python terms."""
     if outcome.cause == "targets":
-        return (f"the targets are in large units ({outcome.spread_text()}): fit on scaled "
-                "targets, e.g. sklearn.compose.TransformedTargetRegressor("
-                f"{estimator}(...), transformer=sklearn.preprocessing.StandardScaler()), or "
-                "divide y by its standard deviation")
+        return (f"the targets are in large units ({outcome.spread_text()}): scale=True "
+                "scales them in the fit (or use sklearn.compose.TransformedTargetRegressor("
+                f"{estimator}(...), transformer=sklearn.preprocessing.StandardScaler()))")
     # both causes are named: features within [-1, 1] (a9a) fail so too when a few epochs of
     # Pegasos at a small alpha have not settled, and the outcome does not see the features
-    return ("the features are probably not scaled: scale them (e.g. "
-            f"make_pipeline(sklearn.preprocessing.StandardScaler(), {estimator}(...)), or "
-            "MaxAbsScaler for sparse data), or increase alpha; or, with scaled features, its "
-            "steps have not settled yet: more max_epochs or solver='sgd'")
+    return ("the features are probably not scaled: scale=True scales them in the fit (the "
+            "default, 'auto', only scales columns above 16 in magnitude), or increase alpha; "
+            "or, with scaled features, its steps have not settled yet: more max_epochs or "
+            "solver='auto'")
 
 
 def zero_objective(spec: FitSpec, n_outputs: int) -> float | None:

@@ -46,7 +46,7 @@ class FittedModel:
     # the scaling the rows were trained through (features.scaling): ``state`` is in its units,
     # ``coef``/``intercept`` are folded back into raw units (training.scaling.unfold_record)
     scaling: Scaling | None = None
-    solver: str = ""  # the solver that ran (what solver="auto" chose: training.choice)
+    solver: str = ""  # the solver that ran (what solver="auto" chose: training.auto_solver)
 
     @property
     def n_iter(self) -> int:

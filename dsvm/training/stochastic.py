@@ -286,6 +286,8 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             spec = spec.with_params(**previous.resolved)
             spec, source, _ = scale_stage(spec, engine, source, previous=previous.scaling)
             mapped = map_source(source, _map_of_fit(spec, previous))
+            if previous.solver == "cocoa":  # solver="auto" chose it for the fit
+                previous = continued_from_dual(spec, engine, mapped, previous)
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
                              f"is expecting {previous.n_features_in} features as input.")
@@ -294,6 +296,27 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         record.stop_reason = record.stop_reason if record.converged else "one partial_fit epoch"
         record.outcome = None  # measured by fit only (one extra pass a call would double it)
         return record
+
+
+def continued_from_dual(spec: FitSpec, engine: Engine, source: Any,
+                        dual: FittedModel) -> FittedModel:
+    """A stochastic fit that starts from the model of a CoCoA+ fit: ``partial_fit`` after a
+    ``fit`` for which ``solver="auto"`` chose CoCoA+ (whose duals belong to the rows of that
+    fit). The iterate and its average start at CoCoA+'s w (its bias feature's weight as the
+    intercept), and the step counter at the rows CoCoA+ has seen, so that the steps continue
+    small, where a fresh schedule would start large and undo the fit."""
+    record = start(spec, engine, source, classes=dual.classes, text=None, seed=dual.seed,
+                   fmap=None)
+    state, bias = record.state, 1.0 if spec.params.get("fit_intercept", True) else 0.0
+    state.coef[:] = dual.state.coef
+    state.intercept[:] = dual.state.intercept * bias
+    if state.avg_coef is not None and state.avg_intercept is not None:
+        state.avg_coef[:], state.avg_intercept[:] = state.coef, state.intercept
+        state.n_avg = 1.0
+    state.t = float(dual.state.t)
+    record.history, record.scaling = list(dual.history), dual.scaling
+    record.resolved, record.feature_names = dual.resolved, dual.feature_names
+    return record
 
 
 def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from dsvm.io.checkpoints import check_checkpoint_path
+from dsvm.training.auto_solver import resolve_solver
 from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.nesvm import fit_nesvm
-from dsvm.training.choice import resolve_solver
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, unfold_record
 from dsvm.training.spec import FitSpec

@@ -73,8 +73,8 @@ def test_epochs_run_ahead_but_never_past_the_one_that_stops_the_fit(problem, tmp
     monkeypatch.setattr(loop, "submit_epoch", submitted)
     monkeypatch.setattr(loop, "epoch_record", recorded)
     # a tol no epoch meets: the fit stops after n_iter_no_change epochs without a gain
-    kw = dict(alpha=1e-4, max_epochs=20, tol=0.5, n_iter_no_change=3, random_state=4,
-              n_streams=2)
+    kw = dict(solver="pegasos", alpha=1e-4, max_epochs=20, tol=0.5, n_iter_no_change=3,
+              random_state=4, n_streams=2)
     remote = SVMClassifier(client=local_client, **kw).fit(ds)
     n = len(remote.history_)
     assert 3 <= n < 20
@@ -109,8 +109,8 @@ def test_an_epoch_run_ahead_is_released_when_the_fit_stops_on_an_error(problem, 
         return sorted(str(k) for k in dask_scheduler.tasks if str(k).startswith("dsvm-summary"))
 
     with epoch_hook(stop_after_the_first), pytest.raises(KeyboardInterrupt) as stopped:
-        SVMClassifier(client=local_client, alpha=1e-4, max_epochs=5, tol=None,
-                      random_state=0, n_streams=2).fit(ds)
+        SVMClassifier(client=local_client, solver="pegasos", alpha=1e-4, max_epochs=5,
+                      tol=None, random_state=0, n_streams=2).fit(ds)
     assert stopped.value is not None  # (the traceback keeps the loop's frame alive)
     deadline = time.monotonic() + 20
     while len(local_client.run_on_scheduler(epochs_known)) > 1 and time.monotonic() < deadline:

@@ -20,7 +20,9 @@ def _epoch_peaks(path, tmp_path):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=LIMIT) as cluster, Client(cluster) as client:
         workers = sorted(client.scheduler_info()["workers"])
-        clf = dsvm.SVMClassifier(max_epochs=1, tol=None, random_state=0, client=client)
+        # (a stochastic epoch: CoCoA+'s window holds up to 128 MB of a stream's rows)
+        clf = dsvm.SVMClassifier(solver="pegasos", max_epochs=1, tol=None, random_state=0,
+                                 client=client)
         clf.fit(path)
         assert sorted(client.scheduler_info()["workers"]) == workers, "a worker was restarted"
         assert clf.history_[-1]["n_rows"] == dsvm.open_dataset(path).n_samples

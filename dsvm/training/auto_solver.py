@@ -11,8 +11,9 @@ solvers on the same runs and the one that takes every loss and penalty:
 - other losses (logistic, smoothed hinge, squared; every regression), L1 and elastic-net
   penalties, kernel maps;
 - early stopping and a validation set (CoCoA+ stops on its duality gap);
-- ``partial_fit`` (CoCoA+ keeps a dual variable per row of one dataset), and a warm start or
-  ``init=`` (CoCoA+ starts from zero duals).
+- ``partial_fit`` (CoCoA+ keeps a dual variable per row of one dataset: after a CoCoA+ fit,
+  ``partial_fit`` continues with SGD from its model), and a warm start or ``init=`` (CoCoA+
+  starts from zero duals).
 
 The chosen solver is the fit's ``solver_``.
 """
@@ -54,5 +55,7 @@ def resolve_solver(spec: FitSpec, *, previous: str | None = None, **context: Any
     fit a ``partial_fit`` continues)."""
     if spec.solver != "auto":
         return spec
-    name = previous or chosen_solver(spec, **context)
+    # a partial_fit after a CoCoA+ fit goes on with SGD from its model (CoCoA+'s duals belong to
+    # the rows of that fit: training.stochastic.continued_from_dual)
+    name = previous if previous not in (None, "cocoa") else chosen_solver(spec, **context)
     return replace(spec, solver=name, params={**spec.params, "solver": name})
