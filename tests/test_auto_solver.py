@@ -18,7 +18,7 @@ from tests.conftest import load_libsvm
     ({"loss": "squared_hinge"}, {}, "cocoa"),
     ({"loss": "logistic"}, {}, "sgd"),
     ({"penalty": "l1"}, {}, "sgd"),
-    ({"kernel": "rff", "n_components": 16}, {}, "sgd"),
+    ({"kernel": "rff", "n_components": 256}, {}, "sgd"),
     ({"early_stopping": True}, {}, "sgd"),
     ({}, {"validation": "the training rows"}, "sgd"),
     ({"solver": "pegasos"}, {}, "pegasos"),
