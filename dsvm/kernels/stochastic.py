@@ -50,6 +50,7 @@ from dsvm.kernels.rules import (
     averages,
     averaging_weight,
     intercept_step,
+    lazy_prox,
     project,
     projects,
     prox_catch_up,
@@ -113,6 +114,7 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
     has_sw = sample_weight.shape[0] > 0
     sparse = track_support(X)
     keeps_norm = projects(rule)
+    prox = lazy_prox(rule)
 
     scale = np.ones(K)
     sq = np.zeros(K)  # ||u_k||^2, kept current through every update by the projecting rules
@@ -163,7 +165,8 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
             sw = sample_weight[i] if has_sw else 1.0
             c = codes[i]
             for k in range(K):
-                prox_catch_up(rule, X, i, W, k, q_prox, last)
+                if prox:
+                    prox_catch_up(rule, X, i, W, k, q_prox, last)
                 y = ovr_target(c, k, K)
                 p = scale[k] * row_dot(X, i, W, k) + b[k]
                 loss_sum += sw * loss_value_p(code, p, y, loss_a)
@@ -181,11 +184,13 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
             # kernels.weights.shrink_scale, with the sweeps over the support while tracked
             s, q = scale[k] * factor, sq[k]
             if factor <= 0.0:
-                prox_settle(rule, W, k, q_prox, last)
+                if prox:
+                    prox_settle(rule, W, k, q_prox, last)
                 sup_zero(W, k, sup_idx, sup_n[k])
                 s, q = 1.0, 0.0
             elif s < scale_min:
-                prox_settle(rule, W, k, q_prox, last)  # pending thresholds in the old units
+                if prox:
+                    prox_settle(rule, W, k, q_prox, last)  # pending thresholds in old units
                 sup_scale(W, k, s, sup_idx, sup_n[k])
                 s = 1.0
                 if keeps_norm:
@@ -219,7 +224,8 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
                 q = sup_sqnorm(W, k, sup_idx, sup_n[k])
             scale[k] = s
             sq[k] = q
-            prox_threshold(rule, k, q_prox, eta, s)
+            if prox:
+                prox_threshold(rule, k, q_prox, eta, s)
             if fit_b and g_sum != 0.0:
                 b[k] = intercept_step(rule, b[k], eta, t, g_sum, m)
             if a_t > 0.0:
@@ -230,7 +236,8 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
     for k in range(K):
         if average:
             avg_end(A, ab, k, csum, W, n_avg)
-        prox_settle(rule, W, k, q_prox, last)
+        if prox:
+            prox_settle(rule, W, k, q_prox, last)
         if scale[k] != 1.0:
             sup_scale(W, k, scale[k], sup_idx, sup_n[k])
     hp[H.T] = t
