@@ -10,6 +10,9 @@
    numba Pegasos pass below (target >= 0.8x) and scikit-learn (target >= 8x); the plain pass
    is also timed over the rows in dsvm's own row order.
 3. Real sparse sets (shared/data: reuters, w8a, a9a): rows/s of one epoch against scikit-learn.
+4. ``--only each``: one pass of every kernel (Pegasos, SGD, ASSET, FOLOS, NESVM, DCD, BSGD;
+   dense and CSR) through the solver call that fits make, so that the same script times two
+   versions of dsvm (``PYTHONPATH`` to each) for a before/after ratio.
 
 "One epoch" of dsvm is reported two ways: a whole ``fit(max_epochs=1)`` (input checks,
 calibration, compilation cache look-ups included: what a user times) and the epoch's own
@@ -17,6 +20,7 @@ seconds from ``history_`` (the best of the epochs of ``--repeat`` 3-epoch fits),
 what the epoch loop repeats.
 
     python -m benchmarks.bench_kernels [--rows 400000] [--repeat 3] [--skip-vw] [--only ...]
+        [--each-rows 200000] [--json times.json] [--no-write]
 """
 
 from __future__ import annotations
@@ -325,26 +329,147 @@ def real_section(repeat: int) -> str:
     return "\n".join(lines)
 
 
+def _each_problem(layout: str, n: int, seed: int = 0):
+    """A float32 block of ``n`` rows: dense n x 100, or CSR n x 2^20 with 40 nnz a row;
+    labels of a random teacher with noise, as block and int32 class codes."""
+    from dsvm.data.blocks import block_from_arrays
+
+    rng = np.random.default_rng(seed)
+    if layout == "dense":
+        X = rng.standard_normal((n, 100), dtype=np.float32)
+        score = X @ rng.standard_normal(100).astype(np.float32)
+    else:
+        X, y, _, _ = sparse_problem(n, 2 ** 20, 40, seed)
+        score = y
+    y = np.where(score + 0.5 * score.std() * rng.standard_normal(n) > 0, 1.0, 0.0)
+    return block_from_arrays(X, y), y.astype(np.int32)
+
+
+def _stochastic_pass(name: str, block, codes, order):
+    """A function running one pass of the stochastic solver ``name`` from the same state."""
+    from dsvm.solvers.asset import AssetSolver
+    from dsvm.solvers.pegasos import PegasosSolver
+    from dsvm.solvers.sgd import SGDSolver
+
+    solver = {"pegasos": lambda: PegasosSolver(alpha=ALPHA),
+              "sgd": lambda: SGDSolver(alpha=ALPHA),
+              "sgd, average=False": lambda: SGDSolver(alpha=ALPHA, average=False),
+              "asset": lambda: AssetSolver(alpha=ALPHA),
+              "sgd l1 (prox)": lambda: SGDSolver(alpha=ALPHA, penalty="l1", average=False),
+              }[name]()
+    state = solver.init_state(block.n_features, 1, np.dtype(np.float32))
+    state = solver.calibrate(state, block, codes)
+    return lambda: solver.run_block(state.copy(), block, codes, order)
+
+
+def _batch_pass(name: str, block, codes, order):
+    """One NESVM data pass, DCD round or BSGD pass over ``block``, from the same state."""
+    from dsvm.solvers.nesvm import Points, block_share
+
+    rng = np.random.default_rng(1)
+    d = block.n_features
+    if name == "nesvm":
+        points = Points(rng.normal(scale=0.01, size=(2, d)), np.zeros(2), 1,
+                        collect_scaling=True)
+        return lambda: block_share(block, codes, points, "hinge", 0.5, True)
+    if name == "dcd (cocoa)":
+        from dsvm.solvers.cocoa import CocoaSolver, LocalModel, dcd_block
+
+        solver = CocoaSolver(alpha=ALPHA)
+        cost = np.full(block.n_samples, 1.0 / (ALPHA * block.n_samples))
+
+        def dcd() -> None:
+            local = LocalModel.start(np.zeros((1, d)), np.zeros(1))
+            dcd_block(solver, block, codes, cost, np.zeros((block.n_samples, 1)), local, order,
+                      sigma=2.0)
+
+        return dcd
+    from dsvm.solvers.bsgd import BSGDSolver
+
+    solver = BSGDSolver(alpha=ALPHA, gamma=0.05, budget=50)
+    state = solver.init_state(d, 1, np.dtype(np.float64))
+    return lambda: solver.run_block(state.copy(), block, codes, order)
+
+
+EACH_STOCHASTIC = ("pegasos", "sgd", "sgd, average=False", "asset", "sgd l1 (prox)")
+EACH_BATCH = ("nesvm", "dcd (cocoa)", "bsgd")
+
+
+def each_kernel_times(n: int, repeat: int) -> dict[str, float]:
+    """Seconds of one pass of every kernel (through its solver: the call the fits make), best
+    of ``repeat``, keyed 'kernel, layout'. BSGD runs on the first n // 50 dense rows, half
+    their entries zeroed (its steps cost O(budget d) each), as they are and as CSR."""
+    from dsvm.data.blocks import block_from_arrays
+
+    times = {}
+    dense, dense_codes = _each_problem("dense", n)
+    for layout in ("dense", "csr"):
+        block, codes = dense, dense_codes
+        if layout == "csr":
+            block, codes = _each_problem(layout, n)
+        order = np.random.default_rng(2).permutation(n).astype(np.int64)
+        for name in EACH_STOCHASTIC + EACH_BATCH:
+            rows = order
+            if name == "bsgd":  # the dense rows (as CSR, half their entries zero)
+                m = n // 50
+                X = dense.X[:m] * (np.random.default_rng(3).random((m, 100)) < 0.5)
+                block = block_from_arrays(X if layout == "dense" else sp.csr_matrix(X),
+                                          dense_codes[:m].astype(np.float64))
+                codes, rows = dense_codes[:m], order[order < m]
+            run = (_stochastic_pass if name in EACH_STOCHASTIC else _batch_pass)(
+                name, block, codes, rows)
+            run()  # compile / load from the disk cache, not timed
+            times[f"{name}, {layout}"] = best_of(run, repeat)
+    return times
+
+
+def each_section(n: int, repeat: int, json_out: str | None) -> str:
+    times = each_kernel_times(n, repeat)
+    if json_out:
+        import json
+
+        Path(json_out).write_text(json.dumps(times, indent=1))
+    lines = [f"One pass of each kernel through its solver, {n:,} float32 rows (dense: 100 "
+             "features; CSR: 2^20 features, 40 nnz a row), one output, in a random order; "
+             f"BSGD (budget 50) on {n // 50:,} dense rows, half their entries zero, as they are "
+             f"and as CSR; best of {repeat}:", "",
+             "| kernel, layout | seconds | rows/s |", "|---|---|---|"]
+    lines += [f"| {k} | {t:.4f} | {(n // 50 if k.startswith('bsgd') else n) / t:,.0f} |"
+              for k, t in times.items()]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=400_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-vw", action="store_true")
     # (the per-epoch overhead for large d, issue #12 item 3, is benchmarks/bench_overhead.py)
-    ap.add_argument("--only", choices=("sparse", "dense", "real"), default=None)
+    ap.add_argument("--only", choices=("sparse", "dense", "real", "each"), default=None)
+    ap.add_argument("--each-rows", type=int, default=200_000)
+    ap.add_argument("--json", default=None, help="also write the 'each' section's seconds here")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md")
     args = ap.parse_args()
+    import sys
+
+    import dsvm
+
+    print(f"dsvm from {Path(dsvm.__file__).parent}", file=sys.stderr)
     cmd = "python -m benchmarks.bench_kernels"
     parts = {"sparse": ("Kernels: high-dimensional sparse epoch vs scikit-learn and VW",
                         lambda: sparse_section(args.rows, args.repeat, args.skip_vw)),
              "dense": ("Kernels: dense pegasos epoch vs a plain numba pass",
                        lambda: dense_section(args.repeat)),
              "real": ("Kernels: real sparse sets, rows/s vs scikit-learn",
-                      lambda: real_section(args.repeat))}
+                      lambda: real_section(args.repeat)),
+             "each": ("Kernels: one pass of each kernel",
+                      lambda: each_section(args.each_rows, args.repeat, args.json))}
     for key, (title, run) in parts.items():
         if args.only in (None, key):
             body = run()
             print(body, flush=True)
-            write_section(title, body, cmd)
+            if not args.no_write:
+                write_section(title, body, cmd)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from dsvm.kernels._jit import njit_inline, njit_serial
+from dsvm.kernels.rows import row_densify
 
 MERGE_GSS = 0
 MERGE_GSS_PRECISE = 1
@@ -245,50 +246,20 @@ def _step(x, x_sq, y, SV, A, nsv, k, t, lam, gamma):
 
 
 @njit_serial
-def bsgd_pass_dense(X, codes, order, SV, A, nsv, cursor, acc, hp):
-    """SGD steps over rows ``order[cursor[0]:]`` of a dense block, resuming at output cursor[1].
+def bsgd_pass(X, codes, order, SV, A, nsv, cursor, acc, hp):
+    """SGD steps over rows ``order[cursor[0]:]`` of a block, resuming at output cursor[1].
 
-    Returns the output k whose model exceeded its budget (cursor then points at the row and the
-    next output to resume from), or -1 at the end of the block. acc = [t, loss_sum]; hp =
-    [lambda, gamma].
+    X : dense (n, d) rows or a CSR triple; each row is expanded into a dense float64 buffer
+    (:func:`dsvm.kernels.rows.row_densify`). Returns the output k whose model exceeded its
+    budget (cursor then points at the row and the next output to resume from), or -1 at the
+    end of the block. acc = [t, loss_sum]; hp = [lambda, gamma].
     """
-    budget = SV.shape[1] - 1
-    n_out = SV.shape[0]
-    d = X.shape[1]
-    x = np.empty(d, dtype=np.float64)
-    for pos in range(cursor[0], order.shape[0]):
-        i = order[pos]
-        x_sq = 0.0
-        for c in range(d):
-            x[c] = np.float64(X[i, c])
-            x_sq += x[c] * x[c]
-        if cursor[1] == 0:
-            acc[0] += 1.0
-        for k in range(cursor[1], n_out):
-            acc[1] += _step(x, x_sq, _target(codes[i], n_out, k), SV, A, nsv, k, acc[0],
-                            hp[0], hp[1])
-            if nsv[k] > budget:
-                cursor[0], cursor[1] = (pos, k + 1) if k + 1 < n_out else (pos + 1, 0)
-                return k
-        cursor[1] = 0
-    cursor[0] = order.shape[0]
-    return -1
-
-
-@njit_serial
-def bsgd_pass_csr(indptr, indices, data, codes, order, SV, A, nsv, cursor, acc, hp):
-    """:func:`bsgd_pass_dense` for CSR rows (each row expanded into a dense buffer)."""
     budget = SV.shape[1] - 1
     n_out = SV.shape[0]
     x = np.zeros(SV.shape[2], dtype=np.float64)
     for pos in range(cursor[0], order.shape[0]):
         i = order[pos]
-        x[:] = 0.0
-        x_sq = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[jj])
-            x[indices[jj]] = v
-            x_sq += v * v
+        x_sq = row_densify(X, i, x)
         if cursor[1] == 0:
             acc[0] += 1.0
         for k in range(cursor[1], n_out):

@@ -26,9 +26,12 @@ Rows with ``C_i = 0`` (zero sample weight) are skipped: their duals stay 0. An a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from dsvm.kernels._jit import njit_inline, njit_serial
+from dsvm.kernels.rows import row_entry, row_span
 
 HINGE = 0
 SQUARED_HINGE = 1
@@ -71,57 +74,37 @@ def _zero_row(duals, i, upper):
     return changed
 
 
-@njit_serial
-def dcd_dense(X, codes, cost, duals, V, dW, vb, db, order, sigma, loss, bias):
-    """Coordinate steps on the dense rows ``X`` in ``order`` (row indices, repeats allowed).
+class DcdModel(NamedTuple):
+    """A stream's model, all float64 and updated in place: ``V`` (K, d) the local model
+    w + sigma dw, ``dW`` (K, d) this worker's change, ``vb``, ``db`` (K,) the same for the bias
+    feature."""
 
-    cost : (n,) float64 C_i; duals : (n, K) float64 in/out; V : (K, d) float64 the local model
-    w + sigma dw (in/out); dW : (K, d) float64 this worker's change (in/out); vb, db : (K,)
-    the same for the bias feature. Returns the number of steps that changed a dual.
+    V: np.ndarray
+    dW: np.ndarray
+    vb: np.ndarray
+    db: np.ndarray
+
+
+class DcdParams(NamedTuple):
+    """``sigma`` (sigma' of CoCoA+), ``loss`` (a DCD_LOSSES code), ``bias`` (the value of the
+    bias feature, 0: none)."""
+
+    sigma: float
+    loss: int
+    bias: float
+
+
+@njit_serial
+def dcd_pass(X, codes, cost, duals, model, order, params):
+    """Coordinate steps on the rows of ``X`` in ``order`` (row indices, repeats allowed).
+
+    X : dense (n, d) C-contiguous rows or a CSR triple (O(nnz) per step), walked through
+    :mod:`dsvm.kernels.rows`; cost : (n,) float64 C_i; duals : (n, K) float64 in/out; model :
+    :class:`DcdModel` (in/out); params : :class:`DcdParams`. Returns the number of steps
+    that changed a dual.
     """
-    n_outputs = V.shape[0]
-    d = X.shape[1]
-    changed = 0
-    for t in range(order.shape[0]):
-        i = order[t]
-        c = cost[i]
-        if c <= 0.0:
-            continue
-        sq = bias * bias
-        for j in range(d):
-            xj = np.float64(X[i, j])
-            sq += xj * xj
-        dii = 0.0 if loss == HINGE else 0.5 / c
-        upper = c if loss == HINGE else np.inf
-        q = sigma * sq + dii
-        if q <= 0.0:
-            changed += _zero_row(duals, i, upper)
-            continue
-        for k in range(n_outputs):
-            yk = _label(codes, i, k, n_outputs)
-            dot = vb[k] * bias
-            for j in range(d):
-                dot += np.float64(X[i, j]) * V[k, j]
-            a = duals[i, k]
-            new = _step(a, yk * dot - 1.0 + dii * a, q, upper)
-            if new == a:
-                continue
-            duals[i, k] = new
-            step = (new - a) * yk
-            for j in range(d):
-                xj = np.float64(X[i, j])
-                dW[k, j] += step * xj
-                V[k, j] += sigma * step * xj
-            db[k] += step * bias
-            vb[k] += sigma * step * bias
-            changed += 1
-    return changed
-
-
-@njit_serial
-def dcd_csr(indptr, indices, data, codes, cost, duals, V, dW, vb, db, order, sigma, loss,
-            bias):
-    """:func:`dcd_dense` on CSR rows (O(nnz) per step)."""
+    V, dW, vb, db = model
+    sigma, loss, bias = params
     n_outputs = V.shape[0]
     changed = 0
     for t in range(order.shape[0]):
@@ -129,10 +112,10 @@ def dcd_csr(indptr, indices, data, codes, cost, duals, V, dW, vb, db, order, sig
         c = cost[i]
         if c <= 0.0:
             continue
-        lo, hi = indptr[i], indptr[i + 1]
+        lo, hi = row_span(X, i)
         sq = bias * bias
         for jj in range(lo, hi):
-            xj = np.float64(data[jj])
+            _, xj = row_entry(X, i, jj)
             sq += xj * xj
         dii = 0.0 if loss == HINGE else 0.5 / c
         upper = c if loss == HINGE else np.inf
@@ -144,7 +127,8 @@ def dcd_csr(indptr, indices, data, codes, cost, duals, V, dW, vb, db, order, sig
             yk = _label(codes, i, k, n_outputs)
             dot = vb[k] * bias
             for jj in range(lo, hi):
-                dot += np.float64(data[jj]) * V[k, indices[jj]]
+                j, xj = row_entry(X, i, jj)
+                dot += xj * V[k, j]
             a = duals[i, k]
             new = _step(a, yk * dot - 1.0 + dii * a, q, upper)
             if new == a:
@@ -152,9 +136,9 @@ def dcd_csr(indptr, indices, data, codes, cost, duals, V, dW, vb, db, order, sig
             duals[i, k] = new
             step = (new - a) * yk
             for jj in range(lo, hi):
-                xj = np.float64(data[jj])
-                dW[k, indices[jj]] += step * xj
-                V[k, indices[jj]] += sigma * step * xj
+                j, xj = row_entry(X, i, jj)
+                dW[k, j] += step * xj
+                V[k, j] += sigma * step * xj
             db[k] += step * bias
             vb[k] += sigma * step * bias
             changed += 1

@@ -21,15 +21,18 @@ and, when asked (``colstats`` with columns), the per-feature sums of the diagona
 ``sum_i s_i |x~_ij| ||x~_i||_1 / a_i`` (row 0) and ``sum_i s_i |x~_ij| ||x~_i||_1`` (row 1),
 the bias feature in the last column.
 
-Layout: ``nesvm_pass_dense`` (X: (n_rows, n_features) C-contiguous) and ``nesvm_pass_csr``
-(indptr, indices, data), sharing the per-row arithmetic in :func:`_row_update`.
+Layout: one kernel, :func:`nesvm_pass`, for dense rows and CSR triples (the row walk of
+:mod:`dsvm.kernels.rows`, picked at compile time).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from dsvm.kernels._jit import njit_inline, njit_serial
+from dsvm.kernels.rows import row_count, row_entry, row_span
 from dsvm.kernels.weights import ovr_target
 
 # Loss codes of this module (its own table: the pass is not a per-row stochastic step).
@@ -51,17 +54,39 @@ def smoothed_hinge_dual(r, a, mu):
     return r / (mu * a), r * r / (2.0 * mu * a)
 
 
+class NesvmLoss(NamedTuple):
+    """The loss of a pass: ``code`` a NESVM_LOSS_CODES value, ``mu`` the smoothing parameter
+    (> 0), ``bias`` 1.0 when the model has a bias (x~ = [x, 1]), else 0.0."""
+
+    code: int
+    mu: float
+    bias: float
+
+
+class NesvmShares(NamedTuple):
+    """What a pass accumulates (+=), all float64: the gradient share ``G`` (K, n_features) and
+    ``gb`` (K,); ``sums`` (n_points * K, 2) [smoothed, true] loss sums; ``stats`` (N_STATS,);
+    ``colstats`` (2, n_features + 1), or (2, 0) to skip them."""
+
+    G: np.ndarray
+    gb: np.ndarray
+    sums: np.ndarray
+    stats: np.ndarray
+    colstats: np.ndarray
+
+
 @njit_inline
-def _row_update(i, dots, n_points, K, code, sw, a, loss_code, mu, B, gcoef, sums):
-    """Dual variables and objective sums of row i; returns nothing, writes gcoef[k] (the row's
-    coefficient in the gradient, -s y u) and adds to sums (n_points * K, 2)."""
+def _row_update(dots, K, code, sw, a, loss, B, gcoef, sums):
+    """Dual variables and objective sums of one row; returns nothing, writes gcoef[k] (the
+    row's coefficient in the gradient, -s y u) and adds to sums (n_points * K, 2)."""
+    n_points = B.shape[0] // K
     for p in range(n_points):
         for k in range(K):
             y = ovr_target(code, k, K)
             m = y * (dots[p * K + k] + B[p * K + k])
             r = 1.0 - m
-            if loss_code == 0:
-                u, h = smoothed_hinge_dual(r, a, mu)
+            if loss.code == 0:
+                u, h = smoothed_hinge_dual(r, a, loss.mu)
                 true = max(0.0, r)
             else:
                 u = 2.0 * r
@@ -74,108 +99,57 @@ def _row_update(i, dots, n_points, K, code, sw, a, loss_code, mu, B, gcoef, sums
 
 
 @njit_serial
-def nesvm_pass_dense(X, codes, sample_weight, P, B, loss_code, mu, bias, G, gb, sums, stats,
-                     colstats):
-    """One block's share of NESVM's gradient and objectives (dense rows).
+def nesvm_pass(X, codes, sample_weight, P, B, loss, shares):
+    """One block's share of NESVM's gradient and objectives.
 
-    X : (n_rows, n_features) float32/float64, C-contiguous.
+    X : (n_rows, n_features) float32/float64 C-contiguous, or a CSR triple (indptr int64,
+        indices int32, data float32/64): the same code through :mod:`dsvm.kernels.rows`.
     codes : (n_rows,) int32 class codes (see dsvm.solvers.base.encode_labels).
     sample_weight : (n_rows,) float64, or (0,) for unit weights.
     P : (n_points * K, n_features) float64: the points; rows 0..K-1 (the first point) get the
         gradient, every point gets objective sums.
     B : (n_points * K,) float64 intercepts of the points (0 without a bias).
-    loss_code : NESVM_LOSS_CODES value. mu : smoothing parameter (> 0).
-    bias : 1.0 when the model has a bias (x~ = [x, 1]), else 0.0.
-    G : (K, n_features) float64, gb : (K,) float64: gradient share, accumulated (+=).
-    sums : (n_points * K, 2) float64 [smoothed, true] loss sums, accumulated.
-    stats : (N_STATS,) float64, accumulated.
-    colstats : (2, n_features + 1) float64 accumulated, or (2, 0) to skip.
+    loss : :class:`NesvmLoss`. shares : :class:`NesvmShares`, accumulated.
     """
-    n_rows, n_features = X.shape
-    collect = colstats.shape[1] > 0
-    PK = P.shape[0]
-    K = G.shape[0]
-    n_points = PK // K
-    has_sw = sample_weight.shape[0] > 0
-    dots = np.zeros(PK)
-    gcoef = np.zeros(K)
-    for i in range(n_rows):
-        sw = sample_weight[i] if has_sw else 1.0
-        for q in range(PK):
-            dots[q] = 0.0
-        a = bias
-        sq = bias
-        l1 = bias
-        for j in range(n_features):
-            x = np.float64(X[i, j])
-            ax = abs(x)
-            a = max(a, ax)
-            sq += x * x
-            l1 += ax
-            for q in range(PK):
-                dots[q] += x * P[q, j]
-        _row_update(i, dots, n_points, K, codes[i], sw, a, loss_code, mu, B, gcoef, sums)
-        for k in range(K):
-            c = gcoef[k]
-            if c != 0.0:
-                for j in range(n_features):
-                    G[k, j] += c * np.float64(X[i, j])
-                gb[k] += c * bias
-        if collect and a > 0.0:
-            for j in range(n_features):
-                ax = abs(np.float64(X[i, j]))
-                colstats[0, j] += sw * ax * l1 / a
-                colstats[1, j] += sw * ax * l1
-            colstats[0, n_features] += sw * bias * l1 / a
-            colstats[1, n_features] += sw * bias * l1
-        stats[STAT_WEIGHT] += sw
-        stats[STAT_ROWS] += 1.0
-        if a > 0.0:
-            stats[STAT_RATIO] += sw * sq / a
-        stats[STAT_SQNORM] += sw * sq
-
-
-@njit_serial
-def nesvm_pass_csr(indptr, indices, data, codes, sample_weight, P, B, loss_code, mu, bias, G, gb,
-                   sums, stats, colstats):
-    """:func:`nesvm_pass_dense` over CSR rows (indptr int64, indices int32, data float32/64)."""
-    n_rows = indptr.shape[0] - 1
+    G, gb, sums, stats, colstats = shares
+    bias = loss.bias
     n_features = P.shape[1]
     collect = colstats.shape[1] > 0
     PK = P.shape[0]
     K = G.shape[0]
-    n_points = PK // K
     has_sw = sample_weight.shape[0] > 0
     dots = np.zeros(PK)
     gcoef = np.zeros(K)
-    for i in range(n_rows):
+    for i in range(row_count(X)):
         sw = sample_weight[i] if has_sw else 1.0
         for q in range(PK):
             dots[q] = 0.0
         a = bias
         sq = bias
         l1 = bias
-        for jj in range(indptr[i], indptr[i + 1]):
-            j = indices[jj]
-            x = np.float64(data[jj])
+        lo, hi = row_span(X, i)
+        for jj in range(lo, hi):
+            j, x = row_entry(X, i, jj)
             ax = abs(x)
             a = max(a, ax)
             sq += x * x
             l1 += ax
             for q in range(PK):
                 dots[q] += x * P[q, j]
-        _row_update(i, dots, n_points, K, codes[i], sw, a, loss_code, mu, B, gcoef, sums)
+        _row_update(dots, K, codes[i], sw, a, loss, B, gcoef, sums)
         for k in range(K):
             c = gcoef[k]
             if c != 0.0:
-                for jj in range(indptr[i], indptr[i + 1]):
-                    G[k, indices[jj]] += c * np.float64(data[jj])
+                for jj in range(lo, hi):
+                    j, x = row_entry(X, i, jj)
+                    G[k, j] += c * x
                 gb[k] += c * bias
         if collect and a > 0.0:
-            for jj in range(indptr[i], indptr[i + 1]):
-                ax = abs(np.float64(data[jj]))
-                colstats[0, indices[jj]] += sw * ax * l1 / a
-                colstats[1, indices[jj]] += sw * ax * l1
+            for jj in range(lo, hi):
+                j, x = row_entry(X, i, jj)
+                ax = abs(x)
+                colstats[0, j] += sw * ax * l1 / a
+                colstats[1, j] += sw * ax * l1
             colstats[0, n_features] += sw * bias * l1 / a
             colstats[1, n_features] += sw * bias * l1
         stats[STAT_WEIGHT] += sw

@@ -85,69 +85,6 @@ def unpair(P, W, A):
             A[k, j] = V[k, j]
 
 
-def paired_runner(steps):
-    """A function ``run(X, codes, sample_weight, order, W, b, A, ab, hp, P)`` that calls
-    ``steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines, unit)`` on W and A,
-    or, for a CSR block with an average, on the interleaved views of :func:`pair_up` in the
-    scratch P (see :func:`pair_scratch`; copied back at the end). ``avg_lines`` tells
-    ``steps`` whether A's entries lie in cache lines of their own (then prefetched
-    separately) or share W's; ``unit`` (a compile-time constant, see :func:`run_shape`)
-    whether the pass has one output and one-row steps.
-
-    The layout is chosen at compile time (an ``overload``): a dense pass never compiles the
-    paired variant, and only a dense float32 pass compiles the ``unit`` one (its steps are
-    short enough for the loops over outputs and batch rows to show, where a CSR step is bound
-    by its cache misses; float32 is what datasets store, and each variant costs about 5 s of
-    compilation on a cold cache, which the test suite pays in every process).
-
-    ``avg_lines`` and the general ``unit`` go in as run-time bools, never as literals: a
-    Python call of ``steps`` (the kernel tests compare its variants bit for bit) types True
-    and False as bool, and then finds the specialisation the passes use instead of compiling
-    one of its own (six of them, 5-10 s each on a cold cache)."""
-
-    def paired(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        # One specialisation of ``steps`` serves both branches: W and A go in as (strided)
-        # views of the same array types as U and V. Two took each CSR pass variant 9-10 s to
-        # compile on a cold cache, paid in every test process and every new worker.
-        interleaved = hp[H.AVERAGE] != 0.0 and A.shape[1] > 0
-        avg_lines = not interleaved
-        general = hp.shape[0] < 0  # a run-time False (hp is never empty)
-        if interleaved:
-            Q = pair_up(W, A, P)
-            U, V = pair_views(Q, W)
-            loss = steps(X, codes, sample_weight, order, U, b, V, ab, hp, avg_lines, general)
-            unpair(Q, W, A)
-            return loss
-        return steps(X, codes, sample_weight, order, W[:, :], b, A[:, :], ab, hp, avg_lines,
-                     general)
-
-    def plain(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        avg_lines = hp.shape[0] > 0  # a run-time True: dense rows keep W and A apart
-        return steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines, not avg_lines)
-
-    def dense32(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        avg_lines = hp.shape[0] > 0  # (as in plain)
-        if W.shape[0] == 1 and hp[H.BATCH] <= 1.0:
-            return steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines, UNIT)
-        return steps(X, codes, sample_weight, order, W, b, A, ab, hp, avg_lines,
-                     not avg_lines)
-
-    def run(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        """(In Python, e.g. with NUMBA_DISABLE_JIT; compiled callers get the overload.)"""
-        if isinstance(X, tuple):
-            return paired(X, codes, sample_weight, order, W, b, A, ab, hp, P)
-        impl = dense32 if W.dtype == np.float32 else plain
-        return impl(X, codes, sample_weight, order, W, b, A, ab, hp, P)
-
-    @overload(run, **overload_options())
-    def _ol_run(X, codes, sample_weight, order, W, b, A, ab, hp, P):
-        if isinstance(X, types.BaseTuple):
-            return paired
-        return dense32 if W.dtype == types.float32 else plain
-
-    return run
-
-
 # The ``unit`` argument of the pass bodies that marks a pass with one output and one-row steps.
 # Its *type* (not its value) selects the variant at compile time, see run_shape.
 UNIT = np.uint8(1)

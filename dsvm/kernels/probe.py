@@ -7,6 +7,8 @@ See :mod:`dsvm.solvers.extrapolation`. ``X`` is a dense array or a CSR triple (a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from dsvm.kernels._jit import njit_serial
@@ -15,12 +17,21 @@ from dsvm.kernels.rows import row_dot
 from dsvm.kernels.weights import ovr_target
 
 
+class ProbeLoss(NamedTuple):
+    """The probes' loss: ``n_outputs`` K, ``code`` (a LOSS_CODES value) and its ``param``."""
+
+    n_outputs: int
+    code: int
+    param: float
+
+
 @njit_serial
-def probe_loss_sums(X, n_rows, codes, sample_weight, stride, M, m, n_outputs, loss_code,
-                    loss_a, sums):
-    """Add to ``sums[0, p]`` the sum over sampled rows of sw * (loss of model p, summed over
-    its K outputs) and to ``sums[1, p]`` the sum of sw * (that loss - model 0's loss)^2 (the
-    paired spread, for a standard error). Returns (weight sum, number of sampled rows)."""
+def probe_loss_sums(X, codes, sample_weight, n_rows, stride, M, m, loss, sums):
+    """Add to ``sums[0, p]`` the sum over sampled rows (0, stride, ... below ``n_rows``) of
+    sw * (loss of model p, summed over its K outputs) and to ``sums[1, p]`` the sum of
+    sw * (that loss - model 0's loss)^2 (the paired spread, for a standard error); ``loss``
+    a :class:`ProbeLoss`. Returns (weight sum, number of sampled rows)."""
+    n_outputs, loss_code, loss_a = loss
     n_probes = M.shape[0] // n_outputs
     row_loss = np.empty(n_probes)
     weight = 0.0

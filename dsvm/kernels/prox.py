@@ -1,4 +1,6 @@
-"""FOLOS / FOBOS passes: SGD with the L1 (or elastic-net) proximal step applied lazily.
+"""FOLOS / FOBOS: SGD with the L1 (or elastic-net) proximal step applied lazily; the leaves
+of the prox rule (:class:`dsvm.kernels.rules.ProxRule`, run by
+:func:`dsvm.kernels.passes.sgd_prox_pass`).
 
 Duchi & Singer's forward-backward splitting (Menon's survey, Section 4.3.4) for
 
@@ -27,17 +29,11 @@ what the L1 penalty is for (see :mod:`dsvm.solvers.sgd`).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-from dsvm.kernels import hparams as H
 from dsvm.kernels._jit import njit_inline, njit_serial, overload_options
-from dsvm.kernels.losses import loss_deriv_p, loss_value_p
-from dsvm.kernels.rows import row_axpy, row_dot
-from dsvm.kernels.weights import ovr_target, vec_scale
 
 
 @njit_inline
@@ -92,76 +88,3 @@ def _ol_catch_up_row(X, i, W, k, q, last):
             catch_up_coord(W, k, j, q, last)
 
     return impl_dense
-
-
-@njit_serial
-def sgd_prox_pass(X, codes, sample_weight, order, W, b, hp):
-    """One FOLOS pass over ``order`` (see the module notes); returns the progressive loss sum.
-
-    Reads ALPHA (schedule), L1, L2, T, BATCH, LOSS, LOSS_PARAM, FIT_INTERCEPT, INTERCEPT_RATE,
-    SCALE_MIN, ETA0, POWER; writes back T.
-    """
-    n = order.shape[0]
-    K = W.shape[0]
-    d = W.shape[1]
-    lam = hp[H.ALPHA]
-    lam1 = hp[H.L1]
-    lam2 = hp[H.L2]
-    t = hp[H.T]
-    k_batch = max(1, int(hp[H.BATCH]))
-    code = int(hp[H.LOSS])
-    loss_a = hp[H.LOSS_PARAM]
-    fit_b = hp[H.FIT_INTERCEPT] != 0.0
-    b_rate = hp[H.INTERCEPT_RATE]
-    scale_min = hp[H.SCALE_MIN]
-    eta0 = hp[H.ETA0]
-    power = hp[H.POWER]
-    has_sw = sample_weight.shape[0] > 0
-
-    scale = np.ones(K)
-    q = np.zeros(K)  # summed thresholds in u-units since the last fold
-    last = np.zeros((K, d))  # q_k when coordinate j was last caught up
-    G = np.zeros((min(k_batch, n), K))
-    loss_sum = 0.0
-    start = 0
-    while start < n:
-        m = min(k_batch, n - start)
-        eta = eta0 / math.pow(1.0 + lam * eta0 * t, power)
-        t += 1.0
-        for r in range(m):
-            i = order[start + r]
-            sw = sample_weight[i] if has_sw else 1.0
-            c = codes[i]
-            for k in range(K):
-                catch_up_row(X, i, W, k, q[k], last)
-                y = ovr_target(c, k, K)
-                p = scale[k] * row_dot(X, i, W, k) + b[k]
-                loss_sum += sw * loss_value_p(code, p, y, loss_a)
-                G[r, k] = sw * loss_deriv_p(code, p, y, loss_a)
-        factor = max(0.0, 1.0 - eta * lam2)
-        for k in range(K):
-            s = scale[k] * factor
-            if s < scale_min or factor <= 0.0:
-                # fold: thresholds pending in the old u-units first
-                catch_up_all(W, k, q[k], last)
-                q[k] = 0.0
-                vec_scale(W, k, s)
-                s = 1.0
-            # the batch's rows were caught up to q[k] before their margins; q[k] has not moved
-            cu = -eta / (m * s)
-            g_sum = 0.0
-            for r in range(m):
-                g = G[r, k]
-                if g != 0.0:
-                    row_axpy(X, order[start + r], W, k, cu * g)
-                    g_sum += g
-            scale[k] = s
-            q[k] += eta * lam1 / s  # this step's backward (prox) step, on every coordinate
-            if fit_b and g_sum != 0.0:
-                b[k] = b[k] - b_rate * eta * g_sum / m
-        start += m
-    for k in range(K):
-        catch_up_all(W, k, q[k], last)
-        vec_scale(W, k, scale[k])
-    hp[H.T] = t
-    return loss_sum

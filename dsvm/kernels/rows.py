@@ -9,6 +9,7 @@ bodies below are what runs under ``NUMBA_DISABLE_JIT=1``.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -174,3 +175,88 @@ def _ol_prefetch_weights(X, i, W, k):
 
         return impl
     return lambda X, i, W, k: None
+
+
+# -- a row's stored entries, for kernels that walk them (NESVM, DCD, BSGD) ------------------------
+def row_count(X):
+    """The number of rows of a block."""
+    if isinstance(X, tuple):
+        return X[0].shape[0] - 1
+    return X.shape[0]
+
+
+def row_span(X, i):
+    """(lo, hi): row i's stored entries are the positions jj in range(lo, hi) (dense: 0..d)."""
+    if isinstance(X, tuple):
+        return X[0][i], X[0][i + 1]
+    return 0, X.shape[1]
+
+
+def row_entry(X, i, jj):
+    """(j, x_ij as float64) of the entry at position jj of row i (see :func:`row_span`)."""
+    if isinstance(X, tuple):
+        return X[1][jj], np.float64(X[2][jj])
+    return jj, np.float64(X[i, jj])
+
+
+def row_densify(X, i, x):
+    """x[:] = row i as float64 (zeros where it stores none); returns ||x_i||^2."""
+    x_sq = 0.0
+    if isinstance(X, tuple):
+        x[:] = 0.0
+        for jj in range(X[0][i], X[0][i + 1]):
+            v = np.float64(X[2][jj])
+            x[X[1][jj]] = v
+            x_sq += v * v
+        return x_sq
+    for c in range(X.shape[1]):
+        x[c] = np.float64(X[i, c])
+        x_sq += x[c] * x[c]
+    return x_sq
+
+
+@overload(row_count, **overload_options())
+def _ol_row_count(X):
+    if _is_csr(X):
+        return lambda X: X[0].shape[0] - 1
+    return lambda X: X.shape[0]
+
+
+@overload(row_span, **overload_options())
+def _ol_row_span(X, i):
+    if _is_csr(X):
+        return lambda X, i: (X[0][i], X[0][i + 1])
+    return lambda X, i: (0, X.shape[1])
+
+
+@overload(row_entry, **overload_options())
+def _ol_row_entry(X, i, jj):
+    if _is_csr(X):
+        return lambda X, i, jj: (X[1][jj], np.float64(X[2][jj]))
+    return lambda X, i, jj: (jj, np.float64(X[i, jj]))
+
+
+@overload(row_densify, **overload_options())
+def _ol_row_densify(X, i, x):
+    if _is_csr(X):
+
+        def impl_csr(X, i, x):
+            indptr, indices, data = X
+            x[:] = 0.0
+            x_sq = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                v = np.float64(data[jj])
+                x[indices[jj]] = v
+                x_sq += v * v
+            return x_sq
+
+        return impl_csr
+
+    def impl_dense(X, i, x):
+        x_sq = 0.0
+        for c in range(X.shape[1]):
+            x[c] = np.float64(X[i, c])
+            x_sq += x[c] * x[c]
+        return x_sq
+
+    return impl_dense

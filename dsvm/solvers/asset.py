@@ -65,8 +65,8 @@ import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.kernels import hparams as H
-from dsvm.kernels.asset import asset_pass
 from dsvm.kernels.losses import LOSS_AT_ZERO, REGRESSION_LOSSES, loss_code, regression_loss_at_zero
+from dsvm.kernels.passes import asset_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.objective import kernel_inputs, run_pass_kernel, validate_common, writable_weights
 from dsvm.solvers.pegasos import init_linear_state
@@ -234,7 +234,8 @@ class AssetSolver:
             radius=R, bias_bound=B, eta0=eta0, power=power, average=self.averaging,
             avg_start=self.avg_start(), n_avg=state.n_avg, loss_param=float(self.loss_param),
         )
-        return run_pass_kernel(asset_pass, state, args, hp, average=self.averaging, who=who)
+        return run_pass_kernel(asset_pass, state, args, hp, average=self.averaging, who=who,
+                               paired=True)
 
 
 @dataclass(frozen=True)

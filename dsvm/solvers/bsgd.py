@@ -105,12 +105,9 @@ class BSGDSolver:
         hp = np.array([float(self.alpha), float(self.gamma)])
         codes = np.ascontiguousarray(codes, dtype=np.int32)
         merge_seconds = 0.0
+        X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
         while True:
-            if isinstance(block, CSRBlock):
-                k = kb.bsgd_pass_csr(block.indptr, block.indices, block.data, codes, order,
-                                     sv, alpha, n_sv, cursor, acc, hp)
-            else:
-                k = kb.bsgd_pass_dense(block.X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
+            k = kb.bsgd_pass(X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
             if k < 0:
                 break
             tic = time.perf_counter()

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock
-from dsvm.kernels.dcd import DCD_LOSSES, dcd_csr, dcd_dense
+from dsvm.kernels.dcd import DCD_LOSSES, DcdModel, DcdParams, dcd_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.targets import output_targets
 
@@ -137,11 +137,11 @@ def dcd_block(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.nda
     """Coordinate steps on ``block``'s rows in ``order``; updates ``duals`` and ``local``."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     loss = DCD_LOSSES[solver.loss]
-    args = (codes, cost, duals, local.V, local.dW, local.vb, local.db, order, float(sigma),
-            loss, solver.bias)
-    if isinstance(block, CSRBlock):
-        return int(dcd_csr(block.indptr, block.indices, block.data, *args))
-    return int(dcd_dense(np.ascontiguousarray(block.X), *args))
+    X = ((block.indptr, block.indices, block.data) if isinstance(block, CSRBlock)
+         else np.ascontiguousarray(block.X))
+    model = DcdModel(local.V, local.dW, local.vb, local.db)
+    return int(dcd_pass(X, codes, cost, duals, model, order,
+                        DcdParams(float(sigma), loss, float(solver.bias))))
 
 
 def primal_loss(loss: str, margins: np.ndarray) -> np.ndarray:

@@ -178,8 +178,9 @@ from dsvm.kernels.nesvm import (
     STAT_ROWS,
     STAT_SQNORM,
     STAT_WEIGHT,
-    nesvm_pass_csr,
-    nesvm_pass_dense,
+    NesvmLoss,
+    NesvmShares,
+    nesvm_pass,
 )
 
 NESVM_LOSSES = tuple(NESVM_LOSS_CODES)
@@ -280,13 +281,10 @@ def block_share(
         return share
     sw = (np.zeros(0) if block.sample_weight is None
           else np.ascontiguousarray(block.sample_weight, dtype=np.float64))
-    args = (codes, sw, points.coef, points.intercept, NESVM_LOSS_CODES[loss], float(mu),
-            1.0 if fit_intercept else 0.0, share.grad, share.grad_b, share.sums, share.stats,
-            share.colstats)
-    if isinstance(block, CSRBlock):
-        nesvm_pass_csr(block.indptr, block.indices, block.data, *args)
-    else:
-        nesvm_pass_dense(block.X, *args)
+    X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
+    nesvm_pass(X, codes, sw, points.coef, points.intercept,
+               NesvmLoss(NESVM_LOSS_CODES[loss], float(mu), 1.0 if fit_intercept else 0.0),
+               NesvmShares(share.grad, share.grad_b, share.sums, share.stats, share.colstats))
     return share
 
 

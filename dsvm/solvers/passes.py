@@ -12,7 +12,7 @@ from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
-from dsvm.kernels.probe import probe_loss_sums
+from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
@@ -280,11 +280,12 @@ def probe_losses(state: SolverState, block: Block, codes: np.ndarray,
     args = kernel_inputs(block, codes, np.empty(0, np.int64), state, "probe")
     n_probes = state.probe_coef.shape[0] // state.n_outputs
     sums = np.zeros((2, n_probes))
+    loss = ProbeLoss(state.n_outputs, loss_code(solver.loss),
+                     float(getattr(solver, "loss_param", 0.0)))
     weight, count = probe_loss_sums(
-        args.X, block.n_samples, args.codes, args.sample_weight, int(state.probe_stride),
+        args.X, args.codes, args.sample_weight, block.n_samples, int(state.probe_stride),
         np.ascontiguousarray(state.probe_coef, np.float64),
-        np.ascontiguousarray(state.probe_intercept, np.float64), state.n_outputs,
-        loss_code(solver.loss), float(getattr(solver, "loss_param", 0.0)), sums)
+        np.ascontiguousarray(state.probe_intercept, np.float64), loss, sums)
     return PassStats(probe_sums=sums, probe_weight=float(weight), probe_rows=int(count))
 
 

@@ -7,7 +7,7 @@ With ``alpha`` and ``l1_ratio`` r (scikit-learn's parametrisation of the elastic
                = alpha/2 ||w||^2                             "l2"  (r = 0)
 
 so lambda_1 = alpha r and lambda_2 = alpha (1 - r). "l2" runs the plain SGD kernel; "l1" and
-"elasticnet" run :func:`dsvm.kernels.prox.sgd_prox_pass` (forward step on loss + L2, backward
+"elasticnet" run :func:`dsvm.kernels.passes.sgd_prox_pass` (forward step on loss + L2, backward
 soft-threshold step on L1; exact zeros; O(nnz) per sparse row). The step schedule keeps
 eta0 / (1 + alpha eta0 t) with the whole ``alpha``, so that L1 alone still gets a decaying step.
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.kernels.prox import sgd_prox_pass
+from dsvm.kernels.passes import sgd_prox_pass
 from dsvm.kernels.weights import vec_sqnorm
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.objective import check_finite

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from dsvm.kernels import hparams as H
-from dsvm.kernels.asset import asset_pass
 from dsvm.kernels.losses import LOSS_CODES
-from dsvm.kernels.passes import pegasos_pass
-from dsvm.kernels.prox import sgd_prox_pass
+from dsvm.kernels.pairs import pair_scratch
+from dsvm.kernels.passes import asset_pass, pegasos_pass, sgd_prox_pass
 from tests.kernels.test_kernel_passes import _ro, kernel_X, make_problem
 from tests.reference_asset import asset_pass_ref, folos_pass_ref
 
@@ -54,7 +53,10 @@ def test_asset_pass_matches_reference(layout, dtype, case):
                    fit_intercept=True, dtype=np.dtype(dtype), radius=kw["radius"],
                    bias_bound=kw["bias_bound"], eta0=kw["eta0"], power=kw["power"], average=True,
                    avg_start=kw["avg_start"], n_avg=kw["n_avg"], loss_param=a)
-    lsum = asset_pass(kernel_X(X, layout, dtype), _ro(codes), _ro(sw), _ro(order), W, b, A, ab, hp)
+    Xk = kernel_X(X, layout, dtype)
+    # (a CSR pass pairs w with its average in the scratch: kernels.pairs)
+    lsum = asset_pass(Xk, _ro(codes), _ro(sw), _ro(order), W, b, A, ab, hp,
+                      pair_scratch(Xk, W, A, True))
     ref = asset_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, A0, ab0, **kw)
     tol = TOL[dtype]
     np.testing.assert_allclose(W, ref[0], **tol)
@@ -82,7 +84,8 @@ def test_asset_star_is_pegasos_without_averaging_or_intercept(layout):
     W1, b1 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp1 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R, eta0=1.0 / alpha, power=1.0)
-    asset_pass(Xk, _ro(codes), _ro(sw), _ro(order), W1, b1, np.zeros((1, 0)), np.zeros(1), hp1)
+    asset_pass(Xk, _ro(codes), _ro(sw), _ro(order), W1, b1, np.zeros((1, 0)), np.zeros(1), hp1,
+               np.empty((0, 0, 2)))
     W2, b2 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp2 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R)

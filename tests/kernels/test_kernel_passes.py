@@ -16,8 +16,10 @@ import scipy.sparse as sp
 from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.pairs import UNIT, pair_scratch
-from dsvm.kernels.passes import _pegasos_steps, _sgd_steps, pegasos_pass, sgd_pass
+from dsvm.kernels.passes import pegasos_pass, sgd_pass
 from dsvm.kernels.rows import max_row_sqnorm
+from dsvm.kernels.rules import pegasos_rule, sgd_rule
+from dsvm.kernels.stochastic import PassModel, PassRows, stochastic_steps
 from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref, sgd_pass_ref
 
 ALPHA = 0.05
@@ -577,7 +579,7 @@ def test_paired_average_is_the_separate_arrays_to_rounding(kind, dtype):
     replaced."""
     X, codes, sw, order = make_problem(n=80, d=9, n_outputs=3, seed=4)
     Xk = kernel_X(X, "csr", dtype)
-    kernel, steps = (pegasos_pass, _pegasos_steps) if kind == "pegasos" else (sgd_pass, _sgd_steps)
+    kernel, rule = (pegasos_pass, pegasos_rule) if kind == "pegasos" else (sgd_pass, sgd_rule)
     hp = H.make_hp(alpha=ALPHA, t=3.0, batch_size=2, loss=0, fit_intercept=True,
                    dtype=np.dtype(dtype), radius=RADIUS, eta0=ETA0, power=0.75, average=True,
                    avg_start=0.0, avg_power=2.0 if kind == "pegasos" else 0.0)
@@ -590,7 +592,8 @@ def test_paired_average_is_the_separate_arrays_to_rounding(kind, dtype):
         if scratch == "separate":
             # strided views, as a pass hands W and A to its steps: its specialisation serves
             Ws, As = strided(W), strided(A)
-            loss = steps(Xk, codes, sw, order, Ws, b, As, ab, h, True, False)
+            loss = stochastic_steps(rule(h), PassRows(Xk, codes, sw, order),
+                                    PassModel(Ws, b, As, ab), h, True, False)
             W[:], A[:] = Ws, As
         else:
             P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
@@ -610,7 +613,7 @@ def test_the_unit_variant_is_the_general_pass_to_rounding(kind):
     general variant still serves K outputs and mini-batches."""
     X, codes, sw, order = make_problem(n=120, d=7, n_outputs=1, seed=5)
     Xk = kernel_X(X, "dense", np.float32)
-    steps = _pegasos_steps if kind == "pegasos" else _sgd_steps
+    rule = pegasos_rule if kind == "pegasos" else sgd_rule
     for average in (False, True):
         hp = H.make_hp(alpha=ALPHA, t=3.0, batch_size=1, loss=0, fit_intercept=True,
                        dtype=np.dtype(np.float32), radius=RADIUS, eta0=ETA0, power=0.75,
@@ -621,7 +624,8 @@ def test_the_unit_variant_is_the_general_pass_to_rounding(kind):
             A, ab = np.full((1, X.shape[1] if average else 0), 0.25), np.full(1, 0.5)
             h = hp.copy()
             h[H.N_AVG] = 2.0 if average else 0.0
-            loss = steps(Xk, codes, sw, order, W, b, A, ab, h, True, unit)
+            loss = stochastic_steps(rule(h), PassRows(Xk, codes, sw, order),
+                                    PassModel(W, b, A, ab), h, True, unit)
             results.append((loss, W, b, A, ab, h))
         assert_same_to_rounding(results[1], results[0], np.float32)
         assert results[1][-1][H.T] == results[0][-1][H.T]  # the same steps were taken
