@@ -30,18 +30,15 @@ from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.distributed.cocoa_tasks import CocoaRound
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import base_source
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training import outcome
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
-from dsvm.training.engines import engine_for
-from dsvm.training.inputs import source_of
+from dsvm.training.fitdata import FitData
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import restored, start
 from dsvm.training.window import Window, window_for
@@ -102,36 +99,34 @@ def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedMo
     return SolverState(coef=coef, intercept=intercept, t=state.t + n_rows), row
 
 
-def fit_cocoa(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
-              validation: Any = None, resume: bool = False) -> FittedModel:
+def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
+              resume: bool = False) -> FittedModel:
     """Train with CoCoA+ for up to ``spec.max_epochs`` epochs (see the module notes)."""
     check_cocoa(spec, validation)
-    with engine_for(X, spec.client, spec.n_workers) as engine:
-        source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows)
-        spec, source, scaling = scale_stage(spec, engine, source)
-        ckpt = resumable(spec, source) if resume else None
-        if ckpt is None:
-            record = start(spec, engine, source, classes=None, text=text,
-                           seed=draw_seed(spec.random_state), fmap=None)
-        else:
-            record = restored(spec, ckpt, source, None)
-        record.scaling = scaling
-        record.feature_names = getattr(base_source(source), "feature_names", None)
-        # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
-        solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
-        url, temporary = dual_store_url(spec.checkpoint)
-        store = DualStore(url, record.state.n_outputs)
-        if ckpt is None and not temporary:
-            remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
-        try:
-            if not (ckpt is not None and ckpt.converged):
-                run_epochs(spec, engine, solver, source, record, store)
-        finally:
-            if temporary:
-                remove_store(url)
-        record = publish(record, solver, source.dtype)
-        record.stop_reason = stop_reason(spec, record)
-        record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
+    engine, source, text = data.engine, data.source, data.text
+    ckpt = resumable(spec, source) if resume else None
+    if ckpt is None:
+        record = start(spec, engine, source, classes=None, text=text,
+                       seed=draw_seed(spec.random_state), fmap=None)
+    else:
+        record = restored(spec, ckpt, source, None)
+    record.scaling = data.scaling
+    record.feature_names = data.feature_names
+    # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
+    solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
+    url, temporary = dual_store_url(spec.checkpoint)
+    store = DualStore(url, record.state.n_outputs)
+    if ckpt is None and not temporary:
+        remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
+    try:
+        if not (ckpt is not None and ckpt.converged):
+            run_epochs(spec, engine, solver, source, record, store)
+    finally:
+        if temporary:
+            remove_store(url)
+    record = publish(record, solver, source.dtype)
+    record.stop_reason = stop_reason(spec, record)
+    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
     outcome.report(spec, record.outcome)
     if spec.tol is not None and not record.converged and not record.outcome.failed:
         warn_not_converged(spec, record)

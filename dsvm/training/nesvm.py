@@ -24,13 +24,13 @@ from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Point
 from dsvm.solvers.nesvm_run import nesvm_minimize
 from dsvm.training import outcome
 from dsvm.training.class_weights import class_weight_vector
-from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import check_validation_features, evaluate
-from dsvm.training.inputs import source_of, validation_source
+from dsvm.training.fitdata import FitData
+from dsvm.training.inputs import validation_source
 from dsvm.training.loop import StoppingRule
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import fold_init, scale_stage
+from dsvm.training.scaling import fold_init
 from dsvm.training.spec import FitSpec
 
 # NESVM's best objective can stand still for several passes that are not convergence: after a
@@ -105,47 +105,45 @@ def _classes(source: Any, init: Any, previous: Any) -> np.ndarray:
     return values
 
 
-def fit_nesvm(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
-              validation: Any = None, init: Any = None, warm: Any = None) -> FittedModel:
+def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any = None,
+              warm: Any = None) -> FittedModel:
     """Fit NESVM. ``init``: a fitted model to start from; ``warm``: the estimator's previous
-    fit (``warm_start=True``), whose classes and model it continues."""
+    fit (``warm_start=True``), whose classes and model it continues (its text labels are
+    ``data.text``: :func:`text_of`)."""
     start_from = init if init is not None else warm
-    with engine_for(X, spec.client, spec.n_workers) as engine:
-        source, text = source_of(X, y, sample_weight, classify=True, chunk_rows=spec.chunk_rows,
-                                 text_classes=_text_of(warm))
-        spec, source, scaling = scale_stage(spec, engine, source)
-        shown = text if text is not None else _classes(
-            source, init, None if warm is None else getattr(warm, "classes_", None))
-        values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
-                  else np.asarray(shown, dtype=np.float64))
-        coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
-                                           source.n_features)
-        coef0, intercept0 = fold_init(scaling, coef0, intercept0)
-        p = spec.params
-        problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
-                               fit_intercept=bool(p["fit_intercept"]))
-        settings = _settings(spec)
-        weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
-        oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams,
-                                class_weight=weights)
-        progress = EpochProgress(settings.max_passes, spec.verbose)
-        on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
-                                 source.n_features, scaling)
-        try:
-            result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
-        finally:
-            progress.close()
-        dtype = source.dtype
-        state = SolverState(coef=result.coef.astype(dtype),
-                            intercept=result.intercept.astype(dtype), t=float(result.n_passes))
-        record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
-                             classes=shown, class_values=values,
-                             n_features_in=input_features(source),
-                             n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
-                             history=result.history, converged=bool(result.converged),
-                             feature_names=getattr(source, "feature_names", None),
-                             stop_reason=_stop_reason(spec, result), scaling=scaling)
-        record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
+    engine, source, text, scaling = data.engine, data.source, data.text, data.scaling
+    shown = text if text is not None else _classes(
+        source, init, None if warm is None else getattr(warm, "classes_", None))
+    values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
+              else np.asarray(shown, dtype=np.float64))
+    coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
+                                       source.n_features)
+    coef0, intercept0 = fold_init(scaling, coef0, intercept0)
+    p = spec.params
+    problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
+                           fit_intercept=bool(p["fit_intercept"]))
+    settings = _settings(spec)
+    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
+    oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams,
+                            class_weight=weights)
+    progress = EpochProgress(settings.max_passes, spec.verbose)
+    on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
+                             source.n_features, scaling)
+    try:
+        result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
+    finally:
+        progress.close()
+    dtype = source.dtype
+    state = SolverState(coef=result.coef.astype(dtype),
+                        intercept=result.intercept.astype(dtype), t=float(result.n_passes))
+    record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
+                         classes=shown, class_values=values,
+                         n_features_in=input_features(source),
+                         n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
+                         history=result.history, converged=bool(result.converged),
+                         feature_names=data.feature_names,
+                         stop_reason=_stop_reason(spec, result), scaling=scaling)
+    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
     outcome.report(spec, record.outcome)
     if spec.tol is not None and not result.converged and not record.outcome.failed:
         warnings.warn(
@@ -164,7 +162,8 @@ def _stop_reason(spec: FitSpec, result: Any) -> str:
             f"more than tol={spec.tol:g} (relative) for {patience} passes")
 
 
-def _text_of(warm: Any) -> np.ndarray | None:
+def text_of(warm: Any) -> np.ndarray | None:
+    """The text labels of the estimator a warm start continues (None: numbers, or none)."""
     classes = None if warm is None else getattr(warm, "classes_", None)
     return classes if classes is not None and classes.dtype.kind not in "biuf" else None
 

@@ -33,6 +33,7 @@ from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_check
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
+from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import FitPlan, run_epochs
@@ -225,41 +226,38 @@ def resolve_gamma(spec: FitSpec, engine: Engine, source: Any, ckpt: Any = None) 
     return spec.with_params(gamma=kernel_maps.scale_gamma(engine, source))
 
 
-def fit_stochastic(spec: FitSpec, X: Any, y: Any = None, sample_weight: Any = None, *,
-                   validation: Any = None, resume: bool = False) -> FittedModel:
+def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
+                   resume: bool = False) -> FittedModel:
     """Train from scratch (or from ``spec.checkpoint`` with ``resume``) for up to
     ``spec.max_epochs`` epochs."""
-    with engine_for(X, spec.client, spec.n_workers) as engine:
-        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                                 chunk_rows=spec.chunk_rows)
-        spec, source, scaling = scale_stage(spec, engine, source)
-        ckpt = resume_checkpoint(spec, source) if resume else None
-        spec = resolve_gamma(spec, engine, source, ckpt)
-        seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
-        held = None
-        if spec.params.get("early_stopping"):
-            source, held = split_for_early_stopping(
-                source, float(spec.params.get("validation_fraction", 0.1)), seed)
-        fmap = _training_map(spec, engine, source, seed)
-        mapped = map_source(source, fmap)
-        if ckpt is None:
-            record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
-        else:
-            record = restored(spec, ckpt, mapped, fmap)
-        record.scaling = scaling
-        record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-        record.feature_names = getattr(base_source(source), "feature_names", None)
-        fit = Fit(spec, mapped, record, held)
-        remaining = spec.max_epochs - record.n_iter
-        if remaining > 0 and not (ckpt is not None and ckpt.converged):
-            record = run(fit, engine, remaining, validation)
-        else:
-            solver = spec.make_solver(record.n_samples)
-            record = publish(record, record.state, solver, history=record.history,
-                             converged=record.converged)
-            if record.converged:
-                record.stop_reason = "the checkpoint's fit had converged"
-        return finish(spec, engine, record, source, warn=spec.tol is not None)
+    engine, source, text = data.engine, data.source, data.text
+    ckpt = resume_checkpoint(spec, source) if resume else None
+    spec = resolve_gamma(spec, engine, source, ckpt)
+    seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
+    held = None
+    if spec.params.get("early_stopping"):
+        source, held = split_for_early_stopping(
+            source, float(spec.params.get("validation_fraction", 0.1)), seed)
+    fmap = _training_map(spec, engine, source, seed)
+    mapped = map_source(source, fmap)
+    if ckpt is None:
+        record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
+    else:
+        record = restored(spec, ckpt, mapped, fmap)
+    record.scaling = data.scaling
+    record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
+    record.feature_names = data.feature_names
+    fit = Fit(spec, mapped, record, held)
+    remaining = spec.max_epochs - record.n_iter
+    if remaining > 0 and not (ckpt is not None and ckpt.converged):
+        record = run(fit, engine, remaining, validation)
+    else:
+        solver = spec.make_solver(record.n_samples)
+        record = publish(record, record.state, solver, history=record.history,
+                         converged=record.converged)
+        if record.converged:
+            record.stop_reason = "the checkpoint's fit had converged"
+    return finish(spec, engine, record, source, warn=spec.tol is not None)
 
 
 def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None,

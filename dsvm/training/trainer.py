@@ -11,9 +11,12 @@ from typing import Any
 from dsvm.io.checkpoints import check_checkpoint_path
 from dsvm.training.auto_solver import resolve_solver
 from dsvm.training.cocoa import fit_cocoa
-from dsvm.training.nesvm import fit_nesvm
+from dsvm.training.engines import engine_for
+from dsvm.training.fitdata import FitData
+from dsvm.training.inputs import source_of
+from dsvm.training.nesvm import fit_nesvm, text_of
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import check_scale, unfold_record
+from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
 
@@ -26,19 +29,32 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     ``init``: a fitted model NESVM starts from; ``warm``: the estimator itself when NESVM
     continues its current model (``warm_start=True``); ``resume``: continue from
     ``spec.checkpoint`` when it exists (stochastic solvers).
+
+    The stages every solver shares run here, once: what the fit may do is checked before any
+    work, the input becomes a source, ``solver="auto"`` is resolved on its shape
+    (:mod:`dsvm.training.auto_solver`), the rows are scaled (:mod:`dsvm.training.scaling`),
+    the solver's family trains, and its model is folded back into raw units.
     """
     if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
         check_checkpoint_path(spec.checkpoint)
-    spec = resolve_solver(spec, validation=validation, init=init, warm=warm)
+    context = {"validation": validation, "init": init, "warm": warm}
+    asked, spec = spec, resolve_solver(spec, **context)
+    check_combination(spec, init=init, warm=warm, resume=resume)
     check_scale(spec.params)
-    record = _fit(spec, X, y, sample_weight=sample_weight, validation=validation, init=init,
-                  resume=resume, warm=warm)
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                                 chunk_rows=spec.chunk_rows,
+                                 text_classes=text_of(warm) if spec.solver == "nesvm" else None)
+        spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
+        spec, source, scaling = scale_stage(spec, engine, source)
+        data = FitData(engine, source, text, scaling)
+        record = _fit(spec, data, validation=validation, init=init, resume=resume, warm=warm)
     record.solver = spec.solver
     return unfold_record(record)
 
 
-def _fit(spec: FitSpec, X: Any, y: Any, *, sample_weight: Any, validation: Any, init: Any,
-         resume: bool, warm: Any) -> FittedModel:
+def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool) -> None:
+    """What the solver cannot do with this fit, refused before any work, with the reason."""
     if spec.solver == "nesvm":
         if spec.params.get("early_stopping"):
             raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
@@ -48,19 +64,26 @@ def _fit(spec: FitSpec, X: Any, y: Any, *, sample_weight: Any, validation: Any, 
                 "checkpoint= and resume= cover the stochastic solvers; solver='nesvm' is a "
                 "deterministic full-gradient method: rerun it, or warm-start it from a model "
                 "(warm_start=True or init=).")
-        return fit_nesvm(spec, X, y, sample_weight, validation=validation, init=init, warm=warm)
-    if spec.solver == "cocoa":
+    elif spec.solver == "cocoa":
         if init is not None or warm is not None:
             raise ValueError("solver='cocoa' starts from zero duals (w = 0); init= and "
                              "warm_start need solver='nesvm'.")
-        return fit_cocoa(spec, X, y, sample_weight, validation=validation, resume=resume)
-    if init is not None:
+    elif init is not None:
         raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
                          "(use partial_fit to continue a fit).")
     if spec.solver == "bsgd" and spec.params.get("class_weight") is not None:
         raise ValueError("solver='bsgd' supports neither sample weights nor class_weight; use a "
                          "kernel map (kernel='nystroem') with a linear solver.")
-    return fit_stochastic(spec, X, y, sample_weight, validation=validation, resume=resume)
+
+
+def _fit(spec: FitSpec, data: FitData, *, validation: Any, init: Any, resume: bool,
+         warm: Any) -> FittedModel:
+    """The solver's family trains on the prepared data."""
+    if spec.solver == "nesvm":
+        return fit_nesvm(spec, data, validation=validation, init=init, warm=warm)
+    if spec.solver == "cocoa":
+        return fit_cocoa(spec, data, validation=validation, resume=resume)
+    return fit_stochastic(spec, data, validation=validation, resume=resume)
 
 
 def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None, *,
