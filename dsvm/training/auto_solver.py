@@ -10,7 +10,9 @@ solvers on the same runs and the one that takes every loss and penalty:
 
 - other losses (logistic, smoothed hinge, squared; every regression), L1 and elastic-net
   penalties, kernel maps;
-- early stopping and a validation set (CoCoA+ stops on its duality gap);
+- early stopping and a validation set: the stochastic solvers' way of stopping, where CoCoA+
+  stops on its duality gap (``solver="cocoa"`` scores validation data and holds out chunks
+  too, when asked);
 - ``partial_fit`` (CoCoA+ keeps a dual variable per row of one dataset: after a CoCoA+ fit,
   ``partial_fit`` continues with SGD from its model), and a warm start or ``init=`` (CoCoA+
   starts from zero duals).

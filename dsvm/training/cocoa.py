@@ -20,6 +20,8 @@ import logging
 import os
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -36,7 +38,10 @@ from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training import outcome
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
+from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.fitdata import FitData
+from dsvm.training.holdout import split_for_early_stopping
+from dsvm.training.loop import StoppingRule
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -46,15 +51,51 @@ from dsvm.training.window import Window, window_for
 logger = logging.getLogger(__name__)
 
 
-def check_cocoa(spec: FitSpec, validation: Any) -> None:
-    """What CoCoA+ does not do (yet), with the reason."""
-    for name, ok in (("early_stopping", not spec.params.get("early_stopping")),
-                     ("kernel", spec.params.get("kernel", "linear") == "linear"),
-                     ("validation", validation is None)):
-        if not ok:
-            raise ValueError(f"solver='cocoa' does not support {name}= (it stops on its "
-                             "duality gap, tol=, and trains linear models); use "
-                             "solver='sgd' or 'pegasos' for it.")
+def check_cocoa(spec: FitSpec) -> None:
+    """What CoCoA+ does not do, with the reason."""
+    kernel = spec.params.get("kernel", "linear")
+    if not (isinstance(kernel, str) and kernel == "linear"):
+        raise ValueError(f"solver='cocoa' trains linear models on the rows (its duals are the "
+                         f"rows'); kernel={kernel!r} needs solver='sgd' or 'pegasos'.")
+
+
+@dataclass
+class Scorers:
+    """What each epoch measures besides the duality gap: accuracy (R^2) on validation data, and
+    the objective on the chunks held out for early stopping, with the rule that stops on it."""
+
+    validate: Callable[[SolverState], float] | None = None
+    holdout: Callable[[SolverState], float] | None = None
+    rule: StoppingRule | None = None
+
+    def measure(self, state: SolverState, row: dict[str, Any]) -> bool:
+        """Record the epoch's scores in ``row``; True when early stopping stops the fit."""
+        if self.validate is not None:
+            row["val_accuracy"] = self.validate(state)
+        if self.holdout is None or self.rule is None:
+            return False
+        row["holdout_objective"] = self.holdout(state)
+        return self.rule.observe_record(row)
+
+
+def scorers_for(spec: FitSpec, engine: Engine, record: FittedModel, bias: float,
+                validation: Any, held: Any) -> Scorers:
+    """The fit's :class:`Scorers`, on the model CoCoA+ predicts with (the bias feature's
+    weight times its value as the intercept)."""
+
+    def predicting(score: Callable[[SolverState], float]) -> Callable[[SolverState], float]:
+        return lambda state: score(SolverState(coef=state.coef,
+                                               intercept=state.intercept * bias))
+
+    solver = spec.make_solver(record.n_samples)
+    validate = validation_scorer(engine, spec, record, solver, validation)
+    if held is None:
+        return Scorers(None if validate is None else predicting(validate))
+    # early stopping stops on the held-out objective even with tol=None (then: no gain at all)
+    rule = StoppingRule(spec.tol or 0.0, spec.n_iter_no_change, record.history,
+                        key="holdout_objective")
+    return Scorers(None if validate is None else predicting(validate),
+                   predicting(holdout_scorer(engine, spec, record, solver, held)), rule)
 
 
 def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
@@ -102,12 +143,16 @@ def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedMo
 def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
               resume: bool = False) -> FittedModel:
     """Train with CoCoA+ for up to ``spec.max_epochs`` epochs (see the module notes)."""
-    check_cocoa(spec, validation)
+    check_cocoa(spec)
     engine, source, text = data.engine, data.source, data.text
     ckpt = resumable(spec, source) if resume else None
+    seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
+    held = None
+    if spec.params.get("early_stopping"):  # the same chunks held out on resume (the seed's)
+        source, held = split_for_early_stopping(
+            source, float(spec.params.get("validation_fraction", 0.1)), seed)
     if ckpt is None:
-        record = start(spec, engine, source, classes=None, text=text,
-                       seed=draw_seed(spec.random_state), fmap=None)
+        record = start(spec, engine, source, classes=None, text=text, seed=seed, fmap=None)
     else:
         record = restored(spec, ckpt, source, None)
     record.scaling = data.scaling
@@ -120,7 +165,8 @@ def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
         remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
     try:
         if not (ckpt is not None and ckpt.converged):
-            run_epochs(spec, engine, solver, source, record, store)
+            scorers = scorers_for(spec, engine, record, solver.bias, validation, held)
+            run_epochs(spec, engine, solver, source, record, store, scorers)
     finally:
         if temporary:
             remove_store(url)
@@ -142,6 +188,10 @@ def stop_reason(spec: FitSpec, record: FittedModel) -> str:
     if not record.history:
         return "no epoch run"
     gap = record.history[-1]["relative_gap"]
+    if record.converged and "holdout_objective" in record.history[-1] and gap > (spec.tol or 0):
+        return (f"early stopping: the objective on the held-out chunks did not improve on its "
+                f"best by more than tol={spec.tol} (relative) for {spec.n_iter_no_change} "
+                "epochs")
     if record.converged:
         return (f"tol met: the relative duality gap {gap:.3g} of the model epoch "
                 f"{record.n_iter} started from is at most tol={spec.tol:g}")
@@ -193,7 +243,8 @@ def cocoa_window(requested: int | None, source: Any, n_streams: int | None = Non
 
 
 def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
-               record: FittedModel, store: DualStore) -> None:
+               record: FittedModel, store: DualStore, scorers: Scorers | None = None) -> None:
+    scorers = scorers or Scorers()
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
     plan = cocoa_window(spec.params.get("shuffle_window"), source, record.n_streams)
     if record.n_iter == 0:
@@ -203,9 +254,11 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
         for epoch in range(record.n_iter, spec.max_epochs):
             state, row = run_epoch(engine, solver, source, record, store, epoch, window)
             record.state = state
+            stopped_early = scorers.measure(state, row)
             record.history.append(row)
             progress.update(row)
-            record.converged = spec.tol is not None and row["relative_gap"] <= spec.tol
+            record.converged = stopped_early or (spec.tol is not None
+                                                 and row["relative_gap"] <= spec.tol)
             if spec.checkpoint is not None:
                 save_checkpoint(spec.checkpoint, checkpoint_of(
                     spec, state, history=record.history, converged=record.converged,
@@ -216,8 +269,8 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
                 hook(spec, state, record.history, record.converged)
             store.drop(epoch)  # version epoch + 1 is complete (and checkpointed)
             if record.converged:
-                logger.info("cocoa: relative duality gap %.3g <= tol=%g after epoch %d",
-                            row["relative_gap"], spec.tol, epoch + 1)
+                logger.info("cocoa: stopped after epoch %d (%s)", epoch + 1,
+                            "early stopping" if stopped_early else "duality gap within tol")
                 break
     finally:
         progress.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.sources import ArraySource, ChunkSubset
+from dsvm.distributed.sources import ArraySource, ChunkSubset, MappedSource
 
 _HOLDOUT = 11  # a SeedSequence stream name no other draw of a fit uses
 
@@ -33,7 +33,10 @@ def holdout_chunks(n_chunks: int, fraction: float, seed: int) -> tuple[list[int]
 
 
 def chunked_for_holdout(source: Any) -> Any:
-    """In-memory arrays re-cut so that they have enough chunks to hold some out."""
+    """In-memory arrays re-cut so that they have enough chunks to hold some out (seen through
+    the fit's scaling, if any)."""
+    if isinstance(source, MappedSource):
+        return MappedSource(chunked_for_holdout(source.inner), source.fmap)
     if isinstance(source, ArraySource) and source.n_chunks < MIN_CHUNKS_FOR_HOLDOUT:
         rows = max(1, math.ceil(source.n_samples / MIN_CHUNKS_FOR_HOLDOUT))
         return ArraySource(source.X, source.y, source.sample_weight, chunk_rows=rows)

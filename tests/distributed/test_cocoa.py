@@ -131,6 +131,39 @@ def test_resume_from_checkpoint_gives_the_uninterrupted_model(a9a_slice, tmp_pat
                                                           for h in whole.history_]
 
 
+def test_a_validation_set_is_scored_after_every_epoch(a9a_slice):
+    """#26: CoCoA+ takes validation data (it refused it): each epoch's val_accuracy is the
+    accuracy of the model that epoch ended with, the one published after the last."""
+    X, y = a9a_slice
+    Xv, yv = load_libsvm("a9a/a9a.t.xz", 123)
+    Xv, yv = Xv[:3000], yv[:3000]
+    clf = _cocoa().fit(X, y, validation=(Xv, yv))
+    scores = [h["val_accuracy"] for h in clf.history_]
+    assert len(scores) == 4 and all(0.8 < s < 0.9 for s in scores)
+    assert scores[-1] == pytest.approx(clf.score(Xv, yv), abs=1e-12)
+    np.testing.assert_array_equal(clf.coef_, _cocoa().fit(X, y).coef_)  # scoring only
+
+
+def test_early_stopping_holds_out_chunks_and_resumes_to_the_same_stop(a9a_slice, tmp_path):
+    """#26: CoCoA+ with early stopping (it refused it) holds out whole chunks, stops when their
+    objective stops improving, and a fit interrupted after 2 epochs resumes to the same model
+    and the same stop (the held-out chunks are the seed's)."""
+    X, y = a9a_slice
+    kw = dict(early_stopping=True, validation_fraction=0.2, tol=1e-2, n_iter_no_change=2,
+              max_epochs=30)
+    whole = _cocoa(**kw).fit(X, y)
+    held = [h["holdout_objective"] for h in whole.history_]
+    assert 3 <= whole.n_iter_ < 30 and whole.stop_reason_.startswith("early stopping")
+    assert min(held[-2:]) > min(held) * (1 - 1e-2)  # no gain over the last n_iter_no_change
+    # rows in memory are cut into 20 chunks to hold some out: 4 held out, never trained on
+    assert whole.history_[-1]["n_rows"] == 4800
+    ckpt = tmp_path / "es.ckpt"
+    _cocoa(checkpoint=ckpt, **{**kw, "max_epochs": 2}).fit(X, y)
+    resumed = _cocoa(checkpoint=ckpt, **kw).fit(X, y, resume=True)
+    assert resumed.n_iter_ == whole.n_iter_
+    np.testing.assert_array_equal(resumed.coef_, whole.coef_)
+
+
 def test_tol_on_the_duality_gap_stops(a9a_slice):
     X, y = a9a_slice
     clf = _cocoa(max_epochs=30, tol=0.2).fit(X, y)
