@@ -162,3 +162,13 @@ def test_the_scaling_and_the_chosen_solver_are_saved_and_shown(tmp_path, cancer,
     out = capsys.readouterr().out
     assert "cocoa (chosen by solver='auto')" in out
     assert "centred and divided by their standard deviations" in out
+
+
+@pytest.mark.parametrize("solver", ["sgd", "cocoa"])
+def test_early_stopping_holds_out_chunks_of_scaled_rows(cancer, linear_svc_accuracy, solver):
+    """Rows in memory are re-cut into chunks to hold some out; seen through the scaling they
+    were not (one chunk: "convert it with smaller chunks")."""
+    Xtr, Xte, ytr, yte = cancer
+    clf = SVMClassifier(solver=solver, early_stopping=True, random_state=0).fit(Xtr, ytr)
+    assert clf.scaling_ is not None and clf.history_[-1]["holdout_objective"] is not None
+    assert clf.score(Xte, yte) >= linear_svc_accuracy - 0.03
