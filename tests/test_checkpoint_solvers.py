@@ -80,7 +80,8 @@ def test_regressor_resume_equals_uninterrupted(tmp_path):
     assert resumed.score(X, y) > 0.95
 
 
-def test_nesvm_refuses_checkpoints(problem, tmp_path):
+def test_nesvm_refuses_early_stopping(problem):
+    """(NESVM takes checkpoints now: tests/test_nesvm_checkpoint.py)"""
     X, y = problem
-    with pytest.raises(ValueError, match="solver='nesvm' is a"):
-        SVMClassifier(solver="nesvm", checkpoint=tmp_path / "n.ckpt").fit(X, y)
+    with pytest.raises(ValueError, match="solver='nesvm' stops on tol"):
+        SVMClassifier(solver="nesvm", early_stopping=True).fit(X, y)

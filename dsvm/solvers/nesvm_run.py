@@ -163,6 +163,9 @@ class _Run:
         self.prev_y: tuple[np.ndarray, np.ndarray] | None = None  # y^k-1, measured next pass
         self.factor = 1.0
         self.stopped = False
+        self.stall = _Stall()
+        self.stage_no, self.stage_done = 0, False
+        self.on_snapshot: Callable[[dict[str, np.ndarray], bool], None] | None = None
 
     def begin_stage(self, stage_no: int, mu: float, start: float) -> None:
         settings = self.settings
@@ -282,8 +285,11 @@ class _Run:
         """Passes at ``mu`` until the stage is solved or the budget is spent; whether solved."""
         last = stage_no == len(self.stages) - 1
         start = _start_factor(self.settings, mu)
-        self.begin_stage(stage_no, mu, start)
-        stall = _Stall()
+        if (stage_no, False) != (self.stage_no, self.stage_done) or self.passes == 0:
+            self.begin_stage(stage_no, mu, start)  # (not when resuming inside this stage)
+            self.stall = _Stall()
+        self.stage_no, self.stage_done = stage_no, False
+        stall = self.stall
         while self.passes < self.settings.max_passes:
             tic = self.clock()
             res = self.measure(mu)
@@ -298,17 +304,75 @@ class _Run:
             record["seconds"] = self.clock() - tic
             record["rows_per_s"] = record["n_rows"] / max(record["seconds"], 1e-12)
             self.result.history.append(record)
-            if self.on_pass is not None and self.on_pass(record, self.best.coef,
-                                                         self.best.intercept):
+            stop = self.on_pass is not None and bool(self.on_pass(record, self.best.coef,
+                                                                  self.best.intercept))
+            self.stage_done = done or stop
+            if self.on_snapshot is not None:
+                self.on_snapshot(self.snapshot(), stop)
+            if stop:
                 self.stopped = True  # the caller's stopping rule
                 return True
             if done:
                 return True
         return False
 
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Everything the run needs to go on exactly as it would have after this pass (named
+        float64 arrays; scalars as 0-d arrays): a checkpoint's ``extra``."""
+        out: dict[str, Any] = {
+            "theta_w": self.theta_w, "theta_b": self.theta_b, "best_w": self.best.coef,
+            "best_b": self.best.intercept, "best_true": self.best.true, "factor": self.factor,
+            "passes": self.passes, "stage_no": self.stage_no, "stage_done": self.stage_done,
+            "stall_floor": self.stall.floor, "stall_misses": self.stall.misses,
+        }
+        if self.stall.lowest is not None:
+            out["stall_lowest"] = self.stall.lowest
+        if self.first is not None:
+            out["first_stats"], out["first_colstats"] = self.first.stats, self.first.colstats
+        if self.prev_y is not None:
+            out["y_w"], out["y_b"] = self.prev_y
+        stage, prev = self.stage, self.prev
+        if stage is not None:
+            out.update({f"stage_{k}": getattr(stage, k) for k in _STAGE_FIELDS})
+        if prev is not None:
+            out.update({f"prev_{k}": getattr(prev, k) for k in _PREVIOUS_FIELDS})
+        return {k: np.array(v, dtype=np.float64) for k, v in out.items()}
+
+    def restore(self, saved: dict[str, np.ndarray], history: list[dict[str, Any]]) -> None:
+        """Go on from a :meth:`snapshot` (and the history of its passes)."""
+        self.theta_w, self.theta_b = saved["theta_w"].copy(), saved["theta_b"].copy()
+        # (in place: the result holds the best point's arrays)
+        self.best.coef[...], self.best.intercept[...] = saved["best_w"], saved["best_b"]
+        self.best.true[...] = saved["best_true"]
+        self.factor, self.passes = float(saved["factor"]), int(saved["passes"])
+        self.stage_no, self.stage_done = int(saved["stage_no"]), bool(saved["stage_done"])
+        self.stall = _Stall(float(saved["stall_floor"]), saved.get("stall_lowest"),
+                            int(saved["stall_misses"]))
+        if "first_stats" in saved:
+            self.first = GradientShare(np.zeros((0, 0)), np.zeros(0), np.zeros((0, 2)),
+                                       saved["first_stats"].copy(),
+                                       saved["first_colstats"].copy())
+        if "y_w" in saved:
+            self.prev_y = (saved["y_w"].copy(), saved["y_b"].copy())
+        if "stage_k" in saved:
+            self.stage = _Stage(saved["stage_centre_w"].copy(), saved["stage_centre_b"].copy(),
+                                saved["stage_d_w"].copy(), float(saved["stage_d_b"]),
+                                self.problem.fit_intercept, int(saved["stage_k"]))
+            for name in ("gsum_w", "gsum_b", "last_w", "last_b"):
+                setattr(self.stage, name, saved[f"stage_{name}"].copy())
+        if "prev_factor" in saved:
+            arrays = {k: saved[f"prev_{k}"].copy() for k in _PREVIOUS_FIELDS[:-1]}
+            self.prev = _Previous(**arrays, factor=float(saved["prev_factor"]))
+        self.result.history = list(history)
+
     def run(self) -> NesvmResult:
         for stage_no, mu in enumerate(self.stages):
-            solved = self.run_stage(stage_no, mu)
+            if stage_no < self.stage_no:
+                continue  # (resumed: done before the checkpoint)
+            if stage_no == self.stage_no and self.stage_done and self.passes:
+                solved = True  # resumed after the pass that solved this stage
+            else:
+                solved = self.run_stage(stage_no, mu)
             if stage_no == len(self.stages) - 1 or self.stopped:
                 self.result.converged = solved
             if self.stopped:
@@ -331,17 +395,32 @@ def nesvm_minimize(
     intercept0: np.ndarray,
     on_pass: Callable[[dict[str, Any], np.ndarray, np.ndarray], Any] | None = None,
     clock: Callable[[], float] | None = None,
+    checkpoints: Callable[[dict[str, np.ndarray], bool], None] | None = None,
+    resume: tuple[dict[str, np.ndarray], list[dict[str, Any]]] | None = None,
 ) -> NesvmResult:
     """Algorithm 1 inside Algorithm 2, one ``oracle`` call (data pass) per iteration.
 
     ``on_pass(record, coef, intercept)`` is called after every pass with the history record and
     the best measured model so far (what would be returned if the fit stopped there); when it
     returns True the run stops there, converged (the estimators' stopping rule).
+    ``checkpoints(snapshot, stopped)`` is then given the run's state after the pass, and
+    ``resume=(snapshot, history)`` goes on from one: the passes after it are those the
+    uninterrupted run makes (the same oracle sums give the same bits).
     """
     import time
 
-    return _Run(oracle, problem, settings, coef0, intercept0, on_pass,
-                clock or time.perf_counter).run()
+    run = _Run(oracle, problem, settings, coef0, intercept0, on_pass,
+               clock or time.perf_counter)
+    run.on_snapshot = checkpoints
+    if resume is not None:
+        run.restore(*resume)
+    return run.run()
+
+
+# What a checkpoint keeps of a stage (Eq. 33-35's running sums) and of theta^k-1
+_STAGE_FIELDS = ("centre_w", "centre_b", "d_w", "d_b", "k", "gsum_w", "gsum_b", "last_w",
+                 "last_b")
+_PREVIOUS_FIELDS = ("w", "b", "grad_w", "grad_b", "smoothed", "true", "gnorm", "factor")
 
 
 def secant_factor(stage: _Stage, prev: _Previous, w: np.ndarray, b: np.ndarray,

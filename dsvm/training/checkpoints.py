@@ -21,7 +21,7 @@ from dsvm.training.spec import FitSpec
 # The parameters a resumed fit must share with the fit that wrote the checkpoint: they define the
 # problem and the solver's updates. (max_epochs, tol, verbose, client, ... may change.)
 RESUME_MUST_MATCH = ("solver", "loss", "alpha", "fit_intercept", "batch_size", "average",
-                     "penalty", "l1_ratio", "mu", "class_weight")
+                     "penalty", "l1_ratio", "mu", "mu0", "class_weight")
 
 
 def _decode_selection(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:

@@ -19,10 +19,12 @@ from dsvm.distributed.hooks import EPOCH_HOOKS
 from dsvm.distributed.sources import input_features, map_source
 from dsvm.distributed.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
+from dsvm.io.checkpoints import save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
-from dsvm.solvers.nesvm_run import nesvm_minimize
+from dsvm.solvers.nesvm_run import NesvmResult, nesvm_minimize
 from dsvm.training import outcome
+from dsvm.training.checkpoints import checkpoint_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.evaluation import check_validation_features, evaluate
 from dsvm.training.fitdata import FitData
@@ -32,6 +34,7 @@ from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import fold_init
 from dsvm.training.spec import FitSpec
+from dsvm.training.stochastic import resume_checkpoint
 
 # NESVM's best objective can stand still for several passes that are not convergence: after a
 # step is taken back the step factor recovers by doubling, one pass each (ijcnn1: 9 passes at
@@ -106,14 +109,19 @@ def _classes(source: Any, init: Any, previous: Any) -> np.ndarray:
 
 
 def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any = None,
-              warm: Any = None) -> FittedModel:
+              warm: Any = None, resume: bool = False) -> FittedModel:
     """Fit NESVM. ``init``: a fitted model to start from; ``warm``: the estimator's previous
     fit (``warm_start=True``), whose classes and model it continues (its text labels are
-    ``data.text``: :func:`text_of`)."""
-    start_from = init if init is not None else warm
+    ``data.text``: :func:`text_of`). ``resume``: go on from ``spec.checkpoint`` (written after
+    every pass), with the passes the uninterrupted fit makes."""
     engine, source, text, scaling = data.engine, data.source, data.text, data.scaling
-    shown = text if text is not None else _classes(
-        source, init, None if warm is None else getattr(warm, "classes_", None))
+    ckpt = resume_checkpoint(spec, source) if resume else None
+    start_from = None if ckpt is not None else init if init is not None else warm
+    if ckpt is not None:
+        shown = ckpt.classes
+    else:
+        shown = text if text is not None else _classes(
+            source, init, None if warm is None else getattr(warm, "classes_", None))
     values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
               else np.asarray(shown, dtype=np.float64))
     coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
@@ -124,16 +132,28 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
                            fit_intercept=bool(p["fit_intercept"]))
     settings = _settings(spec)
     weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
-    oracle = GradientOracle(engine, source, problem, values, n_tasks=spec.n_streams,
-                            class_weight=weights)
-    progress = EpochProgress(settings.max_passes, spec.verbose)
+    # a resumed fit sums its passes over the same groups of chunks: the same bits
+    oracle = GradientOracle(engine, source, problem, values, class_weight=weights,
+                            n_tasks=ckpt.n_streams if ckpt is not None else spec.n_streams)
+    done = [] if ckpt is None else list(ckpt.history)
+    history = list(done)  # every pass's record, those of a resumed fit first
+    progress = EpochProgress(settings.max_passes - len(done), spec.verbose)
     on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
-                             source.n_features, scaling)
+                             source.n_features, scaling, history)
+    dtype = source.dtype
+    writer = None if spec.checkpoint is None else PassCheckpoints(
+        spec, source, shown, len(oracle.groups), history)
     try:
-        result = nesvm_minimize(oracle, problem, settings, coef0, intercept0, on_pass=on_pass)
+        if ckpt is not None and ckpt.converged:
+            result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
+                                 intercept=ckpt.extra["best_b"].copy(), history=done,
+                                 converged=True, n_passes=len(done))
+        else:
+            result = nesvm_minimize(
+                oracle, problem, settings, coef0, intercept0, on_pass=on_pass,
+                checkpoints=writer, resume=None if ckpt is None else (ckpt.extra, done))
     finally:
         progress.close()
-    dtype = source.dtype
     state = SolverState(coef=result.coef.astype(dtype),
                         intercept=result.intercept.astype(dtype), t=float(result.n_passes))
     record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
@@ -170,7 +190,7 @@ def text_of(warm: Any) -> np.ndarray | None:
 
 def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
                    text: np.ndarray | None, validation: Any, target_mu: float,
-                   n_features: int, scaling: Any = None) -> Any:
+                   n_features: int, scaling: Any, history: list[dict[str, Any]]) -> Any:
     """What runs after every pass: validation, progress, and the epoch hooks (a detached job
     publishes its progress and checks for cancellation there)."""
     val_source = None if validation is None else validation_source(
@@ -179,8 +199,10 @@ def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: 
         check_validation_features(val_source, n_features)
         val_source = map_source(val_source, scaling)  # the model is in the fit's scaled units
     hooks = EPOCH_HOOKS.get()
-    history: list[dict[str, Any]] = []
     rule = StoppingRule(spec.tol, max(spec.n_iter_no_change, MIN_PATIENCE), [])
+    for record in history:  # a resumed fit's passes, replayed as on_pass observed them
+        if record["mu"] == target_mu:
+            rule.observe(float(record["objective"]))
 
     def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> bool:
         record["val_accuracy"] = None
@@ -198,6 +220,29 @@ def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: 
         return stop
 
     return on_pass
+
+
+class PassCheckpoints:
+    """Writes ``spec.checkpoint`` after every NESVM pass: the best point as the model (in the
+    data's dtype) and the run's whole state in float64 (``extra``), from which
+    :func:`~dsvm.solvers.nesvm_run.nesvm_minimize` goes on exactly."""
+
+    def __init__(self, spec: FitSpec, source: Any, classes: np.ndarray, n_tasks: int,
+                 history: list[dict[str, Any]]) -> None:
+        self.spec, self.source, self.classes = spec, source, classes
+        self.n_tasks, self.history = n_tasks, history
+
+    def __call__(self, snapshot: dict[str, np.ndarray], stopped: bool) -> None:
+        assert self.spec.checkpoint is not None  # (made only for a fit with one)
+        dtype = self.source.dtype
+        state = SolverState(coef=snapshot["best_w"].astype(dtype),
+                            intercept=snapshot["best_b"].astype(dtype),
+                            t=float(snapshot["passes"]), extra=snapshot)
+        save_checkpoint(self.spec.checkpoint, checkpoint_of(
+            self.spec, state, history=list(self.history), converged=stopped,
+            classes=self.classes, seed=0, n_streams=self.n_tasks,
+            n_features=input_features(self.source), n_chunks=self.source.n_chunks,
+            source=self.source.describe()))
 
 
 def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:

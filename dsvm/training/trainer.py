@@ -59,11 +59,6 @@ def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool) -> N
         if spec.params.get("early_stopping"):
             raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
                              "stops on tol (its passes are exact: nothing to hold out).")
-        if spec.checkpoint is not None or resume:
-            raise ValueError(
-                "checkpoint= and resume= cover the stochastic solvers; solver='nesvm' is a "
-                "deterministic full-gradient method: rerun it, or warm-start it from a model "
-                "(warm_start=True or init=).")
     elif spec.solver == "cocoa":
         if init is not None or warm is not None:
             raise ValueError("solver='cocoa' starts from zero duals (w = 0); init= and "
@@ -80,7 +75,8 @@ def _fit(spec: FitSpec, data: FitData, *, validation: Any, init: Any, resume: bo
          warm: Any) -> FittedModel:
     """The solver's family trains on the prepared data."""
     if spec.solver == "nesvm":
-        return fit_nesvm(spec, data, validation=validation, init=init, warm=warm)
+        return fit_nesvm(spec, data, validation=validation, init=init, warm=warm,
+                         resume=resume)
     if spec.solver == "cocoa":
         return fit_cocoa(spec, data, validation=validation, resume=resume)
     return fit_stochastic(spec, data, validation=validation, resume=resume)
