@@ -142,7 +142,7 @@ class SVMBase(BaseEstimator):
              resume: bool) -> SVMBase:
         self._validate()
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
-        if warm is None or self.solver != "nesvm":
+        if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         if in_memory(X):

@@ -87,8 +87,11 @@ default="auto"
         gains less than 0.3 x its smoothing error, the last on ``tol`` (see
         :mod:`dsvm.solvers.nesvm`). ``None``: plain NESVM at ``mu``.
     warm_start : bool, default=False
-        ``solver="nesvm"`` only: start from this estimator's current ``coef_`` /
-        ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros.
+        Continue the last fit: ``solver="nesvm"`` starts from this estimator's current
+        ``coef_`` / ``intercept_`` (e.g. after a fit with ``solver="sgd"``) instead of zeros;
+        the stochastic solvers run ``max_epochs`` more epochs of its state and schedule (from
+        its model after a fit by another solver, e.g. the CoCoA+ that ``"auto"`` chose);
+        ``solver="cocoa"`` refuses it (its duals start at zero).
     fit_intercept : bool, default=True
         Learn an unregularised bias (``solver="cocoa"``: LIBLINEAR's bias feature).
     scale : "auto" or bool, default="auto"

@@ -11,6 +11,7 @@ import numpy as np
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.sources import base_source
 from dsvm.features.scaling import Scaling
+from dsvm.training.record import FittedModel
 
 
 @dataclass
@@ -21,6 +22,8 @@ class FitData:
     source: Any  # the training rows as the solver reads them (through the scaling, if any)
     text: np.ndarray | None  # the label set when the labels are text, else None
     scaling: Scaling | None = None
+    # the fit a stochastic warm start continues (the estimator's last), or None
+    continues: FittedModel | None = None
 
     @property
     def feature_names(self) -> list[str] | None:

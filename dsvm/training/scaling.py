@@ -58,13 +58,14 @@ def feature_stats(engine: Engine, source: Any) -> Any:
 
 
 def scale_stage(spec: FitSpec, engine: Engine, source: Any, *,
-                previous: Scaling | None = None) -> tuple[FitSpec, Any, Scaling | None]:
+                continues: FittedModel | None = None) -> tuple[FitSpec, Any, Scaling | None]:
     """(spec, source, scaling): the source seen through the scaling and, for a scaled target,
-    the spec with ``epsilon`` in scaled units. ``previous``: the scaling of the fit a
-    ``partial_fit`` continues (no new statistics)."""
+    the spec with ``epsilon`` in scaled units. ``continues``: the fit a ``partial_fit`` or a
+    warm start continues, whose scaling (or none) the rows go through (no new statistics:
+    its state is in its units)."""
     mode = scale_mode(spec.params)
-    scaling = previous
-    if previous is None and mode is not False and scalable(spec.params):
+    scaling = None if continues is None else continues.scaling
+    if continues is None and mode is not False and scalable(spec.params):
         stats = feature_stats(engine, source)
         scaling = None if stats is None else choose_scaling(
             stats, mode, fit_intercept=bool(spec.params.get("fit_intercept", True)),

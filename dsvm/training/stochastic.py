@@ -230,6 +230,8 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
                    resume: bool = False) -> FittedModel:
     """Train from scratch (or from ``spec.checkpoint`` with ``resume``) for up to
     ``spec.max_epochs`` epochs."""
+    if data.continues is not None:
+        return fit_warm(spec, data, data.continues, validation=validation)
     engine, source, text = data.engine, data.source, data.text
     ckpt = resume_checkpoint(spec, source) if resume else None
     spec = resolve_gamma(spec, engine, source, ckpt)
@@ -282,10 +284,10 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
                              fmap=fmap)
         else:
             spec = spec.with_params(**previous.resolved)
-            spec, source, _ = scale_stage(spec, engine, source, previous=previous.scaling)
+            spec, source, _ = scale_stage(spec, engine, source, continues=previous)
             mapped = map_source(source, _map_of_fit(spec, previous))
-            if previous.solver == "cocoa":  # solver="auto" chose it for the fit
-                previous = continued_from_dual(spec, engine, mapped, previous)
+            if previous.solver not in ("", spec.solver):  # solver="auto" chose CoCoA+ for it
+                previous = continued_from_model(spec, engine, mapped, previous)
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
                              f"is expecting {previous.n_features_in} features as input.")
@@ -296,25 +298,50 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         return record
 
 
-def continued_from_dual(spec: FitSpec, engine: Engine, source: Any,
-                        dual: FittedModel) -> FittedModel:
-    """A stochastic fit that starts from the model of a CoCoA+ fit: ``partial_fit`` after a
-    ``fit`` for which ``solver="auto"`` chose CoCoA+ (whose duals belong to the rows of that
-    fit). The iterate and its average start at CoCoA+'s w (its bias feature's weight as the
-    intercept), and the step counter at the rows CoCoA+ has seen, so that the steps continue
-    small, where a fresh schedule would start large and undo the fit."""
-    record = start(spec, engine, source, classes=dual.classes, text=None, seed=dual.seed,
+def continued_from_model(spec: FitSpec, engine: Engine, source: Any,
+                         other: FittedModel) -> FittedModel:
+    """A stochastic fit that starts from the model of a fit by another solver: ``partial_fit``
+    after a ``fit`` for which ``solver="auto"`` chose CoCoA+ (whose duals belong to the rows of
+    that fit), or a warm start after a fit with another solver. The iterate and its average
+    start at that model (CoCoA+'s bias feature's weight as the intercept), and the step
+    counter at the steps (rows) it has seen, so that the steps continue small where a fresh
+    schedule would start large and undo the fit."""
+    if other.feature_map is not None:
+        raise ValueError(f"A {spec.solver!r} fit cannot continue the kernel model of a "
+                         f"{other.solver!r} fit; fit it afresh (warm_start=False).")
+    if other.solver == "cocoa":
+        bias = 1.0 if spec.params.get("fit_intercept", True) else 0.0
+        coef, intercept = other.state.coef, other.state.intercept * bias
+    else:
+        coef, intercept = other.state.model()
+    record = start(spec, engine, source, classes=other.classes, text=None, seed=other.seed,
                    fmap=None)
-    state, bias = record.state, 1.0 if spec.params.get("fit_intercept", True) else 0.0
-    state.coef[:] = dual.state.coef
-    state.intercept[:] = dual.state.intercept * bias
+    state = record.state
+    state.coef[:], state.intercept[:] = coef, intercept
     if state.avg_coef is not None and state.avg_intercept is not None:
         state.avg_coef[:], state.avg_intercept[:] = state.coef, state.intercept
         state.n_avg = 1.0
-    state.t = float(dual.state.t)
-    record.history, record.scaling = list(dual.history), dual.scaling
-    record.resolved, record.feature_names = dual.resolved, dual.feature_names
+    state.t = float(other.state.t)
+    record.history, record.scaling = list(other.history), other.scaling
+    record.resolved, record.feature_names = other.resolved, other.feature_names
     return record
+
+
+def fit_warm(spec: FitSpec, data: FitData, previous: FittedModel, *,
+             validation: Any = None) -> FittedModel:
+    """``warm_start=True``: up to ``spec.max_epochs`` more epochs of the estimator's last fit,
+    its state, schedule and scaling continued (as ``partial_fit`` continues it one epoch at a
+    time); after a fit by another solver, from its model (:func:`continued_from_model`)."""
+    engine, source = data.engine, data.source
+    spec = spec.with_params(**previous.resolved)
+    mapped = map_source(source, _map_of_fit(spec, previous))
+    if input_features(mapped) != previous.n_features_in:
+        raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} is "
+                         f"expecting {previous.n_features_in} features as input (warm_start).")
+    if previous.solver not in ("", spec.solver):
+        previous = continued_from_model(spec, engine, mapped, previous)
+    record = run(Fit(spec, mapped, previous), engine, spec.max_epochs, validation)
+    return finish(spec, engine, record, source, warn=spec.tol is not None)
 
 
 def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:

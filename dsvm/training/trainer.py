@@ -39,21 +39,31 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         check_checkpoint_path(spec.checkpoint)
     context = {"validation": validation, "init": init, "warm": warm}
     asked, spec = spec, resolve_solver(spec, **context)
-    check_combination(spec, init=init, warm=warm, resume=resume)
+    check_combination(spec, init=init, warm=warm, resume=resume,
+                      weighted=sample_weight is not None)
     check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                                 chunk_rows=spec.chunk_rows,
-                                 text_classes=text_of(warm) if spec.solver == "nesvm" else None)
+                                 chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
         spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
-        spec, source, scaling = scale_stage(spec, engine, source)
-        data = FitData(engine, source, text, scaling)
+        continues = warm_record(spec, warm)
+        spec, source, scaling = scale_stage(spec, engine, source, continues=continues)
+        data = FitData(engine, source, text, scaling, continues)
         record = _fit(spec, data, validation=validation, init=init, resume=resume, warm=warm)
     record.solver = spec.solver
     return unfold_record(record)
 
 
-def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool) -> None:
+def warm_record(spec: FitSpec, warm: Any) -> FittedModel | None:
+    """The fit a stochastic solver's warm start continues: the estimator's last (NESVM starts
+    from its model instead; None without a warm start)."""
+    if warm is None or spec.solver == "nesvm":
+        return None
+    return getattr(warm, "_fit_record", None)
+
+
+def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool,
+                      weighted: bool = False) -> None:
     """What the solver cannot do with this fit, refused before any work, with the reason."""
     if spec.solver == "nesvm":
         if spec.params.get("early_stopping"):
@@ -66,9 +76,10 @@ def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool) -> N
     elif init is not None:
         raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
                          "(use partial_fit to continue a fit).")
-    if spec.solver == "bsgd" and spec.params.get("class_weight") is not None:
-        raise ValueError("solver='bsgd' supports neither sample weights nor class_weight; use a "
-                         "kernel map (kernel='nystroem') with a linear solver.")
+    if spec.solver == "bsgd" and (weighted or spec.params.get("class_weight") is not None):
+        raise ValueError("solver='bsgd' supports neither sample weights nor class_weight (its "
+                         "support-vector merging, papers/001, is stated for unweighted rows); "
+                         "use a kernel map (kernel='nystroem') with a linear solver.")
 
 
 def _fit(spec: FitSpec, data: FitData, *, validation: Any, init: Any, resume: bool,

@@ -43,7 +43,9 @@ def cluster():
 
 
 def _clf(address, **kw):
-    params = dict(max_epochs=3, tol=None, random_state=0, n_streams=2, client=address)
+    # (the stochastic stream tasks; CoCoA+'s rounds: tests/distributed/test_cocoa.py)
+    params = dict(solver="pegasos", max_epochs=3, tol=None, random_state=0, n_streams=2,
+                  client=address)
     params.update(kw)
     return dsvm.SVMClassifier(**params)
 
