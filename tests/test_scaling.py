@@ -172,3 +172,44 @@ def test_early_stopping_holds_out_chunks_of_scaled_rows(cancer, linear_svc_accur
     clf = SVMClassifier(solver=solver, early_stopping=True, random_state=0).fit(Xtr, ytr)
     assert clf.scaling_ is not None and clf.history_[-1]["holdout_objective"] is not None
     assert clf.score(Xte, yte) >= linear_svc_accuracy - 0.03
+
+
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_a_dataset_keeps_its_statistics_and_a_fit_reads_no_chunk_for_them(
+        tmp_path, cancer, monkeypatch, layout):
+    """The writer gathers the columns' statistics as it writes (in chunk order: the same bits
+    as the pass over the chunks), so a fit on a dataset scales without a pass; a dataset
+    written before statistics were kept gets the pass."""
+    import shutil
+
+    from dsvm.distributed.engine import LocalEngine
+    from dsvm.distributed.sources import DatasetSource
+    from dsvm.features.scaling import choose_scaling
+    from dsvm.training import scaling as stage
+
+    Xtr, _, ytr, _ = cancer
+    ds = write_arrays(str(tmp_path / "c.zarr"), Xtr, ytr * 1000, chunk_rows=64, layout=layout,
+                      dtype=np.float32)
+    passed = stage.feature_stats(LocalEngine(), DatasetSource(ds))
+    for regression in (False, True):
+        kept = choose_scaling(ds.feature_stats(), True, fit_intercept=True,
+                              regression=regression)
+        read = choose_scaling(passed, True, fit_intercept=True, regression=regression)
+        np.testing.assert_array_equal(kept.factor, read.factor)
+        assert (kept.shift is None) == (layout == "sparse") == (read.shift is None)
+        assert (kept.y_shift, kept.y_scale) == (read.y_shift, read.y_scale)
+
+    def no_pass(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the statistics were read from the chunks")
+
+    with monkeypatch.context() as m:
+        m.setattr(stage, "feature_stats", no_pass)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kept_fit = SVMClassifier(random_state=0).fit(ds)
+    shutil.rmtree(tmp_path / "c.zarr" / "feature_stats")  # as written before: no statistics
+    assert ds.feature_stats() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pass_fit = SVMClassifier(random_state=0).fit(ds)
+    np.testing.assert_array_equal(kept_fit.coef_, pass_fit.coef_)

@@ -52,6 +52,7 @@ from zarr.core.sync import sync as _zarr_sync  # zarr's own event loop (zarr >= 
 from dsvm.data.attrs import DTYPES, FORMAT_VERSION, LAYOUTS
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.location import _Location
+from dsvm.data.stats import STATS_GROUP, FeatureStats, stats_from_arrays
 from dsvm.exceptions import DataFormatError, DataLayoutError
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,17 @@ class Dataset:
         if self.layout == "dense":
             return n * self.n_features * item + 8 * n
         return self.nnz * (item + 4) + 8 * (n + 1) + 8 * n
+
+    def feature_stats(self) -> FeatureStats | None:
+        """The columns' statistics the writer kept (:mod:`dsvm.data.stats`), or None for a
+        dataset written before they were kept."""
+        loc = _Location(self.url, self.storage_options)
+        group = zarr.open_group(loc.store(read_only=True), mode="r")
+        if STATS_GROUP not in group:
+            return None
+        stats = cast(zarr.Group, group[STATS_GROUP])
+        return stats_from_arrays({name: np.asarray(array[...])
+                                  for name, array in stats.arrays()})
 
     def chunk_n_rows(self, i: int) -> int:
         i = self._check_chunk_index(i)

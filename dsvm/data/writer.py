@@ -31,6 +31,7 @@ from dsvm.data.block_ops import check_block_values, coerce_block, concat_blocks,
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset, open_dataset
 from dsvm.data.location import _Location, _make_parents, _remove, check_destination
+from dsvm.data.stats import STATS_GROUP, RunningStats
 from dsvm.exceptions import DataLayoutError
 
 logger = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ class DatasetWriter:
         self._appenders: dict[str, _Appender1D] = {}
         self._label_counts: dict[float, int] | None = {} if self.labeled else None
         self._has_sw: bool | None = None
+        self._stats = RunningStats(self.n_features, sparse=layout == "sparse")
         self.dataset: Dataset | None = None
 
     # ---- public --------------------------------------------------------------------------
@@ -301,6 +303,7 @@ class DatasetWriter:
             self._appenders["indices"].append(chunk.indices)
             self._appenders["data"].append(chunk.data)
             self._nnz += int(chunk.indptr[-1])
+        self._stats.add(len(self._chunk_starts) - 1, chunk)  # (as stored: coerced)
         self._n_written += n
         self._chunk_starts.append(self._n_written)
         self._nnz_starts.append(self._nnz)
@@ -328,6 +331,11 @@ class DatasetWriter:
             x_group = cast(zarr.Group, g["X"])  # the sparse layout's X is a group
             x_group.create_array("chunk_nnz_starts", shape=nnz_starts.shape,
                                  chunks=nnz_starts.shape, dtype="int64", **kw)[:] = nnz_starts
+        # the columns' statistics, kept for feature scaling (no pass at fit time)
+        stats = g.create_group(STATS_GROUP)
+        for name, value in self._stats.arrays().items():
+            stats.create_array(name, shape=value.shape, chunks=value.shape, dtype="float64",
+                               **kw)[...] = value
         labels = self._label_counts
         classes = None if labels is None else sorted(labels)
         attrs: dict[str, Any] = {

@@ -22,8 +22,8 @@ from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
+from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
-from dsvm.features.scaling import FeatureStats, block_stats, merge_stats
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.evaluation import EvalCounts, evaluate_block
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share

@@ -25,12 +25,15 @@ scaler: ``alpha`` means the same on every column whatever its units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.data.stats import FeatureStats, block_stats, merge_stats
+
+__all__ = ["FeatureStats", "Scaling", "block_stats", "choose_scaling", "merge_stats"]
 
 # "auto" scales when a column (or a regression target) reaches values above this in magnitude.
 # Binary and one-hot columns (1), tf-idf and normalised rows (<= 1), standardised columns
@@ -41,62 +44,6 @@ AUTO_LIMIT = 16.0
 
 # Columns whose spread is below this (constant columns) are left unscaled, as scikit-learn does.
 TINY = 1e-12
-
-
-@dataclass
-class FeatureStats:
-    """Per-column statistics of some chunks: the largest magnitudes (merged as they come: a
-    maximum does not depend on the order), and per chunk the sums that do (dense columns'
-    sums and sums of squares, the target's), added in chunk order by :meth:`totals`."""
-
-    sparse: bool
-    max_abs: np.ndarray
-    y_max_abs: float = 0.0
-    # chunk -> (rows, column sums or None (CSR), column sums of squares or None, y sum, y sum sq)
-    sums: dict[int, tuple[Any, ...]] = field(default_factory=dict)
-
-    def __add__(self, other: FeatureStats) -> FeatureStats:
-        return FeatureStats(sparse=self.sparse or other.sparse,
-                            max_abs=np.maximum(self.max_abs, other.max_abs),
-                            y_max_abs=max(self.y_max_abs, other.y_max_abs),
-                            sums={**self.sums, **other.sums})
-
-    def totals(self) -> tuple[int, Any, Any, float, float]:
-        """(rows, column sums, column sums of squares, y sum, y sum of squares), added in chunk
-        order: the same bits however the chunks were grouped into tasks."""
-        rows, col, col_sq, y_sum, y_sq = 0, None, None, 0.0, 0.0
-        for chunk in sorted(self.sums):
-            n, s, sq, ys, ysq = self.sums[chunk]
-            rows, y_sum, y_sq = rows + n, y_sum + ys, y_sq + ysq
-            if s is not None:
-                col = s.copy() if col is None else col + s
-                col_sq = sq.copy() if col_sq is None else col_sq + sq
-        return rows, col, col_sq, y_sum, y_sq
-
-
-def block_stats(chunk: int, block: Block) -> FeatureStats:
-    """The statistics of chunk ``chunk`` (float64 sums)."""
-    y = np.asarray(block.y, dtype=np.float64)
-    y_max = float(np.abs(y).max()) if len(y) else 0.0
-    if isinstance(block, CSRBlock):
-        max_abs = np.zeros(block.n_features)
-        np.maximum.at(max_abs, block.indices, np.abs(block.data.astype(np.float64)))
-        return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
-            chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))})
-    X = np.asarray(block.X, dtype=np.float64)
-    max_abs = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
-    return FeatureStats(sparse=False, max_abs=max_abs, y_max_abs=y_max, sums={
-        chunk: (block.n_samples, X.sum(axis=0), np.einsum("ij,ij->j", X, X), float(y.sum()),
-                float(np.dot(y, y)))})
-
-
-def merge_stats(parts: list[FeatureStats | None]) -> FeatureStats | None:
-    """The combine of :func:`block_stats` results."""
-    total = None
-    for part in parts:
-        if part is not None:
-            total = part if total is None else total + part
-    return total
 
 
 @dataclass

@@ -57,6 +57,13 @@ def feature_stats(engine: Engine, source: Any) -> Any:
                          what="feature statistics for scaling")
 
 
+def stored_stats(source: Any) -> Any:
+    """The statistics a whole dataset's writer kept (None: none kept, or not a whole
+    dataset)."""
+    dataset = getattr(source, "dataset", None)
+    return None if dataset is None else dataset.feature_stats()
+
+
 def scale_stage(spec: FitSpec, engine: Engine, source: Any, *,
                 continues: FittedModel | None = None) -> tuple[FitSpec, Any, Scaling | None]:
     """(spec, source, scaling): the source seen through the scaling and, for a scaled target,
@@ -66,7 +73,7 @@ def scale_stage(spec: FitSpec, engine: Engine, source: Any, *,
     mode = scale_mode(spec.params)
     scaling = None if continues is None else continues.scaling
     if continues is None and mode is not False and scalable(spec.params):
-        stats = feature_stats(engine, source)
+        stats = stored_stats(source) or feature_stats(engine, source)
         scaling = None if stats is None else choose_scaling(
             stats, mode, fit_intercept=bool(spec.params.get("fit_intercept", True)),
             regression=not spec.classifies)

@@ -1,0 +1,118 @@
+"""Per-column statistics of row blocks: what feature scaling needs (:mod:`dsvm.features.scaling`),
+gathered by a pass over the chunks or, for a dataset, while it is written (:class:`RunningStats`,
+kept in the store: no pass at fit time).
+
+The sums that depend on the order of addition are added in chunk order, so that the result is
+the same bits however the chunks were grouped into tasks, and the same as the writer's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.blocks import Block, CSRBlock
+
+# Where a dataset keeps its columns' statistics (datasets written before have none)
+STATS_GROUP = "feature_stats"
+
+
+@dataclass
+class FeatureStats:
+    """Per-column statistics of some chunks: the largest magnitudes (merged as they come: a
+    maximum does not depend on the order), and per chunk the sums that do (dense columns'
+    sums and sums of squares, the target's), added in chunk order by :meth:`totals`."""
+
+    sparse: bool
+    max_abs: np.ndarray
+    y_max_abs: float = 0.0
+    # chunk -> (rows, column sums or None (CSR), column sums of squares or None, y sum, y sum sq)
+    sums: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+
+    def __add__(self, other: FeatureStats) -> FeatureStats:
+        return FeatureStats(sparse=self.sparse or other.sparse,
+                            max_abs=np.maximum(self.max_abs, other.max_abs),
+                            y_max_abs=max(self.y_max_abs, other.y_max_abs),
+                            sums={**self.sums, **other.sums})
+
+    def totals(self) -> tuple[int, Any, Any, float, float]:
+        """(rows, column sums, column sums of squares, y sum, y sum of squares), added in chunk
+        order: the same bits however the chunks were grouped into tasks."""
+        rows, col, col_sq, y_sum, y_sq = 0, None, None, 0.0, 0.0
+        for chunk in sorted(self.sums):
+            n, s, sq, ys, ysq = self.sums[chunk]
+            rows, y_sum, y_sq = rows + n, y_sum + ys, y_sq + ysq
+            if s is not None:
+                col = s.copy() if col is None else col + s
+                col_sq = sq.copy() if col_sq is None else col_sq + sq
+        return rows, col, col_sq, y_sum, y_sq
+
+
+def block_stats(chunk: int, block: Block) -> FeatureStats:
+    """The statistics of chunk ``chunk`` (float64 sums)."""
+    y = np.asarray(block.y, dtype=np.float64)
+    y_max = float(np.abs(y).max()) if len(y) else 0.0
+    if isinstance(block, CSRBlock):
+        max_abs = np.zeros(block.n_features)
+        np.maximum.at(max_abs, block.indices, np.abs(block.data.astype(np.float64)))
+        return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
+            chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))})
+    X = np.asarray(block.X, dtype=np.float64)
+    max_abs = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    return FeatureStats(sparse=False, max_abs=max_abs, y_max_abs=y_max, sums={
+        chunk: (block.n_samples, X.sum(axis=0), np.einsum("ij,ij->j", X, X), float(y.sum()),
+                float(np.dot(y, y)))})
+
+
+def merge_stats(parts: list[FeatureStats | None]) -> FeatureStats | None:
+    """The combine of :func:`block_stats` results."""
+    total = None
+    for part in parts:
+        if part is not None:
+            total = part if total is None else total + part
+    return total
+
+
+class RunningStats:
+    """The statistics of the chunks a writer writes, in order (memory: a few arrays of the
+    feature count, whatever the chunk count)."""
+
+    def __init__(self, n_features: int, sparse: bool) -> None:
+        self.sparse, self.max_abs, self.y_max_abs = sparse, np.zeros(n_features), 0.0
+        self.rows, self.y_sum, self.y_sq = 0, 0.0, 0.0
+        self.col: np.ndarray | None = None
+        self.col_sq: np.ndarray | None = None
+
+    def add(self, chunk: int, block: Block) -> None:
+        """Chunk ``chunk``'s block (chunks in order), added as :meth:`FeatureStats.totals`
+        adds them."""
+        one = block_stats(chunk, block)
+        self.max_abs = np.maximum(self.max_abs, one.max_abs)
+        self.y_max_abs = max(self.y_max_abs, one.y_max_abs)
+        n, s, sq, ys, ysq = one.sums[chunk]
+        self.rows, self.y_sum, self.y_sq = self.rows + n, self.y_sum + ys, self.y_sq + ysq
+        if s is not None:
+            self.col = s.copy() if self.col is None else self.col + s
+            self.col_sq = sq.copy() if self.col_sq is None else self.col_sq + sq
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What a store keeps: named float64 arrays (scalars as arrays of one)."""
+        out = {"max_abs": self.max_abs, "y_max_abs": np.float64(self.y_max_abs),
+               "rows": np.float64(self.rows), "y_sum": np.float64(self.y_sum),
+               "y_sum_sq": np.float64(self.y_sq), "sparse": np.float64(self.sparse)}
+        if self.col is not None and self.col_sq is not None:
+            out["sum"], out["sum_sq"] = self.col, self.col_sq
+        return {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in out.items()}
+
+
+def stats_from_arrays(arrays: dict[str, np.ndarray]) -> FeatureStats:
+    """The :class:`FeatureStats` a store keeps (:meth:`RunningStats.arrays`)."""
+    def scalar(name: str) -> float:
+        return float(np.asarray(arrays[name]).reshape(-1)[0])
+
+    sums = (int(scalar("rows")), arrays.get("sum"), arrays.get("sum_sq"), scalar("y_sum"),
+            scalar("y_sum_sq"))
+    return FeatureStats(sparse=bool(scalar("sparse")), max_abs=np.asarray(arrays["max_abs"]),
+                        y_max_abs=scalar("y_max_abs"), sums={0: sums})
