@@ -184,3 +184,14 @@ def test_cli_warnings_give_flags_not_python_advice():
     cli = in_flag_terms(message, imbalanced)
     assert "StandardScaler" not in cli and "--scale true scales them" in cli
     assert "--class-weight balanced" in cli and "--epochs 10 (--tol 0.001)" in cli
+
+
+def test_a_diverged_fit_fails_loudly():
+    """Pegasos on the squared loss of targets in large units overflows (R^2 -6e265 on held-out
+    rows): only NumPy's overflow warnings were shown."""
+    X, y = load_diabetes(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.warns(FitFailedWarning):
+            reg = SVMRegressor(solver="pegasos", loss="squared", random_state=0).fit(X, y * 1000)
+    assert reg.outcome_.failed

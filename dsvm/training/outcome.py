@@ -117,10 +117,14 @@ class FitOutcome:
 
     @property
     def failed(self) -> bool:
+        """Uphill and barely above the majority rate (classifiers), no better than the mean
+        (regressors), or diverged (a score or objective that overflowed)."""
+        if not math.isfinite(self.score) or (self.objective is not None
+                                             and not math.isfinite(self.objective)):
+            return True
         gain = self.gain
         if gain is None:
-            return self.classifies and self.objective is not None \
-                and not math.isfinite(self.objective)
+            return False
         if self.classifies:
             return self.uphill and gain < MIN_GAIN
         return gain <= 0.0
