@@ -204,10 +204,10 @@ def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
     gaps = [h["relative_gap"] for h in record.history]
     if not gaps:
         return
-    stuck = min(gaps) > STUCK_GAP
+    stuck = min(gaps) > STUCK_GAP and not (record.outcome and record.outcome.scaled)
     why = (f" The gap stayed above {STUCK_GAP} in every epoch: "
            f"{outcome.api_advice(record.outcome, spec.estimator)}."
-           if stuck else " Consider more epochs (or more local_iters).")
+           if stuck else " Consider more epochs (or more local_iters, or a larger alpha).")
     warnings.warn(
         f"{spec.estimator}(solver='cocoa') stopped at max_epochs={spec.max_epochs} with a "
         f"relative duality gap of {gaps[-1]:.3g}, above tol={spec.tol}: it has not "

@@ -89,6 +89,7 @@ class FitOutcome:
     baseline: float | None
     n_rows: int
     target_spread: float | None = None
+    scaled: bool = False  # whether the fit scaled the columns (training.scaling)
 
     @property
     def classifies(self) -> bool:
@@ -180,6 +181,9 @@ def api_advice(outcome: FitOutcome, estimator: str) -> str:
         return (f"the targets are in large units ({outcome.spread_text()}): scale=True "
                 "scales them in the fit (or use sklearn.compose.TransformedTargetRegressor("
                 f"{estimator}(...), transformer=sklearn.preprocessing.StandardScaler()))")
+    if outcome.scaled:  # the fit scaled the columns: not the cause
+        return ("the problem is hard at this alpha (the columns were scaled): a larger alpha, "
+                "more max_epochs, or solver='auto'")
     # both causes are named: features within [-1, 1] (a9a) fail so too when a few epochs of
     # Pegasos at a small alpha have not settled, and the outcome does not see the features
     return ("the features are probably not scaled: scale=True scales them in the fit (the "
@@ -230,9 +234,15 @@ def measure(engine: Engine, spec: FitSpec, record: FittedModel, source: Any,
     if spec.classifies:
         return FitOutcome(spec.task, stop_reason, objective, loss,
                           zero_objective(spec, int(record.coef.shape[0])), counts.accuracy,
-                          majority_rate(source, record.class_values), counts.n_rows)
+                          majority_rate(source, record.class_values), counts.n_rows,
+                          scaled=scaled_features(record))
     return FitOutcome(spec.task, stop_reason, objective, loss, None, counts.r2, 0.0,
-                      counts.n_rows, target_spread(counts))
+                      counts.n_rows, target_spread(counts), scaled=scaled_features(record))
+
+
+def scaled_features(record: FittedModel) -> bool:
+    scaling = getattr(record, "scaling", None)
+    return scaling is not None and scaling.scales_features
 
 
 def report(spec: FitSpec, outcome: FitOutcome) -> None:
