@@ -253,8 +253,6 @@ DASK_DEBT = {
     "dsvm.training.inputs": "turns dask arrays and DataFrames into sources (chunks aligned, "
                             "label sets, read_parquet): moves to data/ with the Source "
                             "protocol, #26 item 3",
-    "dsvm.training.class_weights": "counts dask labels with da.unique: the source's labels and "
-                                   "counts, in data/, #26 items 3 and 5",
 }
 
 

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dsvm.distributed.sources import DaskSource
+from dsvm.data.sources import Source, rewrapped
 from dsvm.distributed.watch import wait_for_result
 
 logger = logging.getLogger(__name__)
@@ -64,13 +64,13 @@ class Engine(Protocol):
     n_workers: int
     runs_ahead: bool  # whether a call returns before its tasks have run (held values)
 
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str, what: str | None = None,
                combine_name: str | None = None, inputs: Sequence[Any] = (),
                finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
                keep: bool = False) -> Any: ...
 
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str,
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str,
             what: str | None = None) -> Iterator[Any]: ...
 
     def hold(self, value: Any, *, name: str) -> Any: ...
@@ -101,7 +101,7 @@ class LocalEngine:
     n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
     runs_ahead = False  # every call has run when it returns
 
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str = "task", what: str | None = None,
                combine_name: str | None = None, inputs: Sequence[Any] = (),
                finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
@@ -127,13 +127,13 @@ class LocalEngine:
     def release(self, *held: Any) -> None:
         """(Nothing is in flight in this process.)"""
 
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
         for chunk in chunks:
             yield task(source, [chunk])
 
 
-def _run(task: Task, source: Any, chunk_ids: list[int], *inputs: Any) -> Any:
+def _run(task: Task, source: Source, chunk_ids: list[int], *inputs: Any) -> Any:
     """What a cluster task executes (its key, ``dsvm-<name>-...``, names it on the dashboard)."""
     return task(source, chunk_ids, *inputs)
 
@@ -172,7 +172,7 @@ class DaskEngine:
         self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
 
     # -- what travels --------------------------------------------------------------------------
-    def _ship(self, source: Any) -> Any:
+    def _ship(self, source: Source) -> Any:
         """``source`` as a task argument: a small one rides inside each task; a large one (a
         Nystroem map's matrices travel with its source, dask arrays built from memory carry
         their data) is sent to the workers once per fit and passed by reference, instead of
@@ -189,13 +189,15 @@ class DaskEngine:
         self._shipped[key] = (parts, ref)  # keeps the parts (and so their ids) alive
         return ref
 
-    def _shipped_form(self, source: Any) -> Any:
+    def _shipped_form(self, source: Source) -> Any:
         try:
             nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
         except Exception:  # noqa: BLE001 - not plain-picklable: dask's serialisation carries it
             return source
         if nbytes <= BROADCAST_ABOVE_BYTES:
             return source
+        from dsvm.distributed.dask_source import DaskSource  # (dask input only)
+
         inner = getattr(source, "inner", source)
         if isinstance(inner, DaskSource) and not inner.on_cluster:
             # Arrays built from this process's memory: their graph holds the data. Persist them
@@ -205,8 +207,7 @@ class DaskEngine:
             persisted = replace(inner, X=arrays[0], y=arrays[1],
                                 sample_weight=arrays[2] if len(arrays) > 2 else None)
             # (the persisted source itself: shipping the unpersisted one again recursed forever)
-            return self._shipped_form(persisted if inner is source else
-                                      type(source)(persisted, source.fmap))
+            return self._shipped_form(rewrapped(source, persisted))
         [ref] = self.client.scatter([source], broadcast=True, hash=False)
         return ref
 
@@ -225,7 +226,7 @@ class DaskEngine:
         return "-".join(["dsvm", *map(str, parts), self._token])
 
     # -- the protocol --------------------------------------------------------------------------
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str = "task", what: str | None = None,
                combine_name: str | None = None, inputs: Sequence[Any] = (),
                finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
@@ -336,7 +337,7 @@ class DaskEngine:
             return None
         return workers[:n_tasks]
 
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
         self._calls += 1
         call = self._calls

@@ -29,6 +29,7 @@ import numpy as np
 from dsvm.combine.adding import add_partials, added
 from dsvm.data.duals import DualStore, dual_store_url, remove_store
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
+from dsvm.data.sources import Source
 from dsvm.distributed.cocoa_tasks import CocoaRound
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.hooks import EPOCH_HOOKS
@@ -104,7 +105,7 @@ def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
     return [[[int(c) for c in parts[r]] for parts in cut] for r in range(n_rounds)]
 
 
-def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedModel,
+def run_epoch(engine: Engine, solver: CocoaSolver, source: Source, record: FittedModel,
               store: DualStore, epoch: int, window: int = 1
               ) -> tuple[SolverState, dict[str, Any]]:
     """One epoch: every chunk's duals updated once. Returns the new state and its record."""
@@ -214,7 +215,7 @@ def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
         f"converged.{why}", ConvergenceWarning, stacklevel=6)  # (the user's call of fit)
 
 
-def resumable(spec: FitSpec, source: Any) -> Any:
+def resumable(spec: FitSpec, source: Source) -> Any:
     """The checkpoint to resume from, or None (see :func:`resume_checkpoint`); CoCoA+ keeps
     w in float64 whatever the data's dtype (it is the running sum of the dual steps)."""
     if spec.checkpoint is None:
@@ -227,7 +228,7 @@ def resumable(spec: FitSpec, source: Any) -> Any:
     return ckpt
 
 
-def cocoa_window(requested: int | None, source: Any, n_streams: int | None = None) -> Window:
+def cocoa_window(requested: int | None, source: Source, n_streams: int | None = None) -> Window:
     """The window of a CoCoA+ fit: by default every chunk of a stream, up to WINDOW_BYTES of
     rows (128 MB), where the stochastic solvers take 8 chunks.
 
@@ -242,7 +243,7 @@ def cocoa_window(requested: int | None, source: Any, n_streams: int | None = Non
                       n_streams=n_streams)
 
 
-def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
+def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
                record: FittedModel, store: DualStore, scorers: Scorers | None = None) -> None:
     scorers = scorers or Scorers()
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)

@@ -22,6 +22,7 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
+from dsvm.data.sources import Source
 from dsvm.distributed.engine import Engine
 from dsvm.distributed.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
@@ -163,7 +164,7 @@ class SubmittedEpoch:
     # process, the epoch has run by the time the call returns)
 
 
-def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
+def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Source,
                  classes: np.ndarray | None, held: Any, plan: FitPlan, epoch: int,
                  class_weight: np.ndarray | None = None) -> SubmittedEpoch:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams, starting
@@ -235,7 +236,7 @@ def run_epochs(
     engine: Engine,
     solver: LocalSolver,
     combiner: Combiner,
-    source: Any,
+    source: Source,
     classes: np.ndarray | None,
     state: SolverState,
     plan: FitPlan,

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine.gradient import add_shares
+from dsvm.data.sources import Source, input_features, map_source
 from dsvm.distributed.engine import Engine, LocalEngine, spread
 from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import input_features, map_source
 from dsvm.distributed.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.solvers.base import SolverState, n_outputs_for
@@ -43,7 +43,7 @@ class GradientOracle:
     """``oracle(points, mu)`` -> the full :class:`GradientShare` of one pass over ``source``:
     ``n_tasks`` groups of chunks (the worker count by default; one group in this process)."""
 
-    def __init__(self, engine: Engine, source: Any, problem: NesvmProblem, classes: np.ndarray,
+    def __init__(self, engine: Engine, source: Source, problem: NesvmProblem, classes: np.ndarray,
                  *, n_tasks: int | None = None, class_weight: np.ndarray | None = None) -> None:
         self.engine = engine
         self.class_weight = class_weight
@@ -92,7 +92,7 @@ def _settings(spec: FitSpec) -> NesvmSettings:
     return settings
 
 
-def _classes(source: Any, init: Any, previous: Any) -> np.ndarray:
+def _classes(source: Source, init: Any, previous: Any) -> np.ndarray:
     values = np.unique(np.asarray(source.label_values()))
     if len(values) < 2:
         raise ValueError(
