@@ -259,7 +259,7 @@ def overlap(ds: Any, repeat: int = 5) -> tuple[float, ...]:
     gives max(read, pass), none read + pass."""
     from dsvm.combine import combiner_for
     from dsvm.data.sources import DatasetSource
-    from dsvm.distributed.tasks import EpochStart, StreamPass, iter_chunks
+    from dsvm.engine.tasks import EpochStart, StreamPass, iter_chunks
     from dsvm.solvers.registry import make_solver
     from dsvm.training.window import dataset_window
 

@@ -2,7 +2,7 @@
 
 Each epoch re-draws the chunk order and deals the chunks to ``n_streams`` streams (as the
 stochastic solvers do); each stream's chunks are cut into ``rounds_per_epoch`` rounds. In a
-round every stream runs :class:`dsvm.distributed.cocoa_tasks.CocoaRound` over its chunks of
+round every stream runs :class:`dsvm.engine.cocoa_tasks.CocoaRound` over its chunks of
 the round (one task each, sigma' = n_streams) and the engine adds their changes of w in a tree
 on the workers (:mod:`dsvm.combine.adding`). The duals live in a :class:`DualStore` next to
 the checkpoint (kept for resume) or in a scratch folder (removed at the end).
@@ -30,9 +30,9 @@ from dsvm.combine.adding import add_partials, added
 from dsvm.data.duals import DualStore, dual_store_url, remove_store
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.data.sources import Source
-from dsvm.distributed.cocoa_tasks import CocoaRound
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.engine.cocoa_tasks import CocoaRound
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.data.sources import Source, is_source
-from dsvm.distributed.engine import Engine, LocalEngine, active_cluster, cluster_engine
+from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.objective import pass_scratch_kept
 from dsvm.training.inputs import is_dask_collection, is_dataset_ref, is_parquet_ref
 
@@ -45,6 +45,14 @@ def _stored_bytes(data: Any) -> int | None:
     return None
 
 
+def active_cluster() -> bool:
+    """Whether this process has an active Dask Client (loads the cluster's code: a process
+    that never imported distributed has none, :func:`_cluster_in_use`)."""
+    from dsvm.distributed.engine import active_cluster as active
+
+    return active()
+
+
 def _cluster_in_use() -> bool:
     # no Client can be active in a process that never imported distributed
     return "distributed" in sys.modules and active_cluster()
@@ -76,6 +84,8 @@ def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> I
                     IN_PROCESS_BYTES >> 20)
         yield local
         return
+    from dsvm.distributed.engine import cluster_engine  # (a cluster's code, loaded for one)
+
     with cluster_engine(client, n_workers=n_workers) as engine:
         yield engine
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.sources import Source, map_source
-from dsvm.distributed.engine import Engine, LocalEngine, spread
-from dsvm.distributed.tasks import Decide, Evaluate, WritePredictions
+from dsvm.engine.local import Engine, LocalEngine, spread
+from dsvm.engine.tasks import Decide, Evaluate, WritePredictions
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.evaluation import EvalCounts, add_counts
 from dsvm.training.inputs import validation_source

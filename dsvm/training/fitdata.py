@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsvm.data.sources import Source
-from dsvm.distributed.engine import Engine
+from dsvm.engine.local import Engine
 from dsvm.features.scaling import Scaling
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.sources import Source
-from dsvm.distributed.engine import Engine, spread
-from dsvm.distributed.tasks import (
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import (
     ChunkMoments,
     MergeSamples,
     SampleRows,

@@ -15,9 +15,9 @@ import numpy as np
 
 from dsvm.combine.gradient import add_shares
 from dsvm.data.sources import Source, input_features, map_source
-from dsvm.distributed.engine import Engine, LocalEngine, spread
-from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.tasks import GradientPass
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine, LocalEngine, spread
+from dsvm.engine.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dsvm.data.sources import Source, map_source
-from dsvm.distributed.engine import Engine
+from dsvm.engine.local import Engine
 from dsvm.exceptions import ConvergenceWarning, FitFailedWarning
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.sources import Source, map_source
-from dsvm.distributed.engine import Engine, spread
-from dsvm.distributed.tasks import ChunkStats
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import ChunkStats
 from dsvm.features.scaling import Scaling, choose_scaling, merge_stats
 from dsvm.training.progress import fit_note
 from dsvm.training.record import FittedModel

@@ -22,9 +22,9 @@ import numpy as np
 from dsvm.combine import combiner_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.tasks import Calibrate, first
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine
+from dsvm.engine.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for

@@ -27,7 +27,7 @@ from dsvm.data.block_ops import concat_blocks
 from dsvm.data.blocks import Block
 from dsvm.data.duals import DualStore
 from dsvm.data.sources import Source
-from dsvm.distributed.tasks import iter_chunks, where
+from dsvm.engine.tasks import iter_chunks, where
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.cocoa import (
     CocoaSolver,
