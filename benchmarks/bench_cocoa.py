@@ -40,7 +40,7 @@ def cluster():
 def run(solver: str, url: str, client, alpha: float, epochs: int, **kw):
     """(cumulative seconds, models) after each epoch of one fit."""
     import dsvm
-    from dsvm.distributed.hooks import epoch_hook
+    from dsvm.engine.hooks import epoch_hook
 
     models: list[np.ndarray] = []
 

@@ -258,8 +258,8 @@ def overlap(ds: Any, repeat: int = 5) -> tuple[float, ...]:
     the pass only (chunks already in memory), and both. With a free second core, full overlap
     gives max(read, pass), none read + pass."""
     from dsvm.combine import combiner_for
-    from dsvm.distributed.sources import DatasetSource
-    from dsvm.distributed.tasks import EpochStart, StreamPass, iter_chunks
+    from dsvm.data.sources import DatasetSource
+    from dsvm.engine.tasks import EpochStart, StreamPass, iter_chunks
     from dsvm.solvers.registry import make_solver
     from dsvm.training.window import dataset_window
 

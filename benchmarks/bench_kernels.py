@@ -248,7 +248,7 @@ def sparse_section(n: int, repeat: int, skip_vw: bool) -> str:
 
 def dense_section(repeat: int) -> str:
     from dsvm.data.order import ROUND_STREAMS, run_rows, window_order
-    from dsvm.distributed.sources import DEFAULT_MEMORY_CHUNK_ROWS
+    from dsvm.data.sources import DEFAULT_MEMORY_CHUNK_ROWS
     from dsvm.kernels.shuffle import permutation
 
     rng = np.random.default_rng(0)

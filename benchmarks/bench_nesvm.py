@@ -64,8 +64,8 @@ def liblinear_opt(X, y, alpha: float) -> float:
 
 def run_nesvm(X, y, alpha, passes, init=None, **settings):
     """(objective per pass, cumulative seconds per pass, result) through the solver API."""
-    from dsvm.distributed.engine import LocalEngine
-    from dsvm.distributed.sources import ArraySource
+    from dsvm.data.sources import ArraySource
+    from dsvm.engine.local import LocalEngine
     from dsvm.solvers.nesvm import NesvmProblem, NesvmSettings
     from dsvm.solvers.nesvm_run import nesvm_minimize
     from dsvm.training.nesvm import GradientOracle

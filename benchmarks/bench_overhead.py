@@ -337,7 +337,7 @@ def tree_tasks(n_workers: int, split_every: int = 4) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class SleepPass:
-    """Stands in for :class:`dsvm.distributed.tasks.StreamPass` in a fit's epochs: it copies
+    """Stands in for :class:`dsvm.engine.tasks.StreamPass` in a fit's epochs: it copies
     the epoch's start, sleeps for ``seconds`` (a pass's compute, without taking one of this
     machine's 2 cores from the scheduler) and returns the copy as its partial."""
 

@@ -90,7 +90,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import dsvm
-    from dsvm.distributed.hooks import epoch_hook
+    from dsvm.engine.hooks import epoch_hook
 
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / f"resilience_{args.rows}x{args.features}_{args.chunk_rows}.zarr"

@@ -88,7 +88,7 @@ def _read_stream(dataset, chunk_ids) -> int:
     """Read a stream's chunks exactly as a training task does (same prefetch, same malloc
     settings), and do nothing else."""
     from dsvm.distributed.malloc import tune_malloc_for_chunks
-    from dsvm.distributed.tasks import iter_chunks
+    from dsvm.engine.tasks import iter_chunks
 
     tune_malloc_for_chunks()
     return sum(block.n_samples for _, block in iter_chunks(dataset, chunk_ids))

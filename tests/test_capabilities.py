@@ -82,7 +82,7 @@ def test_early_stopping(data, solver):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_checkpoint_and_resume(data, solver, tmp_path):
     """A fit stopped during epoch 3 (a driver killed) resumes to the uninterrupted model."""
-    from dsvm.distributed.hooks import epoch_hook
+    from dsvm.engine.hooks import epoch_hook
 
     def stop_in_epoch_3(spec, state, history, converged):  # noqa: ANN001, ANN202
         if len(history) == 3:

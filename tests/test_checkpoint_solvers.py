@@ -12,7 +12,7 @@ import pytest
 
 import dsvm
 from dsvm import SVMClassifier, SVMRegressor
-from dsvm.distributed.hooks import epoch_hook
+from dsvm.engine.hooks import epoch_hook
 
 
 @pytest.fixture(scope="module")

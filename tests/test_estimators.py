@@ -127,7 +127,7 @@ def test_not_fitted():
 
 def test_in_memory_streams_run_in_threads_with_the_same_model(monkeypatch):
     """n_streams > 1 on NumPy input runs the streams in threads; the thread count is invisible."""
-    import dsvm.distributed.engine as engine
+    import dsvm.engine.local as engine
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(4000, 8)).astype(np.float32)

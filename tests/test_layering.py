@@ -3,8 +3,8 @@ and modules, classes and functions small enough to read in one sitting (issue #1
 
 Layers, lowest first (a module may import its own layer and the ones below, never above):
 utilities (``_config``, ``_validation``, ``exceptions``) <- kernels <- data, io <- solvers,
-features <- combine <- distributed <- training <- estimators <- cli. ``dsvm/__init__.py`` (lazy
-public names) and ``dsvm/__main__.py`` stand above them all.
+features <- combine <- engine <- distributed <- training <- estimators <- cli.
+``dsvm/__init__.py`` (lazy public names) and ``dsvm/__main__.py`` stand above them all.
 
 Within that order, narrower rules (issue #26): the estimators import only the training layer and
 the shared helpers; only ``dsvm.distributed`` knows the Client and only it and ``dsvm.data``
@@ -30,10 +30,11 @@ RANKS = {
     "data": 2, "io": 2,
     "solvers": 3, "features": 3,
     "combine": 4,
-    "distributed": 5,
-    "training": 6,
-    "estimators": 7,
-    "cli": 8,
+    "engine": 5,
+    "distributed": 6,
+    "training": 7,
+    "estimators": 8,
+    "cli": 9,
 }
 TOP = {"dsvm", "dsvm.__main__"}
 MAX_MODULE_LINES, MAX_CLASS_LINES, MAX_FUNCTION_LINES = 600, 300, 80
@@ -251,10 +252,9 @@ DASK_USERS = ("dsvm.distributed", "dsvm.data")
 # Known exceptions, each with why and where it goes (the test fails once one is no longer needed).
 DASK_DEBT = {
     "dsvm.training.inputs": "turns dask arrays and DataFrames into sources (chunks aligned, "
-                            "label sets, read_parquet): moves to data/ with the Source "
-                            "protocol, #26 item 3",
-    "dsvm.training.class_weights": "counts dask labels with da.unique: the source's labels and "
-                                   "counts, in data/, #26 items 3 and 5",
+                            "label sets, read_parquet): moves to data/ beside the Source "
+                            "protocol once its cluster counts take the watched compute as an "
+                            "argument (data/ cannot import distributed/), #26 item 3",
 }
 
 
@@ -305,9 +305,9 @@ PARAMETER_EXEMPTIONS: dict[str, tuple[int | None, str]] = {
                                                     + _DEBT),
     "dsvm.data.planning:_write": (14, "keyword-only; " + _DEBT),
     "dsvm.data.arrays:_write_blocks": (14, "keyword-only; " + _DEBT),
-    "dsvm.distributed.engine:Engine.reduce": (11, "the engine protocol's reduce: task, source, "
+    "dsvm.engine.local:Engine.reduce": (11, "the engine protocol's reduce: task, source, "
                                                   "groups, combine and keyword options; " + _DEBT),
-    "dsvm.distributed.engine:LocalEngine.reduce": (11, "implements Engine.reduce"),
+    "dsvm.engine.local:LocalEngine.reduce": (11, "implements Engine.reduce"),
     "dsvm.distributed.engine:DaskEngine.reduce": (11, "implements Engine.reduce"),
     "dsvm.training.loop:run_epochs": (14, "keyword-only; the stochastic loop, replaced by the "
                                           "one pipeline of #26 item 1"),
@@ -351,3 +351,44 @@ def test_no_function_takes_too_many_parameters():
     stale = sorted(set(PARAMETER_EXEMPTIONS) - set(over))
     assert not stale, f"within {MAX_PARAMETERS} parameters now (or gone): remove them from " \
                       f"PARAMETER_EXEMPTIONS: {stale}"
+
+
+# -- an in-memory fit runs without the cluster's code -----------------------------------------
+# NumPy/SciPy input trains in this process (dsvm.engine.local.LocalEngine): neither dask, nor
+# distributed, nor any dsvm.distributed module is loaded for it (#26 item 3). Known exceptions,
+# each with why; an entry no longer imported fails the test, so that the list only shrinks.
+IN_MEMORY_DEBT: dict[str, str] = {}
+_IN_MEMORY_FITS = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+from dsvm import SVMClassifier, SVMRegressor
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 4))
+y = (X[:, 0] > 0).astype(int)
+for solver in ("auto", "sgd", "pegasos", "asset", "nesvm", "cocoa", "bsgd"):
+    clf = SVMClassifier(solver=solver, max_epochs=2).fit(X, y, validation=(X[:50], y[:50]))
+    assert clf.score(X, y) > 0.6, (solver, clf.score(X, y))
+SVMClassifier(solver="sgd", early_stopping=True, max_epochs=3).fit(X, y).predict(X)
+SVMRegressor(max_epochs=2).fit(X, X[:, 0]).score(X, X[:, 0])
+print(" ".join(sorted(m for m in sys.modules
+                      if m.split(".")[0] in ("dask", "distributed")
+                      or m.startswith("dsvm.distributed"))))
+"""
+
+
+def test_an_in_memory_fit_loads_no_cluster_code():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _IN_MEMORY_FITS], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = set(done.stdout.split())
+    assert not loaded - set(IN_MEMORY_DEBT), \
+        f"an in-memory fit loaded cluster code: {sorted(loaded - set(IN_MEMORY_DEBT))}"
+    paid = sorted(set(IN_MEMORY_DEBT) - loaded)
+    assert not paid, f"no longer loaded by an in-memory fit: remove from IN_MEMORY_DEBT: {paid}"

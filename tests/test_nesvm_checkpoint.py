@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dsvm
-from dsvm.distributed.hooks import epoch_hook
+from dsvm.engine.hooks import epoch_hook
 
 
 @pytest.fixture(scope="module")

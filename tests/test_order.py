@@ -12,7 +12,7 @@ import pytest
 
 import dsvm
 from dsvm.cli import main
-from dsvm.distributed.sources import ArraySource, DatasetSource
+from dsvm.data.sources import ArraySource, DatasetSource
 from dsvm.training.window import DEFAULT_WINDOW, WINDOW_BYTES, window_for
 from tests.conftest import load_libsvm
 

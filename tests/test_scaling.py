@@ -182,8 +182,8 @@ def test_a_dataset_keeps_its_statistics_and_a_fit_reads_no_chunk_for_them(
     written before statistics were kept gets the pass."""
     import shutil
 
-    from dsvm.distributed.engine import LocalEngine
-    from dsvm.distributed.sources import DatasetSource
+    from dsvm.data.sources import DatasetSource
+    from dsvm.engine.local import LocalEngine
     from dsvm.features.scaling import choose_scaling
     from dsvm.training import scaling as stage
 

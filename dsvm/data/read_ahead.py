@@ -19,7 +19,7 @@ def read_ahead(items: Iterable[T]) -> Generator[T, None, None]:
     caller waits). In series, one core idles during each half; with the next block read while
     the current one is written, a CSR ``.npz`` of 400,000 x 2**22 rows converts in ~0.3 s
     instead of ~0.5 s (bench_convert). One more block is in memory than without. A worker's
-    pass over windows of chunks reads its next window the same way (dsvm.distributed.tasks).
+    pass over windows of chunks reads its next window the same way (dsvm.engine.tasks).
 
     Errors raised while producing an item are re-raised here, at the point the caller asks for
     that item. Close the returned generator (``contextlib.closing`` or ``.close()``) before

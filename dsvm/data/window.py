@@ -7,7 +7,7 @@ dataset's window without importing the training stack (numba, scikit-learn); the
 A stream reads its chunks in windows and visits the rows of a window in random rounds that
 mix all its chunks (:func:`dsvm.solvers.passes.pass_over_window`), so that data stored
 sorted by label or by time trains like shuffled data. The window's rows are held in memory
-at once, and the next window is read while it trains (:func:`dsvm.distributed.tasks.iter_chunks`),
+at once, and the next window is read while it trains (:func:`dsvm.engine.tasks.iter_chunks`),
 so the window is capped in bytes whatever the chunking: memory per worker stays bounded (two
 windows' rows at most).
 """

@@ -1,31 +1,13 @@
-"""Engines run tasks over the chunks of a source: in this process, or on a Dask cluster.
+"""The engine of a Dask cluster: tasks submitted to its workers, partials combined in a tree.
 
-One protocol serves every computation of a fit (stochastic epochs, NESVM's gradient sums,
-calibration, landmark sampling, evaluation, prediction):
-
-``reduce(task, source, groups, combine, name=...)``
-    runs ``task(source, group)`` once per group of chunk ids and combines the partial results
-    with ``combine(list_of_partials)`` (associative: on a cluster it is applied in a tree on the
-    workers, ``split_every`` at a time); returns the final partial. With ``finish=``, the root
-    node applies ``finish(partials, *finish_inputs)`` to its partials instead of combining
-    them (as dask's reductions apply ``aggregate``), and that is the result.
-``map(task, source, chunks, name=...)``
-    runs ``task(source, [chunk])`` per chunk and yields the results in chunk order, with a
-    bounded number in flight.
-
-A value can also stay where it was computed, between calls (``keep=True``, :meth:`hold`,
-:meth:`apply`): on a cluster a *held* value is a future, which later tasks take as an input
-(``inputs=``, ``finish_inputs=``) without it passing through this process, and which
-:meth:`fetch` brings here only when asked, and :meth:`release` gives up. The epoch loop keeps
-the model so: an epoch's tasks take the previous epoch's future, the root of its combine
+It implements :class:`dsvm.engine.local.Engine` (the protocol and what ``reduce``, ``map``,
+``hold``, ``apply``, ``fetch`` and ``release`` mean are described there) and runs the same task
+objects as the engine of this process. A held value is a future, which later tasks take as an
+input (``inputs=``, ``finish_inputs=``) without it passing through this process; the epoch loop
+keeps the model so: an epoch's tasks take the previous epoch's future, the root of its combine
 finalizes the next state where the partials meet, and only the epoch's statistics come to the
 client (#12 item 3); since a future can be taken before it is computed, the loop submits the
-next epoch while one runs (``runs_ahead``). In this process a held value is the value itself,
-computed when the call returns.
-
-Both engines run the same task objects (:mod:`dsvm.distributed.tasks`), so a fit in memory and
-a fit on a cluster with the same seed, streams and chunks give the same model (up to the
-grouping of float64 sums in the combine). On a cluster every wait goes through the watchdog of
+next epoch while one runs (``runs_ahead``). Every wait goes through the watchdog of
 :mod:`dsvm.distributed.watch`: a lost scheduler, or no workers for longer than
 ``dsvm.no-workers-timeout``, is a clear error instead of a hang.
 """
@@ -34,18 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import pickle
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
-
-from dsvm.distributed.sources import DaskSource
+from dsvm.data.sources import Source, rewrapped
+from dsvm.distributed.dask_source import DaskSource
 from dsvm.distributed.watch import wait_for_result
+from dsvm.engine.local import Combine, Task, combine_list
 
 logger = logging.getLogger(__name__)
 
@@ -53,100 +33,10 @@ DEFAULT_SPLIT_EVERY = 4
 BROADCAST_ABOVE_BYTES = 1 << 20
 EMBEDDED_BYTES_PER_CALL = 16 << 20  # copies of a task inside the submits of one call, at most
 
-# task(source, chunk_ids, *inputs): the inputs are a reduce's ``inputs`` (held values)
-Task = Callable[..., Any]
-Combine = Callable[[list[Any]], Any]
 
-
-class Engine(Protocol):
-    """Where a fit's tasks run (see the module notes)."""
-
-    n_workers: int
-    runs_ahead: bool  # whether a call returns before its tasks have run (held values)
-
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
-               combine: Combine, *, name: str, what: str | None = None,
-               combine_name: str | None = None, inputs: Sequence[Any] = (),
-               finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
-               keep: bool = False) -> Any: ...
-
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str,
-            what: str | None = None) -> Iterator[Any]: ...
-
-    def hold(self, value: Any, *, name: str) -> Any: ...
-
-    def apply(self, fn: Callable[..., Any], *args: Any, name: str) -> Any: ...
-
-    def fetch(self, held: Any, *, what: str) -> Any: ...
-
-    def release(self, *held: Any) -> None: ...
-
-
-def spread(n_chunks: int, n_groups: int) -> list[list[int]]:
-    """Chunks 0..n_chunks-1 cut into at most ``n_groups`` contiguous groups (none empty)."""
-    groups = np.array_split(np.arange(n_chunks), max(1, min(n_groups, n_chunks)))
-    return [[int(c) for c in g] for g in groups if len(g)]
-
-
-class LocalEngine:
-    """Runs tasks in this process (NumPy/SciPy input, no cluster).
-
-    With several groups (``n_streams > 1``) they run in threads, up to one per core: the numba
-    passes release the GIL, so in-memory training uses the machine's cores the way a cluster
-    uses its workers. The result does not depend on the thread count: each task is the same
-    deterministic function of its inputs as on a cluster, and the partials are combined in
-    group order.
-    """
-
-    n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
-    runs_ahead = False  # every call has run when it returns
-
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
-               combine: Combine, *, name: str = "task", what: str | None = None,
-               combine_name: str | None = None, inputs: Sequence[Any] = (),
-               finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
-               keep: bool = False) -> Any:
-        n_threads = min(len(groups), os.cpu_count() or 1)
-        if n_threads > 1:
-            with ThreadPoolExecutor(n_threads, thread_name_prefix=f"dsvm-{name}") as pool:
-                partials = list(pool.map(lambda ids: task(source, ids, *inputs), groups))
-        else:
-            partials = [task(source, ids, *inputs) for ids in groups]
-        return _combine_list(combine, partials, finish, *finish_inputs)
-
-    # in this process a held value is the value itself
-    def hold(self, value: Any, *, name: str = "held") -> Any:
-        return value
-
-    def apply(self, fn: Callable[..., Any], *args: Any, name: str = "apply") -> Any:
-        return fn(*args)
-
-    def fetch(self, held: Any, *, what: str = "result") -> Any:
-        return held
-
-    def release(self, *held: Any) -> None:
-        """(Nothing is in flight in this process.)"""
-
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
-            what: str | None = None) -> Iterator[Any]:
-        for chunk in chunks:
-            yield task(source, [chunk])
-
-
-def _run(task: Task, source: Any, chunk_ids: list[int], *inputs: Any) -> Any:
+def _run(task: Task, source: Source, chunk_ids: list[int], *inputs: Any) -> Any:
     """What a cluster task executes (its key, ``dsvm-<name>-...``, names it on the dashboard)."""
     return task(source, chunk_ids, *inputs)
-
-
-def _combine_list(combine: Combine, partials: list[Any],
-                  finish: Callable[..., Any] | None = None, *finish_inputs: Any) -> Any:
-    """A combine node; at the root of a reduction with ``finish``, the finish instead, given
-    the partials themselves (as dask's reductions give theirs to ``aggregate``): one task that
-    runs where the partials and the held inputs meet, of which only the result stays, and
-    that can combine and finish in one pass over the partials."""
-    if finish is None:
-        return combine(list(partials))
-    return finish(list(partials), *finish_inputs)
 
 
 def _held(value: Any) -> Any:
@@ -172,7 +62,7 @@ class DaskEngine:
         self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
 
     # -- what travels --------------------------------------------------------------------------
-    def _ship(self, source: Any) -> Any:
+    def _ship(self, source: Source) -> Any:
         """``source`` as a task argument: a small one rides inside each task; a large one (a
         Nystroem map's matrices travel with its source, dask arrays built from memory carry
         their data) is sent to the workers once per fit and passed by reference, instead of
@@ -189,7 +79,7 @@ class DaskEngine:
         self._shipped[key] = (parts, ref)  # keeps the parts (and so their ids) alive
         return ref
 
-    def _shipped_form(self, source: Any) -> Any:
+    def _shipped_form(self, source: Source) -> Any:
         try:
             nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
         except Exception:  # noqa: BLE001 - not plain-picklable: dask's serialisation carries it
@@ -205,8 +95,7 @@ class DaskEngine:
             persisted = replace(inner, X=arrays[0], y=arrays[1],
                                 sample_weight=arrays[2] if len(arrays) > 2 else None)
             # (the persisted source itself: shipping the unpersisted one again recursed forever)
-            return self._shipped_form(persisted if inner is source else
-                                      type(source)(persisted, source.fmap))
+            return self._shipped_form(rewrapped(source, persisted))
         [ref] = self.client.scatter([source], broadcast=True, hash=False)
         return ref
 
@@ -225,7 +114,7 @@ class DaskEngine:
         return "-".join(["dsvm", *map(str, parts), self._token])
 
     # -- the protocol --------------------------------------------------------------------------
-    def reduce(self, task: Task, source: Any, groups: Sequence[Sequence[int]],
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str = "task", what: str | None = None,
                combine_name: str | None = None, inputs: Sequence[Any] = (),
                finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
@@ -239,7 +128,7 @@ class DaskEngine:
         homes = self._homes(len(groups), spread=bool(inputs))
         futures = self._submit_streams(task_f, source_f, groups, homes, name, call, inputs)
         if not futures:
-            return _combine_list(combine, [], finish, *finish_inputs)
+            return combine_list(combine, [], finish, *finish_inputs)
         merge = combine_name or f"{name}-combine"
         if homes is not None:  # each worker's streams first, where they ran
             futures = self._combine_level(combine, [futures[w::len(homes)]
@@ -313,10 +202,10 @@ class DaskEngine:
         combine."""
         if finish is not None:
             fn, inputs = finish
-            return [self.client.submit(_combine_list, combine, parts[0], fn, *inputs,
+            return [self.client.submit(combine_list, combine, parts[0], fn, *inputs,
                                        key=self._key(merge, call, level, 0), pure=False)]
         todo = [i for i, p in enumerate(parts) if len(p) > 1]
-        merged = self.client.map(_combine_list, [combine] * len(todo), [parts[i] for i in todo],
+        merged = self.client.map(combine_list, [combine] * len(todo), [parts[i] for i in todo],
                                  key=[self._key(merge, call, level, i) for i in todo],
                                  pure=False) if todo else []
         out = [p[0] for p in parts]
@@ -336,7 +225,7 @@ class DaskEngine:
             return None
         return workers[:n_tasks]
 
-    def map(self, task: Task, source: Any, chunks: Sequence[int], *, name: str = "task",
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
         self._calls += 1
         call = self._calls

@@ -27,8 +27,8 @@ from typing import Any
 
 from distributed import Client
 
-from dsvm.distributed.hooks import epoch_hook
 from dsvm.distributed.watch import wait_for_result
+from dsvm.engine.hooks import epoch_hook
 
 logger = logging.getLogger(__name__)
 

@@ -48,6 +48,7 @@ class FeatureMap:
     """Common interface: ``transform_block`` (the worker's hook) and ``transform`` (arrays)."""
 
     kind = ""
+    named_in_descriptions = True  # errors name mapped rows "... through the <map>"
     n_input_features: int = 0
 
     @property

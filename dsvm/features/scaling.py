@@ -59,6 +59,8 @@ class Scaling:
     y_scale: float = 1.0
     largest: tuple[int, float] = (0, 0.0)  # (column, its largest magnitude), for the log
 
+    named_in_descriptions = False  # errors name scaled rows by their origin only
+
     @property
     def n_input_features(self) -> int:
         return int(self.factor.shape[0])

@@ -83,7 +83,7 @@ def pass_over_window(
     shuffled (runs of 4 read one after the other: 84.57% / 98.32%); the drifting stream
     81.13% in time order against 81.05% shuffled. Epoch rate against one chunk at a time
     (1M x 50 float32 in 50,000-row chunks, 2 workers from zarr, with the next window read
-    while one trains, :func:`dsvm.distributed.tasks.iter_chunks`): see bench_order in
+    while one trains, :func:`dsvm.engine.tasks.iter_chunks`): see bench_order in
     benchmarks/RESULTS.md.
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.

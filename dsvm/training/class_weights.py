@@ -2,7 +2,8 @@
 
 ``"balanced"`` is scikit-learn's ``n_samples / (n_classes * count_c)``; the counts come from
 what the data already records where it can (a dataset's ``class_counts`` attribute: no extra
-pass), from the labels in memory, or from a count of dask labels on the cluster.
+pass), from the labels in memory, or from a count of dask labels on the cluster: the source's
+``label_counts``.
 """
 
 from __future__ import annotations
@@ -11,39 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
-from dsvm.training.cluster import compute
+from dsvm.data.sources import Source
 
 
-def class_counts(source: Any, values: np.ndarray) -> np.ndarray:
+def class_counts(source: Source, values: np.ndarray) -> np.ndarray:
     """How many rows of ``source`` have each class of ``values`` (the float64 class values
     the kernels see)."""
-    inner = base_source(source)
-    if isinstance(inner, DatasetSource):
-        recorded = inner.dataset.attrs.get("class_counts")
-        classes = inner.dataset.classes
-        if recorded is None or classes is None:
-            raise ValueError("class_weight='balanced' needs the class counts of "
-                             f"{inner.describe()}, which it does not record (convert it again "
-                             "with this dsvm).")
-        found = dict(zip(np.asarray(classes, dtype=np.float64).tolist(), recorded))
-    elif isinstance(inner, DaskSource):
-        import dask.array as da
-
-        # one reduction for both (computing each alone read the labels twice)
-        labels, counts = compute(*da.unique(inner.y, return_counts=True),
-                                 what="counting the classes")
-        found = dict(zip(np.asarray(labels, np.float64).tolist(), np.asarray(counts).tolist()))
-    elif isinstance(inner, ArraySource):
-        labels, counts = np.unique(np.asarray(inner.y, dtype=np.float64), return_counts=True)
-        found = dict(zip(labels.tolist(), counts.tolist()))
-    else:
-        raise TypeError(f"Cannot count the classes of a {type(inner).__name__}.")
+    labels, counts = source.label_counts()
+    found = dict(zip(np.asarray(labels, np.float64).tolist(), np.asarray(counts).tolist()))
     return np.array([found.get(float(v), 0) for v in values], dtype=np.float64)
 
 
 def class_weight_vector(class_weight: Any, classes: np.ndarray | None,
-                        values: np.ndarray | None, source: Any) -> np.ndarray | None:
+                        values: np.ndarray | None, source: Source) -> np.ndarray | None:
     """The weight of each class (in the order of ``classes``), or None for unit weights.
 
     ``class_weight``: None, "balanced", or a dict {label: weight} (missing labels weigh 1).

@@ -2,7 +2,7 @@
 
 Each epoch re-draws the chunk order and deals the chunks to ``n_streams`` streams (as the
 stochastic solvers do); each stream's chunks are cut into ``rounds_per_epoch`` rounds. In a
-round every stream runs :class:`dsvm.distributed.cocoa_tasks.CocoaRound` over its chunks of
+round every stream runs :class:`dsvm.engine.cocoa_tasks.CocoaRound` over its chunks of
 the round (one task each, sigma' = n_streams) and the engine adds their changes of w in a tree
 on the workers (:mod:`dsvm.combine.adding`). The duals live in a :class:`DualStore` next to
 the checkpoint (kept for resume) or in a scratch folder (removed at the end).
@@ -29,9 +29,10 @@ import numpy as np
 from dsvm.combine.adding import add_partials, added
 from dsvm.data.duals import DualStore, dual_store_url, remove_store
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
-from dsvm.distributed.cocoa_tasks import CocoaRound
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.hooks import EPOCH_HOOKS
+from dsvm.data.sources import Source
+from dsvm.engine.cocoa_tasks import CocoaRound
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState
@@ -104,7 +105,7 @@ def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
     return [[[int(c) for c in parts[r]] for parts in cut] for r in range(n_rounds)]
 
 
-def run_epoch(engine: Engine, solver: CocoaSolver, source: Any, record: FittedModel,
+def run_epoch(engine: Engine, solver: CocoaSolver, source: Source, record: FittedModel,
               store: DualStore, epoch: int, window: int = 1
               ) -> tuple[SolverState, dict[str, Any]]:
     """One epoch: every chunk's duals updated once. Returns the new state and its record."""
@@ -214,7 +215,7 @@ def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
         f"converged.{why}", ConvergenceWarning, stacklevel=6)  # (the user's call of fit)
 
 
-def resumable(spec: FitSpec, source: Any) -> Any:
+def resumable(spec: FitSpec, source: Source) -> Any:
     """The checkpoint to resume from, or None (see :func:`resume_checkpoint`); CoCoA+ keeps
     w in float64 whatever the data's dtype (it is the running sum of the dual steps)."""
     if spec.checkpoint is None:
@@ -227,7 +228,7 @@ def resumable(spec: FitSpec, source: Any) -> Any:
     return ckpt
 
 
-def cocoa_window(requested: int | None, source: Any, n_streams: int | None = None) -> Window:
+def cocoa_window(requested: int | None, source: Source, n_streams: int | None = None) -> Window:
     """The window of a CoCoA+ fit: by default every chunk of a stream, up to WINDOW_BYTES of
     rows (128 MB), where the stochastic solvers take 8 chunks.
 
@@ -242,7 +243,7 @@ def cocoa_window(requested: int | None, source: Any, n_streams: int | None = Non
                       n_streams=n_streams)
 
 
-def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Any,
+def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
                record: FittedModel, store: DualStore, scorers: Scorers | None = None) -> None:
     scorers = scorers or Scorers()
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)

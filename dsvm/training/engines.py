@@ -9,8 +9,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from dsvm.distributed.engine import Engine, LocalEngine, active_cluster, cluster_engine
-from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource, base_source
+from dsvm.data.sources import Source, is_source
+from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.objective import pass_scratch_kept
 from dsvm.training.inputs import is_dask_collection, is_dataset_ref, is_parquet_ref
 
@@ -29,22 +29,28 @@ IN_PROCESS_BYTES = 256 << 20
 def runs_in_process(data: Any) -> bool:
     """In-memory arrays train here (dask-ml's rule); datasets and dask collections on a
     cluster. ``data`` is a source, or the user's input before it becomes one."""
-    inner = base_source(data)
-    if isinstance(inner, (ArraySource, DatasetSource, DaskSource)):
-        return isinstance(inner, ArraySource)
+    if is_source(data):
+        return data.in_memory
     return not (is_dataset_ref(data) or is_dask_collection(data))
 
 
 def _stored_bytes(data: Any) -> int | None:
     """Uncompressed bytes of a dataset (a source, a path or a Dataset); None for other input."""
-    inner = base_source(data)
-    if isinstance(inner, DatasetSource):
-        return int(inner.dataset.nbytes)
+    if is_source(data):
+        return None if data.dataset is None else int(data.dataset.nbytes)
     if is_dataset_ref(data) and not is_parquet_ref(data):
         from dsvm.data.zarr_store import Dataset, open_dataset
 
         return int((data if isinstance(data, Dataset) else open_dataset(data)).nbytes)
     return None
+
+
+def active_cluster() -> bool:
+    """Whether this process has an active Dask Client (loads the cluster's code: a process
+    that never imported distributed has none, :func:`_cluster_in_use`)."""
+    from dsvm.distributed.engine import active_cluster as active
+
+    return active()
 
 
 def _cluster_in_use() -> bool:
@@ -78,17 +84,18 @@ def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> I
                     IN_PROCESS_BYTES >> 20)
         yield local
         return
+    from dsvm.distributed.engine import cluster_engine  # (a cluster's code, loaded for one)
+
     with cluster_engine(client, n_workers=n_workers) as engine:
         yield engine
 
 
 @contextlib.contextmanager
-def prediction_engine(source: Any, client: Any = None,
+def prediction_engine(source: Source, client: Any = None,
                       n_workers: int | None = None) -> Iterator[Engine]:
     """Prediction on a dataset runs in this process unless a client was given or is active
     (starting a cluster to predict a dataset would cost more than it saves)."""
-    inner = base_source(source)
-    if runs_in_process(source) or (client is None and isinstance(inner, DatasetSource)
+    if runs_in_process(source) or (client is None and source.dataset is not None
                                    and not active_cluster()):
         yield LocalEngine()
         return

@@ -9,7 +9,7 @@ small :class:`EpochSummary` comes to the client. Before this, the combined float
 to the client (16 bytes per feature and output), the client finalized them, and scattered the
 next state back: at 2^22 features those round trips were two thirds of the per-epoch overhead
 (0.08 s scatter, 0.19 s gather of a 0.42 s overhead; bench_overhead). In this process
-(:class:`~dsvm.distributed.engine.LocalEngine`) the same objects run in the same order.
+(:class:`~dsvm.engine.local.LocalEngine`) the same objects run in the same order.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dsvm.combine.base import Combiner, aggregate
-from dsvm.distributed.tasks import EpochStart
+from dsvm.engine.tasks import EpochStart
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
 from dsvm.training.probes import (
     penalty_of,

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.engine import Engine, LocalEngine, spread
-from dsvm.distributed.sources import map_source
-from dsvm.distributed.tasks import Decide, Evaluate, WritePredictions
+from dsvm.data.sources import Source, map_source
+from dsvm.engine.local import Engine, LocalEngine, spread
+from dsvm.engine.tasks import Decide, Evaluate, WritePredictions
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.evaluation import EvalCounts, add_counts
 from dsvm.training.inputs import validation_source
@@ -22,7 +22,7 @@ from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
 
-def evaluate(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Any,
+def evaluate(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Source,
              class_values: np.ndarray | None, loss: Any) -> EvalCounts:
     """Loss and accuracy sums (regression: the sums behind R^2) of a model over ``source``."""
     n_groups = 1 if isinstance(engine, LocalEngine) else 2 * engine.n_workers
@@ -32,14 +32,14 @@ def evaluate(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: An
 
 
 def decision_values(engine: Engine, coef: np.ndarray, intercept: np.ndarray,
-                    source: Any) -> np.ndarray:
+                    source: Source) -> np.ndarray:
     """Decision values (n_rows, n_outputs) of every row of ``source``, in order."""
     parts = list(engine.map(Decide(coef, intercept), source, range(source.n_chunks),
                             name="decision", what="prediction"))
     return np.concatenate(parts) if parts else np.zeros((0, coef.shape[0]))
 
 
-def write_predictions(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Any,
+def write_predictions(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Source,
                       labels: np.ndarray | None, writer: Any) -> int:
     """Every chunk predicted and written into a prediction store by a task (only row counts
     come back); returns the rows written."""
@@ -73,14 +73,14 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
     return source_scorer(engine, spec, record, solver, map_source(source, record.scaling))
 
 
-def check_validation_features(source: Any, n_features: int) -> None:
+def check_validation_features(source: Source, n_features: int) -> None:
     if source.n_features != n_features:
         raise ValueError(f"The validation data ({source.describe()}) has {source.n_features} "
                          f"features but the training data has {n_features}.")
 
 
 def source_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,
-                  source: Any) -> Callable[[SolverState], float]:
+                  source: Source) -> Callable[[SolverState], float]:
     """Accuracy (R^2 for regressors) on ``source`` of the model a state predicts with."""
 
     def score(state: SolverState) -> float:
@@ -93,7 +93,7 @@ def source_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: Lo
 
 
 def holdout_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,
-                   source: Any) -> Callable[[SolverState], float]:
+                   source: Source) -> Callable[[SolverState], float]:
     """The objective (the penalty plus the mean loss) on held-out ``source`` of the model a state
     predicts with: what early stopping follows (smoother than accuracy, and what the fit
     minimises)."""

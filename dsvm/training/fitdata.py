@@ -4,12 +4,11 @@ text labels, the scaling stage's view of the rows, and the engine that runs the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.sources import base_source
+from dsvm.data.sources import Source
+from dsvm.engine.local import Engine
 from dsvm.features.scaling import Scaling
 from dsvm.training.record import FittedModel
 
@@ -19,7 +18,7 @@ class FitData:
     """What every solver's fit starts from (:func:`dsvm.training.trainer.fit` makes it)."""
 
     engine: Engine
-    source: Any  # the training rows as the solver reads them (through the scaling, if any)
+    source: Source  # the training rows as the solver reads them (through the scaling, if any)
     text: np.ndarray | None  # the label set when the labels are text, else None
     scaling: Scaling | None = None
     # the fit a stochastic warm start continues (the estimator's last), or None
@@ -28,4 +27,4 @@ class FitData:
     @property
     def feature_names(self) -> list[str] | None:
         """A DataFrame's columns (``feature_names_in_``), else None."""
-        return getattr(base_source(self.source), "feature_names", None)
+        return self.source.feature_names

@@ -5,11 +5,10 @@ chunks on resume and on any cluster)."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.sources import ArraySource, ChunkSubset, MappedSource
+from dsvm.data.sources import ArraySource, ChunkSubset, MappedSource, Source
 
 _HOLDOUT = 11  # a SeedSequence stream name no other draw of a fit uses
 
@@ -32,7 +31,7 @@ def holdout_chunks(n_chunks: int, fraction: float, seed: int) -> tuple[list[int]
     return [c for c in range(n_chunks) if c not in set(held)], held
 
 
-def chunked_for_holdout(source: Any) -> Any:
+def chunked_for_holdout(source: Source) -> Source:
     """In-memory arrays re-cut so that they have enough chunks to hold some out (seen through
     the fit's scaling, if any)."""
     if isinstance(source, MappedSource):
@@ -43,7 +42,8 @@ def chunked_for_holdout(source: Any) -> Any:
     return source
 
 
-def split_for_early_stopping(source: Any, fraction: float, seed: int) -> tuple[Any, Any]:
+def split_for_early_stopping(source: Source, fraction: float,
+                             seed: int) -> tuple[Source, Source]:
     """(training part, held-out part) of ``source``, both as chunk subsets."""
     source = chunked_for_holdout(source)
     train, held = holdout_chunks(source.n_chunks, fraction, seed)

@@ -14,15 +14,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.frames import FrameColumns, check_missing, columns_of_hashing, frame_columns
+from dsvm.data.sources import ArraySource, DatasetSource, Source
 from dsvm.data.zarr_store import Dataset, open_dataset
-from dsvm.distributed.sources import ArraySource, DaskSource, DatasetSource
 from dsvm.training.cluster import compute
+
+if TYPE_CHECKING:  # (imported where dask input needs it: in-memory fits never load it)
+    from dsvm.distributed.dask_source import DaskSource
 
 
 def is_dask_collection(x: Any) -> bool:
@@ -316,6 +319,8 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
                 text_classes: np.ndarray | None) -> tuple[DaskSource, np.ndarray | None]:
     import dask.array as da
 
+    from dsvm.distributed.dask_source import DaskSource
+
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
     if classify and y.dtype.kind not in "biuf":
@@ -345,7 +350,7 @@ def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_ro
 def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: bool = True,
               chunk_rows: int = 65536, text_classes: np.ndarray | None = None,
               purpose: str | None = "train",
-              ) -> tuple[Any, np.ndarray | None]:
+              ) -> tuple[Source, np.ndarray | None]:
     """(source, text label set or None) for user input ``X``/``y``/``sample_weight``.
 
     ``text_classes``: the label set of the fit so far, when its labels are text (a later
@@ -366,7 +371,7 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
 
 
 def validation_source(validation: Any, *, classify: bool, chunk_rows: int,
-                      text_classes: np.ndarray | None) -> Any:
+                      text_classes: np.ndarray | None) -> Source:
     """The source of ``fit(..., validation=...)``: a dataset, or an ``(X, y)`` pair."""
     if isinstance(validation, tuple) and len(validation) == 2:
         source, _ = source_of(validation[0], validation[1], classify=classify,

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.engine import Engine, spread
-from dsvm.distributed.tasks import (
+from dsvm.data.sources import Source
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import (
     ChunkMoments,
     MergeSamples,
     SampleRows,
@@ -52,14 +53,14 @@ def check_kernel_solver(kernel: Any, solver: str) -> None:
         )
 
 
-def sample_landmarks(engine: Engine, source: Any, n: int, seed: int) -> Any:
+def sample_landmarks(engine: Engine, source: Source, n: int, seed: int) -> Any:
     """A uniform sample of ``n`` rows drawn in one pass over the chunks, on the workers."""
     groups = spread(source.n_chunks, 2 * engine.n_workers)
     return engine.reduce(SampleRows(n, seed), source, groups, MergeSamples(n), name="sample",
                          what="landmark sampling")
 
 
-def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Any, seed: int) -> FeatureMap:
+def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:
     """Fit ``fmap`` to the data behind ``source`` without bringing the data to the client."""
     if isinstance(fmap, Nystroem):
         fmap.check_params()
@@ -89,7 +90,7 @@ def needs_gamma(params: Any) -> bool:
     return params.get("solver") == "bsgd" or not (isinstance(kernel, str) and kernel == "linear")
 
 
-def scale_gamma(engine: Engine, source: Any) -> float:
+def scale_gamma(engine: Engine, source: Source) -> float:
     """``gamma="scale"``: 1 / (n_features * X.var()) as in scikit-learn's SVC, the variance over
     all feature values, summed by tasks on the workers (one read of the data)."""
     groups = spread(source.n_chunks, 2 * engine.n_workers)

@@ -2,7 +2,7 @@
 
 Each epoch re-draws the chunk order from (seed, epoch) and deals the chunks to a fixed number of
 streams; a stream is one task that reads its chunks itself and makes a local pass over them
-(:class:`dsvm.distributed.tasks.StreamPass`); the engine combines the streams' partials (a tree
+(:class:`dsvm.engine.tasks.StreamPass`); the engine combines the streams' partials (a tree
 reduction on a cluster) and finalizes the new state at the root of the tree
 (:mod:`dsvm.training.epoch`). The state stays there for the next epoch: only the epoch's
 statistics come here, and the model when something asks for it. On a cluster the next epoch is
@@ -22,8 +22,9 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.tasks import StreamPass
+from dsvm.data.sources import Source
+from dsvm.engine.local import Engine
+from dsvm.engine.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
 from dsvm.training.progress import EpochProgress
@@ -163,7 +164,7 @@ class SubmittedEpoch:
     # process, the epoch has run by the time the call returns)
 
 
-def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Any,
+def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Source,
                  classes: np.ndarray | None, held: Any, plan: FitPlan, epoch: int,
                  class_weight: np.ndarray | None = None) -> SubmittedEpoch:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams, starting
@@ -235,7 +236,7 @@ def run_epochs(
     engine: Engine,
     solver: LocalSolver,
     combiner: Combiner,
-    source: Any,
+    source: Source,
     classes: np.ndarray | None,
     state: SolverState,
     plan: FitPlan,

@@ -1,7 +1,7 @@
 """A NESVM fit: one exact gradient pass per iteration, Eq. 33-35 applied here.
 
 NESVM is not a per-row stochastic pass, so it does not go through the epoch loop: each
-iteration is one exact data pass (:class:`dsvm.distributed.tasks.GradientPass`, one task per
+iteration is one exact data pass (:class:`dsvm.engine.tasks.GradientPass`, one task per
 group of chunks, the shares added in a tree on the workers through the engine), and this
 process applies the paper's update (:func:`dsvm.solvers.nesvm_run.nesvm_minimize`).
 """
@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine.gradient import add_shares
-from dsvm.distributed.engine import Engine, LocalEngine, spread
-from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import input_features, map_source
-from dsvm.distributed.tasks import GradientPass
+from dsvm.data.sources import Source, input_features, map_source
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine, LocalEngine, spread
+from dsvm.engine.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
@@ -46,7 +46,7 @@ class GradientOracle:
     """``oracle(points, mu)`` -> the full :class:`GradientShare` of one pass over ``source``:
     ``n_tasks`` groups of chunks (the worker count by default; one group in this process)."""
 
-    def __init__(self, engine: Engine, source: Any, problem: NesvmProblem, classes: np.ndarray,
+    def __init__(self, engine: Engine, source: Source, problem: NesvmProblem, classes: np.ndarray,
                  *, n_tasks: int | None = None, class_weight: np.ndarray | None = None) -> None:
         self.engine = engine
         self.class_weight = class_weight
@@ -95,7 +95,7 @@ def _settings(spec: FitSpec) -> NesvmSettings:
     return settings
 
 
-def _classes(source: Any, init: Any, previous: Any) -> np.ndarray:
+def _classes(source: Source, init: Any, previous: Any) -> np.ndarray:
     values = np.unique(np.asarray(source.label_values()))
     if len(values) < 2:
         raise ValueError(

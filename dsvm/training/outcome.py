@@ -39,12 +39,11 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.sources import map_source
+from dsvm.data.sources import Source, map_source
+from dsvm.engine.local import Engine
 from dsvm.exceptions import ConvergenceWarning, FitFailedWarning
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
@@ -201,7 +200,7 @@ def zero_objective(spec: FitSpec, n_outputs: int) -> float | None:
     return float(pointwise_losses(spec.loss, np.zeros((1, n_outputs)), ones).sum())
 
 
-def majority_rate(source: Any, values: np.ndarray | None) -> float | None:
+def majority_rate(source: Source, values: np.ndarray | None) -> float | None:
     """The share of the most frequent class (None when the source cannot say cheaply)."""
     if values is None:
         return None
@@ -219,7 +218,7 @@ def target_spread(counts: EvalCounts) -> float:
     return math.sqrt(max(counts.y_sq_sum / n - mean * mean, 0.0))
 
 
-def measure(engine: Engine, spec: FitSpec, record: FittedModel, source: Any,
+def measure(engine: Engine, spec: FitSpec, record: FittedModel, source: Source,
             stop_reason: str, *, penalized: bool = True) -> FitOutcome:
     """The outcome of ``record``'s published model on the (raw) training ``source``: one
     evaluation pass through the published feature map. ``penalized=False``: the published

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from dsvm.data.blocks import block_from_arrays
 from dsvm.data.predictions import PredictionStore
-from dsvm.distributed.sources import map_source
+from dsvm.data.sources import Source, map_source
 from dsvm.solvers.objective import decision_block
 from dsvm.training import evaluation
 from dsvm.training.engines import prediction_engine
@@ -98,7 +98,7 @@ def decision_frame(X: Any, model: LinearModel, hashing: dict[str, Any] | None) -
     return X.map_partitions(one, meta=meta)
 
 
-def decision_source(source: Any, model: LinearModel, *, client: Any = None,
+def decision_source(source: Source, model: LinearModel, *, client: Any = None,
                     n_workers: int | None = None) -> np.ndarray:
     """(n, K) decision values of every row of a dataset's ``source``, in order, computed by
     tasks that read their own chunks (``client``/``n_workers``: the estimator's)."""
@@ -119,11 +119,13 @@ class StoreRequest(NamedTuple):
     storage_options: dict | None = None
 
 
-def write_predictions(source: Any, model: LinearModel, request: StoreRequest, *,
+def write_predictions(source: Source, model: LinearModel, request: StoreRequest, *,
                       client: Any = None, n_workers: int | None = None) -> str:
     """Predict a dataset's ``source`` into a zarr prediction store, each chunk read,
     predicted and written by one task (only row counts come back); returns the store's URL.
     A failed prediction leaves nothing at ``request.path``."""
+    if source.dataset is None:  # (a Parquet path is a dataset path too, but not a store)
+        raise TypeError(f"write_predictions needs a zarr dataset; got {source.describe()}.")
     store = PredictionStore(
         request.path, n_rows=source.n_samples, chunk_rows=source.dataset.chunk_n_rows(0),
         kind="decision" if request.labels is None else "labels", classes=request.classes,

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.engine import Engine, spread
-from dsvm.distributed.sources import map_source
-from dsvm.distributed.tasks import ChunkStats
+from dsvm.data.sources import Source, map_source
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import ChunkStats
 from dsvm.features.scaling import Scaling, choose_scaling, merge_stats
 from dsvm.training.progress import fit_note
 from dsvm.training.record import FittedModel
@@ -50,21 +50,21 @@ def check_scale(params: Any) -> None:
             "kernels) and scale the columns before (gamma='scale' adapts to their spread).")
 
 
-def feature_stats(engine: Engine, source: Any) -> Any:
+def feature_stats(engine: Engine, source: Source) -> Any:
     """The per-column statistics of ``source``, gathered by tasks that read their chunks."""
     groups = spread(source.n_chunks, 2 * engine.n_workers)
     return engine.reduce(ChunkStats(), source, groups, merge_stats, name="feature-stats",
                          what="feature statistics for scaling")
 
 
-def stored_stats(source: Any) -> Any:
+def stored_stats(source: Source) -> Any:
     """The statistics a whole dataset's writer kept (None: none kept, or not a whole
     dataset)."""
     dataset = getattr(source, "dataset", None)
     return None if dataset is None else dataset.feature_stats()
 
 
-def scale_stage(spec: FitSpec, engine: Engine, source: Any, *,
+def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,
                 continues: FittedModel | None = None) -> tuple[FitSpec, Any, Scaling | None]:
     """(spec, source, scaling): the source seen through the scaling and, for a scaled target,
     the spec with ``epsilon`` in scaled units. ``continues``: the fit a ``partial_fit`` or a

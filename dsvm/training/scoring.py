@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.distributed.sources import map_source
+from dsvm.data.sources import Source, map_source
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import evaluation
@@ -22,7 +22,7 @@ from dsvm.training.predicting import LinearModel
 __all__ = ["EvalCounts", "evaluate_source", "penalty"]
 
 
-def evaluate_source(source: Any, model: LinearModel, *, class_values: np.ndarray | None,
+def evaluate_source(source: Source, model: LinearModel, *, class_values: np.ndarray | None,
                     loss: Any, client: Any = None, n_workers: int | None = None) -> EvalCounts:
     """Evaluation sums of ``model`` over ``source`` (through its feature map): loss and accuracy
     for a classifier (``class_values``: the float class values the kernels see), the sums

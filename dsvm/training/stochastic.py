@@ -21,10 +21,10 @@ import numpy as np
 
 from dsvm.combine import combiner_for
 from dsvm.data.order import draw_seed
-from dsvm.distributed.engine import Engine
-from dsvm.distributed.hooks import EPOCH_HOOKS
-from dsvm.distributed.sources import DatasetSource, base_source, input_features, map_source
-from dsvm.distributed.tasks import Calibrate, first
+from dsvm.data.sources import Source, input_features, map_source
+from dsvm.engine.hooks import EPOCH_HOOKS
+from dsvm.engine.local import Engine
+from dsvm.engine.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
@@ -50,20 +50,19 @@ class Fit:
     """A fit in progress: what stays fixed between its epochs (and partial_fit calls)."""
 
     spec: FitSpec
-    source: Any  # the training rows, through the feature map
+    source: Source  # the training rows, through the feature map
     record: FittedModel
-    held_out: Any = None  # the chunks held out for early stopping (raw rows), or None
+    held_out: Source | None = None  # the chunks held out for early stopping (raw rows), or None
 
 
-def class_values(spec: FitSpec, source: Any, classes: Any,
+def class_values(spec: FitSpec, source: Source, classes: Any,
                  text: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(classes as shown, float64 values the kernels see) of a new fit; (None, None) for a
     regression."""
     if not spec.classifies:
-        inner = base_source(source)
-        if isinstance(inner, DatasetSource) and inner.dataset.classes is not None \
-                and len(inner.dataset.classes) <= 2:
-            stored = list(inner.dataset.classes)
+        dataset = source.dataset
+        if dataset is not None and dataset.classes is not None and len(dataset.classes) <= 2:
+            stored = list(dataset.classes)
             raise ValueError(
                 f"The training data ({source.describe()}) has {len(stored)} distinct target "
                 f"values ({stored}): a classification dataset? Use SVMClassifier "
@@ -80,7 +79,7 @@ def class_values(spec: FitSpec, source: Any, classes: Any,
     return values, np.asarray(values, dtype=np.float64)
 
 
-def start(spec: FitSpec, engine: Engine, source: Any, *, classes: Any, text: np.ndarray | None,
+def start(spec: FitSpec, engine: Engine, source: Source, *, classes: Any, text: np.ndarray | None,
           seed: int, fmap: Any) -> FittedModel:
     """A fresh fit: classes, the solver's first state, calibrated on the first chunk."""
     shown, values = class_values(spec, source, classes, text)
@@ -97,7 +96,7 @@ def start(spec: FitSpec, engine: Engine, source: Any, *, classes: Any, text: np.
         class_weight=weights)
 
 
-def restored(spec: FitSpec, ckpt: Any, source: Any, fmap: Any) -> FittedModel:
+def restored(spec: FitSpec, ckpt: Any, source: Source, fmap: Any) -> FittedModel:
     """The fit a checkpoint holds."""
     classes = ckpt.classes if len(ckpt.classes) else None  # regressors have none
     values = None
@@ -114,7 +113,7 @@ def restored(spec: FitSpec, ckpt: Any, source: Any, fmap: Any) -> FittedModel:
                                          source))
 
 
-def resume_checkpoint(spec: FitSpec, source: Any) -> Any:
+def resume_checkpoint(spec: FitSpec, source: Source) -> Any:
     """The checkpoint to resume from, or None (no file yet: start from scratch)."""
     if spec.checkpoint is None:
         raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
@@ -169,7 +168,7 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
     return record
 
 
-def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Any, *,
+def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Source, *,
            warn: bool) -> FittedModel:
     """The end of a fit: why it stopped, the published model measured on the training rows
     (:mod:`dsvm.training.outcome`, one evaluation pass), reported; and the
@@ -206,7 +205,7 @@ def publish(record: FittedModel, state: SolverState, solver: Any, *,
     return record
 
 
-def _training_map(spec: FitSpec, engine: Engine, source: Any, seed: int) -> Any:
+def _training_map(spec: FitSpec, engine: Engine, source: Source, seed: int) -> Any:
     fmap = kernel_maps.make_feature_map(spec.params.get("kernel", "linear"),
                                         spec.params.get("n_components", 1024),
                                         spec.params.get("gamma", 1.0), seed)
@@ -215,7 +214,7 @@ def _training_map(spec: FitSpec, engine: Engine, source: Any, seed: int) -> Any:
     return fmap
 
 
-def resolve_gamma(spec: FitSpec, engine: Engine, source: Any, ckpt: Any = None) -> FitSpec:
+def resolve_gamma(spec: FitSpec, engine: Engine, source: Source, ckpt: Any = None) -> FitSpec:
     """The spec with ``gamma="scale"`` replaced by its value: the checkpoint's when resuming
     (so that a resumed fit rebuilds the same map), else measured on the data."""
     if spec.params.get("gamma") != "scale" or not kernel_maps.needs_gamma(spec.params):
@@ -298,7 +297,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         return record
 
 
-def continued_from_model(spec: FitSpec, engine: Engine, source: Any,
+def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
                          other: FittedModel) -> FittedModel:
     """A stochastic fit that starts from the model of a fit by another solver: ``partial_fit``
     after a ``fit`` for which ``solver="auto"`` chose CoCoA+ (whose duals belong to the rows of

@@ -8,8 +8,8 @@ pass really holds, including rows a feature map widens.
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from dsvm.data.sources import Source, base_source
 from dsvm.data.window import (  # noqa: F401  (re-exported for the training layer and tests)
     DEFAULT_WINDOW,
     MAPPED_ITEMSIZE,
@@ -18,10 +18,9 @@ from dsvm.data.window import (  # noqa: F401  (re-exported for the training laye
     dataset_window,
     window_of,
 )
-from dsvm.distributed.sources import base_source
 
 
-def chunk_bytes(source: Any) -> float | None:
+def chunk_bytes(source: Source) -> float | None:
     """Average bytes of one chunk's rows as a pass holds them (None: not known)."""
     base = base_source(source)
     nbytes = getattr(base, "nbytes", None)
@@ -34,7 +33,7 @@ def chunk_bytes(source: Any) -> float | None:
     return max(1.0, per_chunk)
 
 
-def window_for(requested: int | None, source: Any, default: int = DEFAULT_WINDOW,
+def window_for(requested: int | None, source: Source, default: int = DEFAULT_WINDOW,
                n_streams: int | None = None) -> Window:
     """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`), read by
     ``n_streams`` streams: a window holds no more than a stream's share of the chunks, which

@@ -109,8 +109,8 @@ def test_every_format_splits_small_data_across_the_default_workers(fmt, tmp_path
 def test_the_window_line_reports_the_chunks_a_window_holds(tmp_path):
     # a9a as the README converts it: 4 chunks, 32,561 rows, 4.1 MB. The line said "8 chunks
     # (65,122 rows, 8.3 MB)": the default window of 8 times the average chunk
+    from dsvm.data.sources import DatasetSource
     from dsvm.data.window import dataset_window
-    from dsvm.distributed.sources import DatasetSource
     from dsvm.training.window import window_for
 
     ds = dsvm.convert(shared_file("a9a/a9a.xz"), tmp_path / "a9a.zarr", n_features=123,

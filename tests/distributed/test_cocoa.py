@@ -11,7 +11,7 @@ import pytest
 import dsvm
 from dsvm.data.duals import DualStore
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
-from dsvm.distributed.hooks import epoch_hook
+from dsvm.engine.hooks import epoch_hook
 from dsvm.solvers.cocoa import chunk_rng, local_order
 from tests.conftest import ProcessCluster, liblinear_objective, load_libsvm
 from tests.distributed.test_failures import _kill_after_epoch
@@ -57,7 +57,7 @@ def test_two_streams_reach_liblinear_optimum_in_ten_epochs():
     """The issue's acceptance on a slice: lambda = 1/n, no intercept, 2 streams, 10 epochs
     (reads of the data): the primal objective within 0.1% of LIBLINEAR's optimum and the
     relative duality gap certifies it. With the local solver taking one chunk at a time
-    (shuffle_window=1) the same fit stops at 1.7% (gap 5%); see dsvm.distributed.cocoa_tasks."""
+    (shuffle_window=1) the same fit stops at 1.7% (gap 5%); see dsvm.engine.cocoa_tasks."""
     X, y = load_libsvm("a9a/a9a.xz", 123)
     X, y = X[:16000], y[:16000]
     n = X.shape[0]

@@ -72,7 +72,7 @@ def test_a_source_that_reads_windows_whole_gets_the_next_window_while_one_trains
     windows: the next one as soon as the consumer holds the current one, and no further."""
     import time
 
-    from dsvm.distributed.tasks import iter_chunks
+    from dsvm.engine.tasks import iter_chunks
 
     asked: list[list[int]] = []
 
@@ -132,7 +132,7 @@ def test_windows_read_the_next_window_while_the_current_one_trains():
     reads waited for."""
     import time
 
-    from dsvm.distributed.tasks import iter_chunks
+    from dsvm.engine.tasks import iter_chunks
 
     issued: list[int] = []
 

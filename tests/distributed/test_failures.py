@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dsvm
-from dsvm.distributed.hooks import epoch_hook
+from dsvm.engine.hooks import epoch_hook
 from dsvm.exceptions import SchedulerLostError, WorkerLostError
 from tests.conftest import ProcessCluster
 

@@ -96,7 +96,7 @@ def test_an_epoch_run_ahead_is_released_when_the_fit_stops_on_an_error(problem, 
     """A hook that stops the fit (a cancelled job's, dsvm.distributed.jobs) leaves no epoch
     running ahead on the cluster: the one submitted while epoch 1 ran is cancelled, even while
     the error, and with it the loop's frame and its futures, is still referenced."""
-    from dsvm.distributed.hooks import epoch_hook
+    from dsvm.engine.hooks import epoch_hook
 
     X, y = problem
     ds = dsvm.write_arrays(tmp_path / "stopped.zarr", X, y, chunk_rows=500, dtype="float64")

@@ -78,8 +78,8 @@ def test_a_large_map_is_broadcast_once_not_sent_with_every_task(problem, tmp_pat
 
 def test_validation_through_a_large_map_reuses_its_broadcast(problem, tmp_path, local_client):
     """Each epoch's validation pass wraps the same (data, map): one broadcast, not one per epoch."""
+    from dsvm.data.sources import DatasetSource, map_source
     from dsvm.distributed.engine import DaskEngine
-    from dsvm.distributed.sources import DatasetSource, map_source
 
     X, y = problem
     ds = dsvm.write_arrays(tmp_path / "v.zarr", X, y, chunk_rows=500, dtype="float64")

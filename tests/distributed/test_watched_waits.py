@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from dsvm.data.dask_io import dask_blocks
+from dsvm.distributed.dask_source import DaskSource
 from dsvm.distributed.jobs import Job
-from dsvm.distributed.sources import DaskSource
 from dsvm.exceptions import WorkerLostError
 from dsvm.training.cluster import compute
 

@@ -70,7 +70,7 @@ def test_csr_views_of_one_matrix_train_like_the_concatenated_window(solver, weig
     passed as one span: same rows, same order, same state bit for bit as the copies."""
     import scipy.sparse as sp
 
-    from dsvm.distributed.sources import ArraySource
+    from dsvm.data.sources import ArraySource
 
     rng = np.random.default_rng(1)
     X = sp.random(700, 50, density=0.1, format="csr", dtype=np.float32, random_state=rng)
@@ -103,7 +103,7 @@ def test_csr_views_of_raveled_arrays_train_like_the_concatenated_window():
     those arrays, not from their rows (a typing error in the pass kernel before)."""
     import scipy.sparse as sp
 
-    from dsvm.distributed.sources import ArraySource
+    from dsvm.data.sources import ArraySource
 
     rng = np.random.default_rng(2)
     n, d, nnz = 500, 64, 5

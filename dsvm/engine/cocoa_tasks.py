@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,8 @@ from dsvm.combine.adding import AddPartial
 from dsvm.data.block_ops import concat_blocks
 from dsvm.data.blocks import Block
 from dsvm.data.duals import DualStore
-from dsvm.distributed.tasks import iter_chunks, where
+from dsvm.data.sources import Source
+from dsvm.engine.tasks import iter_chunks, where
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.cocoa import (
     CocoaSolver,
@@ -61,7 +61,7 @@ class CocoaRound:
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> AddPartial | None:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> AddPartial | None:
         local = LocalModel.start(self.coef, self.intercept)
         out = AddPartial(local.dW, local.db, np.zeros(4))
         window: list[tuple[int, Block]] = []
@@ -74,7 +74,7 @@ class CocoaRound:
             self.solve_window(source, window, local, out)
         return out if out.n_rows else None
 
-    def solve_window(self, source: Any, window: list[tuple[int, Block]], local: LocalModel,
+    def solve_window(self, source: Source, window: list[tuple[int, Block]], local: LocalModel,
                      out: AddPartial) -> None:
         """Local DCD over the rows of the window's chunks together (``local_iters`` passes in
         one order of all of them), then each chunk's new duals written as version epoch + 1."""

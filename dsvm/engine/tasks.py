@@ -22,6 +22,7 @@ from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
+from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
@@ -37,7 +38,7 @@ from dsvm.solvers.passes import (
 from dsvm.solvers.targets import initial_intercept, targets_for
 
 
-def iter_chunks(source: Any, chunk_ids: Sequence[int],
+def iter_chunks(source: Source, chunk_ids: Sequence[int],
                 ahead: int = 1) -> Iterator[tuple[int, Block]]:
     """Yield ``(chunk_id, block)``, reading up to ``ahead`` chunks ahead in a background
     thread (one read at a time).
@@ -85,7 +86,7 @@ def _iter_windows(read_chunks: Callable[[list[int]], list[Block]], chunk_ids: li
         reads.close()  # waits for a window still being read
 
 
-def where(source: Any, chunk: int) -> str:
+def where(source: Source, chunk: int) -> str:
     """How an error names a chunk."""
     return f"{source.describe()}, chunk {chunk}"
 
@@ -119,7 +120,7 @@ class StreamPass:
     class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
     window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int], start: EpochStart) -> Any:
+    def __call__(self, source: Source, chunk_ids: Sequence[int], start: EpochStart) -> Any:
         state = start.shipped.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         window: list[tuple[int, Block]] = []
@@ -138,7 +139,7 @@ class StreamPass:
         return self.combiner.chunk(state, stats)
 
     def pass_over(self, state: SolverState, window: list[tuple[int, Block]],
-                  source: Any) -> PassStats:
+                  source: Source) -> PassStats:
         return pass_over_window(self.solver, state, window, classes=self.classes,
                                 epoch=self.epoch, seed=self.seed,
                                 where=lambda chunk: where(source, chunk),
@@ -178,7 +179,7 @@ class Calibrate:
     def nbytes(self) -> int:
         return self.state.nbytes
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> SolverState:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> SolverState:
         chunk = chunk_ids[0]
         block = calibration_sample(source.read_chunk(chunk))
         codes = targets_for(block.y, self.classes, where=where(source, chunk))
@@ -203,7 +204,7 @@ class Evaluate:
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> EvalCounts:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> EvalCounts:
         total = EvalCounts()
         for chunk, block in iter_chunks(source, chunk_ids):
             total = total + evaluate_block(block, self.coef, self.intercept, self.classes,
@@ -222,7 +223,7 @@ class Decide:
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> np.ndarray:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> np.ndarray:
         [chunk] = chunk_ids
         return decision_block(self.coef, self.intercept, source.read_chunk(chunk))
 
@@ -249,7 +250,7 @@ class WritePredictions:
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> int:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> int:
         [chunk] = chunk_ids
         scores = decision_block(self.coef, self.intercept, source.read_chunk(chunk))
         return int(self.writer.write(chunk, predicted_values(scores, self.labels)))
@@ -269,7 +270,7 @@ class GradientPass:
     def nbytes(self) -> int:
         return int(self.points.__sizeof__())
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> GradientShare | None:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> GradientShare | None:
         total: GradientShare | None = None
         for chunk, block in iter_chunks(source, chunk_ids):
             codes = encode_labels(block.y, self.classes, where=where(source, chunk))
@@ -287,7 +288,7 @@ class SampleRows:
     n: int
     seed: int
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> RowSample | None:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> RowSample | None:
         best: RowSample | None = None
         for chunk, block in iter_chunks(source, chunk_ids):
             best = merge_samples([best, sample_block(block, self.n, self.seed, chunk)], self.n)
@@ -311,7 +312,7 @@ class ChunkMoments:
     Kept per chunk and added in chunk order at the end (:func:`feature_variance`), so that the
     result does not depend on how chunks were grouped into tasks."""
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> dict[int, tuple[float, ...]]:
         out: dict[int, tuple[float, ...]] = {}
         for chunk, block in iter_chunks(source, chunk_ids):
             values = block.data if hasattr(block, "data") else block.X
@@ -324,7 +325,7 @@ class ChunkMoments:
 class ChunkStats:
     """Per-column statistics of chunks for feature scaling (:mod:`dsvm.features.scaling`)."""
 
-    def __call__(self, source: Any, chunk_ids: Sequence[int]) -> FeatureStats | None:
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> FeatureStats | None:
         return merge_stats([block_stats(chunk, block)
                             for chunk, block in iter_chunks(source, chunk_ids)])
 

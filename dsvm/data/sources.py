@@ -1,16 +1,22 @@
-"""Where the rows of a fit come from: a zarr dataset, dask arrays, or arrays in memory.
+"""Where the rows of a fit come from: the :class:`Source` protocol and its in-process kinds.
 
 Every source knows its shape, dtype and chunk count, and reads chunk ``i`` by itself
 (``read_chunk``), so that a task handed the source and some chunk ids fetches its data directly:
-from the store for a dataset, by computing that chunk's own part of the graph for dask arrays.
-:func:`map_source` wraps a source so that every chunk passes through a kernel feature map right
-after it is read, inside the task that reads it.
+from the store for a dataset, from memory for arrays, by computing that chunk's own part of the
+graph for dask arrays (:class:`dsvm.distributed.dask_source.DaskSource`, which needs the Client
+and so lives with it). :func:`map_source` wraps a source so that every chunk passes through a
+feature map or a scaling right after it is read, inside the task that reads it;
+:class:`ChunkSubset` is some whole chunks of one.
+
+Training asks a source what it needs instead of switching on its class: where its rows are
+(``in_memory``, ``on_cluster``, ``dataset``), its labels (``label_values``, ``label_counts``)
+and a DataFrame's column names (``feature_names``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,16 +24,114 @@ import scipy.sparse as sp
 from dsvm.data.blocks import Block, CSRBlock, block_from_arrays
 from dsvm.data.zarr_store import Dataset
 from dsvm.exceptions import DataLayoutError
-from dsvm.features.maps import FeatureMap
-from dsvm.features.scaling import Scaling
 
 DEFAULT_MEMORY_CHUNK_ROWS = 65536
 
 
-class _ArraysShape:
-    """Shape and dtype of a source backed by an array-like ``X`` (NumPy, SciPy or dask)."""
+class Source(Protocol):
+    """The rows of a fit, in chunks that a task reads by number.
+
+    Optional members, looked up where they are used: ``read_chunks(ids)`` (several chunks into
+    one buffer: a zarr dataset's window), ``nbytes`` (the rows' uncompressed bytes: sizes the
+    shuffle window), ``inner`` (a wrapper's source, :func:`base_source`) and
+    ``n_input_features`` (the features before a map, :func:`input_features`).
+    """
+
+    @property
+    def n_samples(self) -> int: ...
+
+    @property
+    def n_features(self) -> int: ...
+
+    @property
+    def n_chunks(self) -> int: ...
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the rows are arrays in this process's memory (they train here)."""
+
+    @property
+    def on_cluster(self) -> bool:
+        """Whether the rows are held by a cluster's workers (a task fetches them there)."""
+
+    @property
+    def dataset(self) -> Dataset | None:
+        """The zarr dataset the rows are stored in, or None."""
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        """A DataFrame's column names (``feature_names_in_``), or None."""
+
+    def label_values(self) -> np.ndarray:
+        """The distinct labels (float64)."""
+
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct labels as float64, rows of each): ``class_weight='balanced'``."""
+
+    def chunk_n_rows(self, i: int) -> int: ...
+
+    def read_chunk(self, i: int) -> Block: ...
+
+    def describe(self) -> str:
+        """How errors name the rows (a URL, "array", ...)."""
+
+
+class ChunkMap(Protocol):
+    """What a :class:`MappedSource` passes every chunk through: a kernel feature map
+    (:class:`dsvm.features.maps.FeatureMap`) or the fit's scaling
+    (:class:`dsvm.features.scaling.Scaling`)."""
+
+    @property
+    def n_output_features(self) -> int: ...
+
+    @property
+    def named_in_descriptions(self) -> bool:
+        """Whether the rows are described through the map ("... through the RFF map"); a
+        scaling is not named: errors name the data by its origin."""
+
+    def transform_block(self, block: Block) -> Block: ...
+
+    def describe(self) -> str: ...
+
+
+def is_source(x: object) -> TypeGuard[Source]:
+    """Whether ``x`` is a source rather than the user's input before it becomes one (looked up
+    on its class, so that a DataFrame's columns are never taken for members)."""
+    return all(callable(getattr(type(x), name, None))
+               for name in ("read_chunk", "chunk_n_rows", "label_values", "label_counts",
+                            "describe"))
+
+
+def float_dtype(dtype: Any) -> np.dtype:
+    """The float dtype rows of ``dtype`` train in (float32 stays, anything else is float64)."""
+    dt = np.dtype(dtype)
+    return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+@dataclass
+class ArraySource:
+    """NumPy / SciPy arrays in this process, cut into row chunks of ``chunk_rows``."""
 
     X: Any
+    y: np.ndarray
+    sample_weight: np.ndarray | None = None
+    chunk_rows: int = DEFAULT_MEMORY_CHUNK_ROWS
+
+    in_memory = True
+    on_cluster = False
+    dataset = None
+    feature_names = None
+
+    def __post_init__(self) -> None:
+        if self.X.shape[0] != self.y.shape[0]:
+            raise DataLayoutError(
+                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
+            )
+        if sp.issparse(self.X):
+            self.X = _canonical_csr(self.X)
 
     @property
     def n_samples(self) -> int:
@@ -39,26 +143,7 @@ class _ArraysShape:
 
     @property
     def dtype(self) -> np.dtype:
-        dt = np.dtype(self.X.dtype)
-        return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
-
-
-@dataclass
-class ArraySource(_ArraysShape):
-    """NumPy / SciPy arrays in this process, cut into row chunks of ``chunk_rows``."""
-
-    X: Any
-    y: np.ndarray
-    sample_weight: np.ndarray | None = None
-    chunk_rows: int = DEFAULT_MEMORY_CHUNK_ROWS
-
-    def __post_init__(self) -> None:
-        if self.X.shape[0] != self.y.shape[0]:
-            raise DataLayoutError(
-                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
-            )
-        if sp.issparse(self.X):
-            self.X = _canonical_csr(self.X)
+        return float_dtype(self.X.dtype)
 
     @property
     def n_chunks(self) -> int:
@@ -71,6 +156,10 @@ class ArraySource(_ArraysShape):
 
     def label_values(self) -> np.ndarray:
         return np.unique(self.y)
+
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        labels, counts = np.unique(np.asarray(self.y, dtype=np.float64), return_counts=True)
+        return labels, counts
 
     def chunk_n_rows(self, i: int) -> int:
         return max(0, min(self.n_samples, (i + 1) * self.chunk_rows) - i * self.chunk_rows)
@@ -125,6 +214,10 @@ class DatasetSource:
 
     dataset: Dataset
 
+    in_memory = False
+    on_cluster = False
+    feature_names = None
+
     @property
     def n_samples(self) -> int:
         return int(self.dataset.n_samples)
@@ -156,6 +249,16 @@ class DatasetSource:
             )
         return np.asarray(classes, dtype=np.float64)
 
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The counts the dataset records (its ``class_counts`` attribute: no pass over it)."""
+        recorded = self.dataset.attrs.get("class_counts")
+        classes = self.dataset.classes
+        if recorded is None or classes is None:
+            raise ValueError("class_weight='balanced' needs the class counts of "
+                             f"{self.describe()}, which it does not record (convert it again "
+                             "with this dsvm).")
+        return np.asarray(classes, dtype=np.float64), np.asarray(recorded)
+
     def chunk_n_rows(self, i: int) -> int:
         return int(self.dataset.chunk_n_rows(i))
 
@@ -170,143 +273,14 @@ class DatasetSource:
         return str(self.dataset.url)
 
 
-def _known_lengths(a: Any) -> Any:
-    """``a`` with its chunks' row counts known: arrays from DataFrames (``to_dask_array()``,
-    ``.values``) have unknown ones, which the cluster counts (only the counts reach the
-    client). The client waits through the no-workers watchdog, which dask's own
-    ``compute_chunk_sizes()`` would not: on a cluster that lost its workers it waits forever."""
-    if not any(np.isnan(c) for c in a.chunks[0]):
-        return a
-    import dask
+class _Wrapper:
+    """What a source wrapping another (``inner``) takes from it unchanged."""
 
-    from dsvm.distributed.client import compute_watched
-
-    parts = a.to_delayed()
-    firsts = parts[:, 0] if a.ndim == 2 else parts  # one block per row chunk
-    count = dask.delayed(_n_rows, pure=True)
-    rows = compute_watched(*[count(p) for p in firsts], what="counting the rows of each chunk")
-    # the same blocks, declared with their lengths (an identity task, fused into each read)
-    return a.map_blocks(_same, chunks=(tuple(int(r) for r in rows), *a.chunks[1:]),
-                        dtype=a.dtype)
-
-
-def _n_rows(block: Any) -> int:
-    return int(block.shape[0])
-
-
-def _same(block: Any) -> Any:
-    return block
-
-
-def _holds_futures(collection: Any) -> bool:
-    """Whether a dask collection's graph refers to data held by a cluster (persisted)."""
-    from distributed import Future
-
-    if collection is None:
-        return False
-    return any(isinstance(v, Future) for v in dict(collection.__dask_graph__()).values())
-
-
-@dataclass
-class DaskSource(_ArraysShape):
-    """Dask arrays (X, y): a task computes the chunks it reads itself, never the client.
-
-    Chunk ``i`` is that chunk's part of the graph: computed in the reading task with dask's
-    synchronous scheduler (a chunk read from storage is read by that worker), or, when the
-    arrays were persisted on the cluster, fetched from the worker that holds it.
-    """
-
-    X: Any
-    y: Any
-    sample_weight: Any = None
-    feature_names: list[str] | None = None  # a DataFrame's columns
-    labels: np.ndarray | None = None  # the distinct labels, when a first pass counted them
-
-    def __post_init__(self) -> None:
-        if self.X.ndim != 2:
-            raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
-        self.X, self.y, self.sample_weight = (
-            None if a is None else _known_lengths(a) for a in (self.X, self.y, self.sample_weight))
-        if len(self.X.chunks[1]) != 1:
-            self.X = self.X.rechunk({1: -1})  # rows only: a chunk holds whole rows
-        if self.y.chunks[0] != self.X.chunks[0]:
-            self.y = self.y.rechunk((self.X.chunks[0],))
-        if self.sample_weight is not None and self.sample_weight.chunks[0] != self.X.chunks[0]:
-            self.sample_weight = self.sample_weight.rechunk((self.X.chunks[0],))
-        if self.X.shape[0] != self.y.shape[0]:
-            raise DataLayoutError(
-                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
-            )
-        self.on_cluster = any(_holds_futures(a) for a in (self.X, self.y, self.sample_weight))
-
-    @property
-    def n_chunks(self) -> int:
-        return len(self.X.chunks[0])
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.X.nbytes)
-
-    def label_values(self) -> np.ndarray:
-        import dask.array as da
-
-        if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
-            return np.asarray(self.labels, dtype=np.float64)
-        from dsvm.distributed.client import compute_watched
-
-        # A reduction on the cluster: only the distinct labels come back.
-        (labels,) = compute_watched(da.unique(self.y), what="finding the labels")
-        return np.asarray(labels, dtype=np.float64)
-
-    def chunk_n_rows(self, i: int) -> int:
-        return int(self.X.chunks[0][i])
-
-    def _parts(self, i: int) -> list[Any]:
-        parts = [self.X.blocks[i], self.y.blocks[i]]
-        if self.sample_weight is not None:
-            parts.append(self.sample_weight.blocks[i])
-        return parts
-
-    def read_chunk(self, i: int) -> Block:
-        if self.on_cluster:
-            from distributed import worker_client
-
-            with worker_client() as client:  # leaves the thread pool while it waits
-                values = client.gather(client.compute(self._parts(i)))
-        else:
-            import dask
-
-            values = dask.compute(*self._parts(i), scheduler="sync")
-        X, y = values[0], np.asarray(values[1])
-        sw = None if len(values) < 3 else np.asarray(values[2], dtype=np.float64)
-        return block_from_arrays(X, y, sw)
-
-    def describe(self) -> str:
-        return "dask array"
-
-
-@dataclass
-class MappedSource:
-    """A source seen through a feature map: every chunk is mapped right after it is read."""
-
-    inner: Any
-    fmap: FeatureMap | Scaling
+    inner: Source
 
     @property
     def n_samples(self) -> int:
         return int(self.inner.n_samples)
-
-    @property
-    def n_features(self) -> int:
-        return int(self.fmap.n_output_features)
-
-    @property
-    def n_input_features(self) -> int:
-        return int(self.inner.n_features)
-
-    @property
-    def on_cluster(self) -> bool:
-        return bool(getattr(self.inner, "on_cluster", False))
 
     @property
     def n_chunks(self) -> int:
@@ -316,11 +290,46 @@ class MappedSource:
     def dtype(self) -> np.dtype:
         return np.dtype(self.inner.dtype)
 
+    @property
+    def in_memory(self) -> bool:
+        return bool(self.inner.in_memory)
+
+    @property
+    def on_cluster(self) -> bool:
+        return bool(self.inner.on_cluster)
+
+    @property
+    def dataset(self) -> Dataset | None:
+        return self.inner.dataset
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        return self.inner.feature_names
+
     def label_values(self) -> np.ndarray:
         return np.asarray(self.inner.label_values())
 
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.inner.label_counts()
+
     def chunk_n_rows(self, i: int) -> int:
         return int(self.inner.chunk_n_rows(i))
+
+
+@dataclass
+class MappedSource(_Wrapper):
+    """A source seen through a feature map: every chunk is mapped right after it is read."""
+
+    inner: Source
+    fmap: ChunkMap
+
+    @property
+    def n_features(self) -> int:
+        return int(self.fmap.n_output_features)
+
+    @property
+    def n_input_features(self) -> int:
+        return int(self.inner.n_features)
 
     def read_chunk(self, i: int) -> Block:
         return self.fmap.transform_block(self.inner.read_chunk(i))
@@ -331,18 +340,18 @@ class MappedSource:
         return [self.fmap.transform_block(b) for b in blocks]
 
     def describe(self) -> str:
-        if isinstance(self.fmap, Scaling):  # as the data is named in errors: by its origin
+        if not self.fmap.named_in_descriptions:  # a scaling: the data is named by its origin
             return self.inner.describe()
         return f"{self.inner.describe()} through the {self.fmap.describe()}"
 
 
 @dataclass
-class ChunkSubset:
+class ChunkSubset(_Wrapper):
     """Some whole chunks of a source (``chunk_ids``), renumbered 0..k-1: the training or the
     held-out part of a fit with early stopping. No row moves: a task still reads its chunks
-    from the source itself."""
+    from the source itself. (Its labels are the whole source's.)"""
 
-    inner: Any
+    inner: Source
     chunk_ids: list[int]
 
     @property
@@ -356,17 +365,6 @@ class ChunkSubset:
     @property
     def n_chunks(self) -> int:
         return len(self.chunk_ids)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(self.inner.dtype)
-
-    @property
-    def on_cluster(self) -> bool:
-        return bool(getattr(self.inner, "on_cluster", False))
-
-    def label_values(self) -> np.ndarray:
-        return np.asarray(self.inner.label_values())
 
     def chunk_n_rows(self, i: int) -> int:
         return int(self.inner.chunk_n_rows(self.chunk_ids[i]))
@@ -389,21 +387,25 @@ def _ranges(ids: list[int]) -> str:
     return shown + (f", ... ({len(ids)} in all)" if len(ids) > 8 else "")
 
 
-Source = ArraySource | DatasetSource | DaskSource | MappedSource | ChunkSubset
-
-
-def base_source(source: Any) -> Any:
+def base_source(source: Source) -> Source:
     """The source at the bottom of any wrappers (feature maps, chunk subsets)."""
-    while hasattr(source, "inner"):
+    while isinstance(source, _Wrapper):
         source = source.inner
     return source
 
 
-def map_source(source: Any, fmap: FeatureMap | Scaling | None) -> Any:
+def rewrapped(source: Source, inner: Source) -> Source:
+    """``source``'s wrapper (a map, a chunk subset) around ``inner`` instead of its own inner
+    source; ``inner`` itself where ``source`` wraps nothing."""
+    return replace(source, inner=inner) if isinstance(source, (MappedSource, ChunkSubset)) \
+        else inner
+
+
+def map_source(source: Source, fmap: ChunkMap | None) -> Source:
     """``source`` with every chunk passed through ``fmap`` when it is read (``None``: as is)."""
     return source if fmap is None else MappedSource(source, fmap)
 
 
-def input_features(source: Any) -> int:
+def input_features(source: Source) -> int:
     """The features of the rows as given (before any feature map)."""
     return int(getattr(source, "n_input_features", source.n_features))

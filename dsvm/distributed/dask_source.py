@@ -1,0 +1,159 @@
+"""Dask arrays as a source (:class:`dsvm.data.sources.Source`): a task computes the chunks it
+reads itself, never the client.
+
+It lives here, not with the other sources in :mod:`dsvm.data.sources`, because it needs the
+Client: chunk lengths and labels are counted on the cluster through the no-workers watchdog, and
+a task reads a persisted chunk from the worker that holds it (``worker_client``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dsvm.data.blocks import Block, block_from_arrays
+from dsvm.data.sources import float_dtype
+from dsvm.exceptions import DataLayoutError
+
+
+def _known_lengths(a: Any) -> Any:
+    """``a`` with its chunks' row counts known: arrays from DataFrames (``to_dask_array()``,
+    ``.values``) have unknown ones, which the cluster counts (only the counts reach the
+    client). The client waits through the no-workers watchdog, which dask's own
+    ``compute_chunk_sizes()`` would not: on a cluster that lost its workers it waits forever."""
+    if not any(np.isnan(c) for c in a.chunks[0]):
+        return a
+    import dask
+
+    from dsvm.distributed.client import compute_watched
+
+    parts = a.to_delayed()
+    firsts = parts[:, 0] if a.ndim == 2 else parts  # one block per row chunk
+    count = dask.delayed(_n_rows, pure=True)
+    rows = compute_watched(*[count(p) for p in firsts], what="counting the rows of each chunk")
+    # the same blocks, declared with their lengths (an identity task, fused into each read)
+    return a.map_blocks(_same, chunks=(tuple(int(r) for r in rows), *a.chunks[1:]),
+                        dtype=a.dtype)
+
+
+def _n_rows(block: Any) -> int:
+    return int(block.shape[0])
+
+
+def _same(block: Any) -> Any:
+    return block
+
+
+def _holds_futures(collection: Any) -> bool:
+    """Whether a dask collection's graph refers to data held by a cluster (persisted)."""
+    from distributed import Future
+
+    if collection is None:
+        return False
+    return any(isinstance(v, Future) for v in dict(collection.__dask_graph__()).values())
+
+
+@dataclass
+class DaskSource:
+    """Dask arrays (X, y): a task computes the chunks it reads itself, never the client.
+
+    Chunk ``i`` is that chunk's part of the graph: computed in the reading task with dask's
+    synchronous scheduler (a chunk read from storage is read by that worker), or, when the
+    arrays were persisted on the cluster, fetched from the worker that holds it.
+    """
+
+    X: Any
+    y: Any
+    sample_weight: Any = None
+    feature_names: list[str] | None = None  # a DataFrame's columns
+    labels: np.ndarray | None = None  # the distinct labels, when a first pass counted them
+    on_cluster: bool = field(init=False, default=False, repr=False, compare=False)
+
+    in_memory = False
+    dataset = None
+
+    def __post_init__(self) -> None:
+        if self.X.ndim != 2:
+            raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
+        self.X, self.y, self.sample_weight = (
+            None if a is None else _known_lengths(a) for a in (self.X, self.y, self.sample_weight))
+        if len(self.X.chunks[1]) != 1:
+            self.X = self.X.rechunk({1: -1})  # rows only: a chunk holds whole rows
+        if self.y.chunks[0] != self.X.chunks[0]:
+            self.y = self.y.rechunk((self.X.chunks[0],))
+        if self.sample_weight is not None and self.sample_weight.chunks[0] != self.X.chunks[0]:
+            self.sample_weight = self.sample_weight.rechunk((self.X.chunks[0],))
+        if self.X.shape[0] != self.y.shape[0]:
+            raise DataLayoutError(
+                f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
+            )
+        self.on_cluster = any(_holds_futures(a) for a in (self.X, self.y, self.sample_weight))
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return float_dtype(self.X.dtype)
+
+    @property
+    def n_chunks(self) -> int:
+        return len(self.X.chunks[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.X.nbytes)
+
+    def label_values(self) -> np.ndarray:
+        import dask.array as da
+
+        if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
+            return np.asarray(self.labels, dtype=np.float64)
+        from dsvm.distributed.client import compute_watched
+
+        # A reduction on the cluster: only the distinct labels come back.
+        (labels,) = compute_watched(da.unique(self.y), what="finding the labels")
+        return np.asarray(labels, dtype=np.float64)
+
+    def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        import dask.array as da
+
+        from dsvm.distributed.client import compute_watched
+
+        # one reduction for both (computing each alone read the labels twice)
+        labels, counts = compute_watched(*da.unique(self.y, return_counts=True),
+                                         what="counting the classes")
+        return np.asarray(labels, np.float64), np.asarray(counts)
+
+    def chunk_n_rows(self, i: int) -> int:
+        return int(self.X.chunks[0][i])
+
+    def _parts(self, i: int) -> list[Any]:
+        parts = [self.X.blocks[i], self.y.blocks[i]]
+        if self.sample_weight is not None:
+            parts.append(self.sample_weight.blocks[i])
+        return parts
+
+    def read_chunk(self, i: int) -> Block:
+        if self.on_cluster:
+            from distributed import worker_client
+
+            with worker_client() as client:  # leaves the thread pool while it waits
+                values = client.gather(client.compute(self._parts(i)))
+        else:
+            import dask
+
+            values = dask.compute(*self._parts(i), scheduler="sync")
+        X, y = values[0], np.asarray(values[1])
+        sw = None if len(values) < 3 else np.asarray(values[2], dtype=np.float64)
+        return block_from_arrays(X, y, sw)
+
+    def describe(self) -> str:
+        return "dask array"

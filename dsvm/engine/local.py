@@ -1,0 +1,135 @@
+"""Engines run tasks over the chunks of a source: the protocol, and the engine of this process.
+
+One protocol serves every computation of a fit (stochastic epochs, NESVM's gradient sums,
+calibration, landmark sampling, evaluation, prediction):
+
+``reduce(task, source, groups, combine, name=...)``
+    runs ``task(source, group)`` once per group of chunk ids and combines the partial results
+    with ``combine(list_of_partials)`` (associative: on a cluster it is applied in a tree on the
+    workers, ``split_every`` at a time); returns the final partial. With ``finish=``, the root
+    node applies ``finish(partials, *finish_inputs)`` to its partials instead of combining
+    them (as dask's reductions apply ``aggregate``), and that is the result.
+``map(task, source, chunks, name=...)``
+    runs ``task(source, [chunk])`` per chunk and yields the results in chunk order, with a
+    bounded number in flight.
+
+A value can also stay where it was computed, between calls (``keep=True``, :meth:`hold`,
+:meth:`apply`): on a cluster a *held* value is a future, which later tasks take as an input
+(``inputs=``, ``finish_inputs=``) without it passing through this process, and which
+:meth:`fetch` brings here only when asked, and :meth:`release` gives up. The epoch loop keeps
+the model so: an epoch's tasks take the previous epoch's future, the root of its combine
+finalizes the next state where the partials meet, and only the epoch's statistics come to the
+client (#12 item 3); since a future can be taken before it is computed, the loop submits the
+next epoch while one runs (``runs_ahead``). In this process a held value is the value itself,
+computed when the call returns.
+
+Both engines (this module's :class:`LocalEngine`, :class:`dsvm.distributed.engine.DaskEngine`)
+run the same task objects (:mod:`dsvm.engine.tasks`), so a fit in memory and a fit on a cluster
+with the same seed, streams and chunks give the same model (up to the grouping of float64 sums
+in the combine).
+
+Nothing here knows the Dask client: a fit on NumPy/SciPy arrays imports no ``dsvm.distributed``
+module (tests/test_layering.py checks it). The cluster's engine, its watchdog and its
+sources are in :mod:`dsvm.distributed`, loaded when a fit uses a cluster.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+import numpy as np
+
+from dsvm.data.sources import Source
+
+# task(source, chunk_ids, *inputs): the inputs are a reduce's ``inputs`` (held values)
+Task = Callable[..., Any]
+Combine = Callable[[list[Any]], Any]
+
+
+class Engine(Protocol):
+    """Where a fit's tasks run (see the module notes)."""
+
+    n_workers: int
+    runs_ahead: bool  # whether a call returns before its tasks have run (held values)
+
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
+               combine: Combine, *, name: str, what: str | None = None,
+               combine_name: str | None = None, inputs: Sequence[Any] = (),
+               finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
+               keep: bool = False) -> Any: ...
+
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str,
+            what: str | None = None) -> Iterator[Any]: ...
+
+    def hold(self, value: Any, *, name: str) -> Any: ...
+
+    def apply(self, fn: Callable[..., Any], *args: Any, name: str) -> Any: ...
+
+    def fetch(self, held: Any, *, what: str) -> Any: ...
+
+    def release(self, *held: Any) -> None: ...
+
+
+def spread(n_chunks: int, n_groups: int) -> list[list[int]]:
+    """Chunks 0..n_chunks-1 cut into at most ``n_groups`` contiguous groups (none empty)."""
+    groups = np.array_split(np.arange(n_chunks), max(1, min(n_groups, n_chunks)))
+    return [[int(c) for c in g] for g in groups if len(g)]
+
+
+class LocalEngine:
+    """Runs tasks in this process (NumPy/SciPy input, no cluster).
+
+    With several groups (``n_streams > 1``) they run in threads, up to one per core: the numba
+    passes release the GIL, so in-memory training uses the machine's cores the way a cluster
+    uses its workers. The result does not depend on the thread count: each task is the same
+    deterministic function of its inputs as on a cluster, and the partials are combined in
+    group order.
+    """
+
+    n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
+    runs_ahead = False  # every call has run when it returns
+
+    def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
+               combine: Combine, *, name: str = "task", what: str | None = None,
+               combine_name: str | None = None, inputs: Sequence[Any] = (),
+               finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
+               keep: bool = False) -> Any:
+        n_threads = min(len(groups), os.cpu_count() or 1)
+        if n_threads > 1:
+            with ThreadPoolExecutor(n_threads, thread_name_prefix=f"dsvm-{name}") as pool:
+                partials = list(pool.map(lambda ids: task(source, ids, *inputs), groups))
+        else:
+            partials = [task(source, ids, *inputs) for ids in groups]
+        return combine_list(combine, partials, finish, *finish_inputs)
+
+    # in this process a held value is the value itself
+    def hold(self, value: Any, *, name: str = "held") -> Any:
+        return value
+
+    def apply(self, fn: Callable[..., Any], *args: Any, name: str = "apply") -> Any:
+        return fn(*args)
+
+    def fetch(self, held: Any, *, what: str = "result") -> Any:
+        return held
+
+    def release(self, *held: Any) -> None:
+        """(Nothing is in flight in this process.)"""
+
+    def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str = "task",
+            what: str | None = None) -> Iterator[Any]:
+        for chunk in chunks:
+            yield task(source, [chunk])
+
+
+def combine_list(combine: Combine, partials: list[Any],
+                  finish: Callable[..., Any] | None = None, *finish_inputs: Any) -> Any:
+    """A combine node; at the root of a reduction with ``finish``, the finish instead, given
+    the partials themselves (as dask's reductions give theirs to ``aggregate``): one task that
+    runs where the partials and the held inputs meet, of which only the result stays, and
+    that can combine and finish in one pass over the partials."""
+    if finish is None:
+        return combine(list(partials))
+    return finish(list(partials), *finish_inputs)
