@@ -29,7 +29,9 @@ def test_a_small_dataset_trains_here_like_the_embedded_cluster(small, monkeypatc
     def no_cluster(*args, **kwargs):
         raise AssertionError("a cluster was started for a small dataset")
 
-    monkeypatch.setattr(engines, "cluster_engine", no_cluster)
+    import dsvm.distributed.engine as cluster  # (training.engines imports it when needed)
+
+    monkeypatch.setattr(cluster, "cluster_engine", no_cluster)
     kw = dict(solver="pegasos", alpha=1e-3, max_epochs=3, tol=None, random_state=4)
     here = SVMClassifier(**kw).fit(str(ds.url))
     # the embedded cluster would have run one stream per core: the same streams over the same
