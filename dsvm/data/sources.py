@@ -111,8 +111,26 @@ def float_dtype(dtype: Any) -> np.dtype:
     return dt if dt in (np.float32, np.float64) else np.dtype(np.float64)
 
 
+class ArraysShape:
+    """Shape and dtype of a source backed by an array-like ``X`` (NumPy, SciPy or dask)."""
+
+    X: Any
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return float_dtype(self.X.dtype)
+
+
 @dataclass
-class ArraySource:
+class ArraySource(ArraysShape):
     """NumPy / SciPy arrays in this process, cut into row chunks of ``chunk_rows``."""
 
     X: Any
@@ -132,18 +150,6 @@ class ArraySource:
             )
         if sp.issparse(self.X):
             self.X = _canonical_csr(self.X)
-
-    @property
-    def n_samples(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return float_dtype(self.X.dtype)
 
     @property
     def n_chunks(self) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import Block, block_from_arrays
-from dsvm.data.sources import float_dtype
+from dsvm.data.sources import ArraysShape
 from dsvm.exceptions import DataLayoutError
 
 
@@ -56,7 +56,7 @@ def _holds_futures(collection: Any) -> bool:
 
 
 @dataclass
-class DaskSource:
+class DaskSource(ArraysShape):
     """Dask arrays (X, y): a task computes the chunks it reads itself, never the client.
 
     Chunk ``i`` is that chunk's part of the graph: computed in the reading task with dask's
@@ -90,18 +90,6 @@ class DaskSource:
                 f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
             )
         self.on_cluster = any(_holds_futures(a) for a in (self.X, self.y, self.sample_weight))
-
-    @property
-    def n_samples(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
-    def dtype(self) -> np.dtype:
-        return float_dtype(self.X.dtype)
 
     @property
     def n_chunks(self) -> int:
