@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from dsvm.cli.common import USER_ERRORS, in_flags, use_help_formatter
+from dsvm.cli.common import USER_ERRORS, in_flags, storage_error, use_help_formatter
 from dsvm.cli.data import add_data_commands
 from dsvm.cli.estimator_flags import CommandParser
 from dsvm.cli.info import add_info_command
@@ -81,11 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
-    except USER_ERRORS as exc:
-        if args.debug or os.environ.get("DSVM_DEBUG", "") not in ("", "0"):
-            traceback.print_exc()  # what --debug is for; still a user error: exit 2 below
-        print(f"dsvm {args.command}: error: {in_flags(str(exc))}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(f"dsvm {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -94,6 +89,20 @@ def _run(args: argparse.Namespace) -> int:
         # stdout goes to devnull so that Python's flush at exit does not raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool ended by the closed pipe
+    except Exception as exc:  # noqa: BLE001 - a user error, or re-raised as it is
+        message = str(exc) if isinstance(exc, USER_ERRORS) else storage_error(exc, urls_in(args))
+        if message is None:
+            raise
+        if args.debug or os.environ.get("DSVM_DEBUG", "") not in ("", "0"):
+            traceback.print_exc()  # what --debug is for; still a user error: exit 2 below
+        print(f"dsvm {args.command}: error: {in_flags(message)}", file=sys.stderr)
+        return 2
+
+
+def urls_in(args: argparse.Namespace) -> list[str]:
+    """The storage URLs the user typed (not a scheduler's address)."""
+    return [v for v in vars(args).values()
+            if isinstance(v, str) and "://" in v and not v.startswith(("tcp://", "tls://"))]
 
 
 if __name__ == "__main__":

@@ -47,6 +47,31 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+# Errors of cloud storage clients that a user fixes, not dsvm: missing or refused credentials,
+# an endpoint that cannot be reached. Recognised by name and module, so that the CLI does not
+# import botocore or google-auth to catch them (they are there only with the s3/gcs extras).
+STORAGE_ERRORS = {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
+                  "EndpointConnectionError", "DefaultCredentialsError", "RefreshError",
+                  "ClientAuthenticationError"}
+STORAGE_MODULES = ("botocore", "aiobotocore", "google.auth", "azure")
+
+
+def storage_error(exc: BaseException, urls: list[str]) -> str | None:
+    """One line for an error of a cloud storage client (in ``exc`` or what it was raised from)
+    while dsvm used ``urls``, or None when it is not one."""
+    seen = 0
+    while exc is not None and seen < 8:  # the chain of causes, bounded
+        kind = type(exc)
+        if kind.__name__ in STORAGE_ERRORS or kind.__module__.startswith(STORAGE_MODULES):
+            where = ", ".join(urls) or "the storage"
+            return (f"{where}: refused or not reachable ({kind.__name__}: {exc}); "
+                    "check the credentials (e.g. AWS_ACCESS_KEY_ID/AWS_PROFILE for s3://, "
+                    "GOOGLE_APPLICATION_CREDENTIALS for gs://) and the URL")
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        seen += 1
+    return None
+
+
 def use_help_formatter(parser: argparse.ArgumentParser) -> None:
     """:class:`HelpFormatter` for ``parser`` and all its subcommands (``add_parser`` does not
     pass its parent's formatter on)."""
