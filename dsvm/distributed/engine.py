@@ -160,6 +160,13 @@ class DaskEngine:
         """A held value, brought here."""
         return wait_for_result(self.client, held, what)
 
+    def worker_memory_limit(self) -> int | None:
+        """The smallest memory limit of the cluster's workers in bytes (None: none set)."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        limits = [int(w.get("memory_limit") or 0) for w in workers]
+        limits = [m for m in limits if m > 0]
+        return min(limits) if limits else None
+
     def release(self, *held: Any) -> None:
         """Held values no longer wanted: their tasks that have not started never will (one
         already running finishes on its worker, and its result is dropped)."""

@@ -26,7 +26,7 @@ from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
-from dsvm.solvers.evaluation import EvalCounts, evaluate_block
+from dsvm.solvers.evaluation import EvalCounts, evaluate_block, grid_counts
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
 from dsvm.solvers.passes import (
@@ -209,6 +209,31 @@ class Evaluate:
         for chunk, block in iter_chunks(source, chunk_ids):
             total = total + evaluate_block(block, self.coef, self.intercept, self.classes,
                                            self.loss, where(source, chunk))
+        return total
+
+
+@dataclass(frozen=True)
+class EvaluateGrid:
+    """:class:`Evaluate` of K candidate models stacked along the outputs (the candidate grid,
+    :mod:`dsvm.solvers.grid`): each chunk is read once and scored for all of them; returns
+    one :class:`EvalCounts` per candidate."""
+
+    coef: np.ndarray  # (K * m, d): candidate k's model in rows k*m .. (k+1)*m
+    intercept: np.ndarray
+    n_candidates: int
+    classes: np.ndarray | None
+    loss: Any
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.coef.nbytes)
+
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> list[EvalCounts] | None:
+        total: list[EvalCounts] | None = None
+        for chunk, block in iter_chunks(source, chunk_ids):
+            counts = grid_counts(block, self.coef, self.intercept, self.n_candidates,
+                                 self.classes, self.loss, where(source, chunk))
+            total = counts if total is None else [a + b for a, b in zip(total, counts)]
         return total
 
 

@@ -46,6 +46,15 @@ class FitPlan:
 
 
 @dataclass
+class EpochDecision:
+    """What an ``on_epoch`` callback of :func:`run_epochs` may change: the state the next epoch
+    starts from (None: the one held), and a reason to stop after this epoch ("": go on)."""
+
+    state: SolverState | None = None
+    stop: str = ""
+
+
+@dataclass
 class LoopResult:
     state: SolverState
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -246,14 +255,19 @@ def run_epochs(
     validate: Callable[[SolverState], float] | None = None,
     holdout: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
-    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], None] | None = None,
+    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], EpochDecision | None]
+    | None = None,
 ) -> LoopResult:
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
-    converged)`` runs after every epoch (checkpoints, job progress). An epoch's ``seconds``
+    converged)`` runs after every epoch (checkpoints, job progress); it may return an
+    :class:`EpochDecision`: a state that replaces the one held (the next epoch starts from it;
+    an epoch sent ahead from the old one is dropped and sent again), and a reason to stop
+    (the candidate grid of :mod:`dsvm.training.grid` freezes candidates and stops when all
+    are frozen). An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
@@ -301,7 +315,16 @@ def run_epochs(
                 reason = rule.reason(record)
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
-                on_epoch(state, history, converged)
+                decision = on_epoch(state, history, converged)
+                if decision is not None and decision.state is not None:
+                    if pending is not None:  # sent ahead from the state being replaced
+                        engine.release(pending.outcome, pending.summary)
+                        pending = None
+                    state = decision.state
+                    held, anchored = engine.hold(Outcome(state, summary), name="state"), epoch + 1
+                if decision is not None and decision.stop and not converged:
+                    converged, reason = True, decision.stop
+                    logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if converged:
                 break
         if not wants_state and n_epochs > 0:
