@@ -186,10 +186,11 @@ def candidate_view(state: SolverState, k: int, n_candidates: int) -> SolverState
     shared counters, its own eta0."""
     m = state.n_outputs // n_candidates
     rows = slice(k * m, (k + 1) * m)
-    arrays = {name: None if getattr(state, name) is None else getattr(state, name)[rows]
-              for name in _ARRAYS}
-    return SolverState(t=state.t, n_avg=state.n_avg, eta0=float(state.extra[ETA0][k]),
-                       **arrays)
+    avg_coef, avg_intercept = state.avg_coef, state.avg_intercept
+    return SolverState(coef=state.coef[rows], intercept=state.intercept[rows], t=state.t,
+                       avg_coef=None if avg_coef is None else avg_coef[rows],
+                       avg_intercept=None if avg_intercept is None else avg_intercept[rows],
+                       n_avg=state.n_avg, eta0=float(state.extra[ETA0][k]))
 
 
 def write_back(state: SolverState, k: int, result: SolverState) -> None:
@@ -225,7 +226,7 @@ def candidate_penalty(solver: Any, coef: np.ndarray) -> float:
     return float(0.5 * solver.alpha * np.dot(flat, flat))
 
 
-def grid_solvers(make: Any, alphas: Sequence[float]) -> CandidateGrid:
+def grid_solvers(make: Any, alphas: Sequence[float] | np.ndarray) -> CandidateGrid:
     """The grid of ``make(alpha)`` for each alpha (refused for solvers that do not stack)."""
     solvers = tuple(make(float(a)) for a in alphas)
     name = solvers[0].name

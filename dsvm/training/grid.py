@@ -35,9 +35,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,7 +45,7 @@ from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import Calibrate, EvaluateGrid, first
-from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.evaluation import EvalCounts, add_count_lists
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_penalty, candidate_view, grid_solvers
 from dsvm.training.class_weights import class_weight_vector
@@ -54,6 +53,7 @@ from dsvm.training.engines import engine_for
 from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
+from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
@@ -165,18 +165,6 @@ class GridReport:
                 for k, (a, s, e) in enumerate(zip(self.alphas, final, self.epochs_run))]
 
 
-def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The candidates as text, one line each (the log, ``dsvm info``)."""
-    if not rows:
-        return ""
-    score = next(k for k in rows[0] if k.startswith("held_out_"))
-    lines = [f"{'alpha':>12}  {score:>18}  {'epochs':>6}"]
-    for row in rows:
-        mark = "  <- best" if row.get("best") else ""
-        lines.append(f"{row['alpha']:>12.4g}  {row[score]:>18.4f}  {row['epochs']:>6d}{mark}")
-    return "\n".join(lines)
-
-
 class GridTracker:
     """The grid's ``on_epoch``: scores the candidates on the held-out chunks, records them in
     the epoch's history record and the report, freezes those that stopped improving."""
@@ -257,7 +245,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                        n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
                        shuffle_window=window.chunks, window_note=window.describe())
         result = run_epochs(
-            engine=engine, solver=grid, combiner=combiner_for(grid), source=train,
+            engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=train,
             classes=record.class_values, class_weight=record.class_weight,
             state=record.state, plan=plan, first_epoch=0, n_epochs=spec.max_epochs,
             on_epoch=tracker.on_epoch)
@@ -271,9 +259,15 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         record.feature_names = source.feature_names
         record.solver = spec.solver
         logger.info("grid of %d alphas, held-out %s:\n%s", len(values), report.score_name,
-                    format_table(report.table()))
+                    format_grid(report.table()))
         record = finish(chosen, engine, record, train, warn=False)
     return unfold_record(record), report
+
+
+def as_solver(grid: CandidateGrid) -> LocalSolver:
+    """The grid where a :class:`LocalSolver` goes (its name, loss and alpha are read-only
+    properties, which the protocol's plain attributes do not admit for mypy)."""
+    return cast(LocalSolver, grid)
 
 
 def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray | None,
@@ -288,7 +282,7 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
     check_memory(engine, one.nbytes, alphas)
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
-    state = engine.reduce(Calibrate(state, grid, values, weights), source, [[0]], first,
+    state = engine.reduce(Calibrate(state, as_solver(grid), values, weights), source, [[0]], first,
                           name="calibrate", what="calibration")
     record = FittedModel(
         coef=state.coef, intercept=state.intercept, state=state, classes=shown,
