@@ -126,6 +126,18 @@ def test_solvers_that_cannot_stack_are_refused():
         SVMClassifierCV(alphas=[1e-3, -1.0]).fit(X, y)
 
 
+def test_a_fold_without_a_class_warns_that_the_data_is_sorted():
+    """Labels stored sorted (w8a: every positive in the first rows): whole held-out chunks
+    can miss a class, and then cannot rank the candidates on it; the fit says so."""
+    X, _ = problem(2)
+    y = np.where(np.arange(ROWS) < CHUNK, 1, -1)  # the positives: chunk 0 only
+    _, held = holdout_chunks(ROWS // CHUNK, 0.1, draw_seed(1))
+    assert 0 not in held
+    with pytest.warns(UserWarning, match=r"no rows of class\(es\) \[1.0\].*sorted"):
+        SVMClassifierCV(alphas=[1e-3, 1e-2], random_state=1, chunk_rows=CHUNK,
+                        max_epochs=1).fit(X, y)
+
+
 def test_memory_refusal_names_the_alphas_and_the_bytes(monkeypatch):
     from dsvm.training import grid
 
@@ -171,6 +183,8 @@ def test_cli_trains_a_grid_saves_the_best_and_info_shows_the_table(tmp_path, cap
                  "--out", str(out), "--quiet"]) == 0
     assert "<- best" in capsys.readouterr().err
     model = dsvm.load(out)
+    chosen = SVMClassifierCV(alphas=[1e-4, 1e-2, 1.0], max_epochs=3, random_state=0).fit(data)
+    assert chosen.evaluate(data)["objective"] > 0 and chosen.score(data) > 0.9
     assert type(model) is SVMClassifier and model.alpha in (1e-4, 1e-2, 1.0)
     assert main(["info", str(out)]) == 0
     shown = capsys.readouterr().out

@@ -26,7 +26,7 @@ from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
-from dsvm.solvers.evaluation import EvalCounts, evaluate_block, grid_counts
+from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block, grid_counts
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
 from dsvm.solvers.passes import (
@@ -228,12 +228,12 @@ class EvaluateGrid:
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
-    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> list[EvalCounts] | None:
-        total: list[EvalCounts] | None = None
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> GridCounts | None:
+        total: GridCounts | None = None
         for chunk, block in iter_chunks(source, chunk_ids):
             counts = grid_counts(block, self.coef, self.intercept, self.n_candidates,
                                  self.classes, self.loss, where(source, chunk))
-            total = counts if total is None else [a + b for a, b in zip(total, counts)]
+            total = counts if total is None else total + counts
         return total
 
 

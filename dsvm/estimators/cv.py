@@ -122,6 +122,11 @@ class _GridSearch:
         best._publish(record)
         self.best_estimator_ = best
 
+    def _penalty(self) -> float:
+        """The chosen model's regulariser (at ``alpha_``: this estimator has no ``alpha``)."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        return float(self.best_estimator_._penalty())
+
     def partial_fit(self, *args: Any, **kwargs: Any) -> Any:
         raise AttributeError(f"{type(self).__name__} has no partial_fit: the grid trains in "
                              "fit; continue the chosen model with best_estimator_.partial_fit.")

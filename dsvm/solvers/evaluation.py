@@ -92,13 +92,28 @@ def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
     return EvalCounts(float(loss_sum), float(weight_sum), int(n_correct), int(n_rows))
 
 
+
+@dataclass
+class GridCounts:
+    """Evaluation sums of K candidate models over the same rows (:func:`grid_counts`), and the
+    rows of each class among them (empty for a regression): additive over chunks."""
+
+    candidates: list[EvalCounts]
+    class_rows: np.ndarray
+
+    def __add__(self, other: GridCounts) -> GridCounts:
+        return GridCounts([a + b for a, b in zip(self.candidates, other.candidates)],
+                          self.class_rows + other.class_rows)
+
+
 def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candidates: int,
-                classes: np.ndarray | None, loss: Any, where: str) -> list[EvalCounts]:
+                classes: np.ndarray | None, loss: Any, where: str) -> GridCounts:
     """:func:`evaluate_block` of each of ``n_candidates`` models stacked along the outputs
     (candidate k owns rows k*m .. (k+1)*m of ``coef``, see :mod:`dsvm.solvers.grid`), from
     one product of the block with all of them."""
+    n_classes = 0 if classes is None else len(classes)
     if block.n_samples == 0:
-        return [EvalCounts() for _ in range(n_candidates)]
+        return GridCounts([EvalCounts() for _ in range(n_candidates)], np.zeros(n_classes))
     codes = targets_for(block.y, None, where) if classes is None \
         else encode_labels(block.y, classes, where=where)
     P = decision_block(coef, intercept, block)
@@ -120,12 +135,17 @@ def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candida
         pred = (Pk[:, 0] > 0).astype(np.int64) if m == 1 else np.argmax(Pk, axis=1)
         out.append(EvalCounts(loss_sum, weight_sum, int(np.sum(pred == codes)),
                               block.n_samples))
-    return out
+    rows = np.zeros(0) if classes is None else \
+        np.bincount(codes, minlength=n_classes).astype(np.float64)
+    return GridCounts(out, rows)
 
 
-def add_count_lists(parts: list[list[EvalCounts] | None]) -> list[EvalCounts] | None:
-    """Element-wise sums of per-candidate evaluation sums (``None``: tasks without rows)."""
+def add_grid_counts(parts: list[GridCounts | None]) -> GridCounts | None:
+    """The sum of per-candidate evaluation sums (``None``: tasks without rows)."""
     present = [p for p in parts if p is not None]
     if not present:
         return None
-    return [add_counts(list(column)) for column in zip(*present)]
+    total = present[0]
+    for part in present[1:]:
+        total = total + part
+    return total

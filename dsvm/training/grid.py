@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -46,7 +47,7 @@ from dsvm.data.sources import Source, input_features
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import Calibrate, EvaluateGrid, first
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
-from dsvm.solvers.evaluation import EvalCounts, add_count_lists
+from dsvm.solvers.evaluation import EvalCounts, GridCounts, add_grid_counts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_penalty, candidate_view, grid_solvers
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
@@ -177,6 +178,7 @@ class GridTracker:
         self.rules = [StoppingRule(tol, spec.n_iter_no_change, [], key="held_out")
                       for _ in range(grid.n_candidates)]
         report.epochs_run = np.zeros(grid.n_candidates, np.int64)
+        self.checked, self.classes_shown = False, class_values
 
     def score(self, state: SolverState, active: np.ndarray) -> list[EvalCounts]:
         """The held-out sums of the ``active`` candidates, every held-out chunk read once."""
@@ -185,10 +187,15 @@ class GridTracker:
         intercept = np.concatenate([np.asarray(b, np.float64) for _, b in models])
         task = EvaluateGrid(coef, intercept, len(active), self.class_values, self.spec.loss)
         n_groups = 2 * self.engine.n_workers if self.engine.runs_ahead else 1
-        counts = self.engine.reduce(task, self.held, spread(self.held.n_chunks, n_groups),
-                                    add_count_lists, name="evaluate-grid",
-                                    what="scoring the candidates on the held-out chunks")
-        return list(counts or [EvalCounts() for _ in active])
+        counts: GridCounts | None = self.engine.reduce(
+            task, self.held, spread(self.held.n_chunks, n_groups), add_grid_counts,
+            name="evaluate-grid", what="scoring the candidates on the held-out chunks")
+        if counts is None:
+            return [EvalCounts() for _ in active]
+        if not self.checked:
+            self.checked = True
+            check_fold(counts.class_rows, self.classes_shown)
+        return counts.candidates
 
     def on_epoch(self, state: SolverState, history: list[dict[str, Any]],
                  converged: bool) -> EpochDecision | None:
@@ -220,6 +227,20 @@ class GridTracker:
             "every candidate's held-out objective stopped improving (by more than "
             f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
         return EpochDecision(state=new, stop=stop)
+
+
+def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
+    """Warn when the held-out chunks miss a class: the data is stored sorted by label (w8a's
+    file: every positive row in its first 6%), and whole chunks held out cannot rank the
+    candidates on that class."""
+    if classes is None or len(class_rows) == 0 or class_rows.min() > 0:
+        return
+    missing = [float(c) for c, n in zip(classes, class_rows) if n == 0]
+    warnings.warn(
+        f"The chunks held out to score the alphas have no rows of class(es) {missing}: the "
+        "data is probably stored sorted by label, and the held-out scores cannot rank the "
+        "candidates on those classes. Shuffle the rows once (dsvm convert --shuffle) or raise "
+        "cv_fraction.", UserWarning, stacklevel=2)
 
 
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
