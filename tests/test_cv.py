@@ -126,6 +126,7 @@ def test_solvers_that_cannot_stack_are_refused():
         SVMClassifierCV(alphas=[1e-3, -1.0]).fit(X, y)
 
 
+@pytest.mark.filterwarnings("ignore:SVMClassifierCV predicts no better")
 def test_a_fold_without_a_class_warns_that_the_data_is_sorted():
     """Labels stored sorted (w8a: every positive in the first rows): whole held-out chunks
     can miss a class, and then cannot rank the candidates on it; the fit says so."""

@@ -52,7 +52,7 @@ def grid_of(args: argparse.Namespace) -> Any:
 
     if args.alphas is not None:
         return "auto" if args.alphas == "auto" else alpha_grid(args.alphas)
-    if isinstance(args.alpha, str):  # not one float: a list, or an error naming --alpha
+    if isinstance(args.alpha, str) and "," in args.alpha:  # a list (or an error naming it)
         return alpha_grid(args.alpha)
     return None
 
