@@ -107,6 +107,24 @@ def test_fitted_attributes_in_scikit_learns_layout():
     assert clf.best_estimator_.alpha == clf.alpha_
 
 
+@pytest.mark.filterwarnings("ignore:SVMClassifierCV predicts no better")
+def test_kernel_map_one_map_k_models_and_the_path_plot():
+    """kernel="nystroem": one map fitted on the training chunks, K linear models on it; a
+    circle the linear grid cannot separate is learned, and plot_path draws the scores."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(ROWS, 2))
+    y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
+    kw = dict(alphas=[1e-5, 1e-3, 1e-1], random_state=0, chunk_rows=CHUNK, max_epochs=3)
+    cv = SVMClassifierCV(kernel="nystroem", n_components=64, **kw).fit(X, y)
+    assert type(cv.feature_map_).__name__ == "Nystroem"
+    assert cv.score(X, y) > 0.95 > 0.7 > SVMClassifierCV(**kw).fit(X, y).score(X, y)
+    ax = cv.plot_path()
+    assert ax.get_xscale() == "log" and len(ax.lines) >= 2
+
+
 def test_auto_alphas_span_six_decades_around_one_over_n():
     grid = auto_alphas(1000, 7)
     np.testing.assert_allclose(grid[[0, 3, 6]], [1e-6, 1e-3, 1.0])

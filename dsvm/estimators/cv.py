@@ -28,7 +28,11 @@ R^2 for the regressor), ``cv_results_`` (``param_alpha``, ``mean_test_score``,
 ``rank_test_score``, ``test_score_by_epoch`` and ``test_objective_by_epoch`` of shape
 (n_alphas, n_epochs), ``n_epochs`` each candidate trained), ``alphas_`` and
 ``best_estimator_`` (a plain fitted estimator of the best alpha: what :meth:`save` writes,
-with the candidates' table in the file's metadata).
+with the candidates' table in the file's metadata). ``plot_path()`` plots the held-out
+score against alpha.
+
+``kernel="rff"``/``"nystroem"``: one map, fitted once on the training chunks, and the K linear
+models on it.
 """
 
 from __future__ import annotations
@@ -126,6 +130,12 @@ class _GridSearch:
         """The chosen model's regulariser (at ``alpha_``: this estimator has no ``alpha``)."""
         self._check_fitted()  # type: ignore[attr-defined]
         return float(self.best_estimator_._penalty())
+
+    def plot_path(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the held-out score against alpha (needs matplotlib); returns the Axes."""
+        from dsvm.estimators.plotting import plot_path
+
+        return plot_path(self, ax=ax, **kwargs)
 
     def partial_fit(self, *args: Any, **kwargs: Any) -> Any:
         raise AttributeError(f"{type(self).__name__} has no partial_fit: the grid trains in "

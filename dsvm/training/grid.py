@@ -43,7 +43,7 @@ import numpy as np
 
 from dsvm.combine import combiner_for
 from dsvm.data.order import draw_seed
-from dsvm.data.sources import Source, input_features
+from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import Calibrate, EvaluateGrid, first
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
@@ -58,7 +58,7 @@ from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import class_values, finish
+from dsvm.training.stochastic import _training_map, class_values, finish, resolve_gamma
 from dsvm.training.window import window_for
 
 logger = logging.getLogger(__name__)
@@ -99,10 +99,6 @@ def grid_spec(spec: FitSpec) -> FitSpec:
         raise ValueError(f"solver={spec.solver!r} cannot train a grid of alphas in one pass "
                          "(CoCoA+ keeps duals per row, NESVM and BSGD other models); use "
                          "solver='sgd', 'pegasos' or 'auto'.")
-    kernel = spec.params.get("kernel", "linear")
-    if not (isinstance(kernel, str) and kernel == "linear"):
-        raise ValueError(f"kernel={kernel!r}: the grid of alphas trains linear models only "
-                         "for now.")
     if spec.checkpoint is not None:
         raise ValueError("checkpoint= is not supported by the grid of alphas yet.")
     if spec.params.get("early_stopping"):
@@ -255,18 +251,24 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                                  chunk_rows=spec.chunk_rows)
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
         spec, source, scaling = scale_stage(spec, engine, source)
+        spec = resolve_gamma(spec, engine, source)
         seed = draw_seed(spec.random_state)
         train, held = split_for_early_stopping(source, cv_fraction, seed)
         held_ids = list(getattr(held, "chunk_ids", []))
-        record, grid = start_grid(spec, engine, train, text, seed, values)
+        # a kernel map: one map (fitted on the training chunks), K linear models on it
+        fmap = _training_map(spec, engine, train, seed)
+        mapped = map_source(train, fmap)
+        record, grid = start_grid(spec, engine, mapped, text, seed, values)
+        record.feature_map = fmap
         report = GridReport(values, "accuracy" if spec.classifies else "r2", held_ids)
-        tracker = GridTracker(grid, engine, held, spec, record.class_values, report)
-        window = window_for(spec.shuffle_window, train, n_streams=record.n_streams)
+        tracker = GridTracker(grid, engine, map_source(held, fmap), spec, record.class_values,
+                              report)
+        window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, tol=None,
                        n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
                        shuffle_window=window.chunks, window_note=window.describe())
         result = run_epochs(
-            engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=train,
+            engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=mapped,
             classes=record.class_values, class_weight=record.class_weight,
             state=record.state, plan=plan, first_epoch=0, n_epochs=spec.max_epochs,
             on_epoch=tracker.on_epoch)
@@ -279,6 +281,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         record.scaling = scaling
         record.feature_names = source.feature_names
         record.solver = spec.solver
+        record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         logger.info("grid of %d alphas, held-out %s:\n%s", len(values), report.score_name,
                     format_grid(report.table()))
         record = finish(chosen, engine, record, train, warn=False)
