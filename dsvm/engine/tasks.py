@@ -215,25 +215,27 @@ class Evaluate:
 @dataclass(frozen=True)
 class EvaluateGrid:
     """:class:`Evaluate` of K candidate models stacked along the outputs (the candidate grid,
-    :mod:`dsvm.solvers.grid`): each chunk is read once and scored for all of them; returns
-    one :class:`EvalCounts` per candidate."""
+    :mod:`dsvm.solvers.grid`): each chunk is read once and scored for all of them
+    (:class:`GridCounts`: one :class:`EvalCounts` per candidate, and their penalties).
 
-    coef: np.ndarray  # (K * m, d): candidate k's model in rows k*m .. (k+1)*m
-    intercept: np.ndarray
+    The models come as the task's input, ``(coef, intercept, penalties)`` with candidate k's
+    model in rows k*m .. (k+1)*m: on a cluster a future made where the state is held, so the
+    K models do not pass through the client."""
+
     n_candidates: int
     classes: np.ndarray | None
     loss: Any
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.coef.nbytes)
-
-    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> GridCounts | None:
+    def __call__(self, source: Source, chunk_ids: Sequence[int],
+                 models: tuple[np.ndarray, np.ndarray, np.ndarray]) -> GridCounts | None:
+        coef, intercept, penalties = models
         total: GridCounts | None = None
         for chunk, block in iter_chunks(source, chunk_ids):
-            counts = grid_counts(block, self.coef, self.intercept, self.n_candidates,
-                                 self.classes, self.loss, where(source, chunk))
+            counts = grid_counts(block, coef, intercept, self.n_candidates, self.classes,
+                                 self.loss, where(source, chunk))
             total = counts if total is None else total + counts
+        if total is not None:
+            total.penalties = penalties
         return total
 
 

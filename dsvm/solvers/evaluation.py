@@ -100,10 +100,12 @@ class GridCounts:
 
     candidates: list[EvalCounts]
     class_rows: np.ndarray
+    penalties: np.ndarray | None = None  # each candidate's penalty (the same in every part)
 
     def __add__(self, other: GridCounts) -> GridCounts:
         return GridCounts([a + b for a, b in zip(self.candidates, other.candidates)],
-                          self.class_rows + other.class_rows)
+                          self.class_rows + other.class_rows,
+                          self.penalties if self.penalties is not None else other.penalties)
 
 
 def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candidates: int,

@@ -47,10 +47,11 @@ from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import Calibrate, EvaluateGrid, first
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
-from dsvm.solvers.evaluation import EvalCounts, GridCounts, add_grid_counts
+from dsvm.solvers.evaluation import GridCounts, add_grid_counts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_penalty, candidate_view, grid_solvers
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
+from dsvm.training.epoch import Outcome
 from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
@@ -162,9 +163,47 @@ class GridReport:
                 for k, (a, s, e) in enumerate(zip(self.alphas, final, self.epochs_run))]
 
 
+@dataclass(frozen=True)
+class CandidateModels:
+    """Where the state is held: the models of some candidates stacked (float64) with their
+    penalties, the input of :class:`~dsvm.engine.tasks.EvaluateGrid`."""
+
+    grid: CandidateGrid
+    which: tuple[int, ...]
+
+    def __call__(self, outcome: Outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        models = [self.grid.candidate_model(outcome.state, k) for k in self.which]
+        penalties = np.array([candidate_penalty(self.grid.solvers[k], c)
+                              for k, (c, _) in zip(self.which, models)])
+        return (np.concatenate([np.asarray(c, np.float64) for c, _ in models]),
+                np.concatenate([np.asarray(b, np.float64) for _, b in models]), penalties)
+
+
+@dataclass(frozen=True)
+class Freeze:
+    """Where the state is held: the outcome with candidates ``which`` frozen, and the step
+    counter and averaging weight they froze at (what their own fit would have)."""
+
+    which: tuple[int, ...]
+
+    def __call__(self, outcome: Outcome) -> Outcome:
+        state = replace(outcome.state, extra=dict(outcome.state.extra))
+        state.extra[ACTIVE] = state.extra[ACTIVE].copy()
+        state.extra[ACTIVE][list(self.which)] = 0.0
+        return replace(outcome, state=state)
+
+
+def counters_of(outcome: Outcome) -> tuple[float, float]:
+    return float(outcome.state.t), float(outcome.state.n_avg)
+
+
 class GridTracker:
     """The grid's ``on_epoch``: scores the candidates on the held-out chunks, records them in
-    the epoch's history record and the report, freezes those that stopped improving."""
+    the epoch's history record and the report, freezes those that stopped improving. It works
+    on the held outcome (``takes_held``): the candidates' models are stacked and scored, and
+    the frozen ones marked, where the state is held (a worker); only the scores come here."""
+
+    takes_held = True  # (training.loop.run_epochs)
 
     def __init__(self, grid: CandidateGrid, engine: Engine, held: Source, spec: FitSpec,
                  class_values: np.ndarray | None, report: GridReport) -> None:
@@ -174,55 +213,61 @@ class GridTracker:
         self.rules = [StoppingRule(tol, spec.n_iter_no_change, [], key="held_out")
                       for _ in range(grid.n_candidates)]
         report.epochs_run = np.zeros(grid.n_candidates, np.int64)
-        self.checked, self.classes_shown = False, class_values
+        self.active = np.ones(grid.n_candidates, bool)
+        self.checked = False
 
-    def score(self, state: SolverState, active: np.ndarray) -> list[EvalCounts]:
-        """The held-out sums of the ``active`` candidates, every held-out chunk read once."""
-        models = [self.grid.candidate_model(state, int(k)) for k in active]
-        coef = np.concatenate([np.asarray(c, np.float64) for c, _ in models])
-        intercept = np.concatenate([np.asarray(b, np.float64) for _, b in models])
-        task = EvaluateGrid(coef, intercept, len(active), self.class_values, self.spec.loss)
+    def score(self, outcome: Any, active: np.ndarray) -> GridCounts:
+        """The held-out sums of the ``active`` candidates (every held-out chunk read once),
+        with their penalties."""
+        models = self.engine.apply(CandidateModels(self.grid, tuple(int(k) for k in active)),
+                                   outcome, name="grid-models")
+        task = EvaluateGrid(len(active), self.class_values, self.spec.loss)
         n_groups = 2 * self.engine.n_workers if self.engine.runs_ahead else 1
         counts: GridCounts | None = self.engine.reduce(
             task, self.held, spread(self.held.n_chunks, n_groups), add_grid_counts,
-            name="evaluate-grid", what="scoring the candidates on the held-out chunks")
+            name="evaluate-grid", what="scoring the candidates on the held-out chunks",
+            inputs=[models])
+        self.engine.release(models)
         if counts is None:
-            return [EvalCounts() for _ in active]
+            raise ValueError("The held-out chunks have no rows to score the alphas on.")
         if not self.checked:
             self.checked = True
-            check_fold(counts.class_rows, self.classes_shown)
-        return counts.candidates
+            check_fold(counts.class_rows, self.class_values)
+        return counts
 
-    def on_epoch(self, state: SolverState, history: list[dict[str, Any]],
+    def __call__(self, outcome: Any, history: list[dict[str, Any]],
                  converged: bool) -> EpochDecision | None:
         report, K = self.report, self.grid.n_candidates
-        active = np.flatnonzero(state.extra[ACTIVE] > 0.5)
+        active = np.flatnonzero(self.active)
         scores = report.scores[-1].copy() if report.scores else np.full(K, np.nan)
         objectives = report.objectives[-1].copy() if report.objectives else np.full(K, np.nan)
+        counts = self.score(outcome, active)
+        assert counts.penalties is not None
         frozen = []
-        for k, counts in zip(active, self.score(state, active)):
-            scores[k] = counts.accuracy if self.spec.classifies else counts.r2
-            coef, _ = self.grid.candidate_model(state, int(k))
-            objectives[k] = candidate_penalty(self.grid.solvers[k], coef) + counts.mean_loss
+        for k, each, penalty in zip(active, counts.candidates, counts.penalties):
+            scores[k] = each.accuracy if self.spec.classifies else each.r2
+            objectives[k] = float(penalty) + each.mean_loss
             report.epochs_run[k] += 1
             if self.rules[k].observe(float(objectives[k])):
                 frozen.append(int(k))
-                report.counters[int(k)] = (state.t, state.n_avg)
         report.scores.append(scores)
         report.objectives.append(objectives)
         history[-1].update({"grid_scores": scores.tolist(), "grid_objectives":
                             objectives.tolist(), "grid_active": len(active) - len(frozen)})
         if not frozen:
             return None
-        new = state.copy()
-        new.extra[ACTIVE][frozen] = 0.0
+        counters = self.engine.fetch(self.engine.apply(counters_of, outcome, name="counters"),
+                                     what="the step counters")
+        report.counters.update({k: counters for k in frozen})
+        self.active[frozen] = False
         logger.info("epoch %d: alpha %s stopped improving on the held-out chunks (frozen)",
                     len(history), ", ".join(f"{self.grid.solvers[k].alpha:.3g}"
                                             for k in frozen))
-        stop = "" if new.extra[ACTIVE].any() else (
+        stop = "" if self.active.any() else (
             "every candidate's held-out objective stopped improving (by more than "
             f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
-        return EpochDecision(state=new, stop=stop)
+        return EpochDecision(held=self.engine.apply(Freeze(tuple(frozen)), outcome,
+                                                    name="freeze"), stop=stop)
 
 
 def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
@@ -271,7 +316,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
             engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=mapped,
             classes=record.class_values, class_weight=record.class_weight,
             state=record.state, plan=plan, first_epoch=0, n_epochs=spec.max_epochs,
-            on_epoch=tracker.on_epoch)
+            on_epoch=tracker)
         report.state = result.state
         best = report.best_index
         chosen = spec.with_params(alpha=float(values[best]))

@@ -52,6 +52,7 @@ class EpochDecision:
 
     state: SolverState | None = None
     stop: str = ""
+    held: Any = None  # a callback that takes the held outcome: its replacement (engine.apply)
 
 
 @dataclass
@@ -265,9 +266,11 @@ def run_epochs(
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
     converged)`` runs after every epoch (checkpoints, job progress); it may return an
     :class:`EpochDecision`: a state that replaces the one held (the next epoch starts from it;
-    an epoch sent ahead from the old one is dropped and sent again), and a reason to stop
-    (the candidate grid of :mod:`dsvm.training.grid` freezes candidates and stops when all
-    are frozen). An epoch's ``seconds``
+    an epoch sent ahead from the old one is dropped and sent again), and a reason to stop.
+    A callback with ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a
+    future) instead of the state, and may replace it by another held value: the candidate grid
+    of :mod:`dsvm.training.grid` scores its candidates and freezes some where the model is
+    held, so that K stacked models never come to the client between epochs. An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
@@ -282,7 +285,11 @@ def run_epochs(
     held, anchored = engine.hold(Outcome(state), name="state"), first_epoch
     # the model comes to the client only for what asks for it (validation, early stopping,
     # checkpoints and hooks: every epoch; otherwise at the end)
-    wants_state = validate is not None or holdout is not None or on_epoch is not None
+    # (a callback with ``takes_held = True`` is given the held outcome instead of the state:
+    # it works where the model is, and the model does not come here for it)
+    takes_held = bool(getattr(on_epoch, "takes_held", False))
+    wants_state = validate is not None or holdout is not None or (
+        on_epoch is not None and not takes_held)
     last = first_epoch + n_epochs - 1
 
     def submit(epoch: int, start: Any) -> SubmittedEpoch:
@@ -315,13 +322,18 @@ def run_epochs(
                 reason = rule.reason(record)
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
-                decision = on_epoch(state, history, converged)
-                if decision is not None and decision.state is not None:
+                decision = on_epoch(held if takes_held else state, history, converged)
+                if decision is not None and (decision.state is not None
+                                             or decision.held is not None):
                     if pending is not None:  # sent ahead from the state being replaced
                         engine.release(pending.outcome, pending.summary)
                         pending = None
-                    state = decision.state
-                    held, anchored = engine.hold(Outcome(state, summary), name="state"), epoch + 1
+                    if decision.state is not None:
+                        state = decision.state
+                        held = engine.hold(Outcome(state, summary), name="state")
+                        anchored = epoch + 1
+                    else:
+                        held = decision.held
                 if decision is not None and decision.stop and not converged:
                     converged, reason = True, decision.stop
                     logger.info("stopped after epoch %d: %s", epoch + 1, reason)
