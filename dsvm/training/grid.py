@@ -17,7 +17,9 @@ It goes through the stages every fit shares (engine, source, scaling: see
 3. **Scores.** After each epoch one task pass over the held-out chunks scores every
    candidate that still trains (:class:`dsvm.engine.tasks.EvaluateGrid`: each chunk read
    once, one product with all candidates' weights): accuracy (R^2 for regressors) and the
-   held-out objective (each candidate's own penalty plus its mean loss).
+   held-out objective (each candidate's own penalty plus its mean loss). The models are
+   stacked where the state is held and go from there to the scoring tasks: the K models do
+   not come to the client between epochs (:class:`GridTracker` takes the held outcome).
 4. **Per-candidate stopping.** A candidate whose held-out objective has not improved (by
    ``tol``, relative) for ``n_iter_no_change`` epochs is frozen: its rows of the state no
    longer change and it costs no compute. The fit stops when all are frozen, or after
