@@ -47,12 +47,12 @@ class FitPlan:
 
 @dataclass
 class EpochDecision:
-    """What an ``on_epoch`` callback of :func:`run_epochs` may change: the state the next epoch
-    starts from (None: the one held), and a reason to stop after this epoch ("": go on)."""
+    """What an ``on_epoch`` callback of :func:`run_epochs` may change: the held outcome the
+    next epoch starts from (None: keep it), and a reason to stop after this epoch ("": go
+    on)."""
 
-    state: SolverState | None = None
+    held: Any = None  # what replaces the held outcome (made by engine.apply from it)
     stop: str = ""
-    held: Any = None  # a callback that takes the held outcome: its replacement (engine.apply)
 
 
 @dataclass
@@ -264,13 +264,14 @@ def run_epochs(
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
-    converged)`` runs after every epoch (checkpoints, job progress); it may return an
-    :class:`EpochDecision`: a state that replaces the one held (the next epoch starts from it;
-    an epoch sent ahead from the old one is dropped and sent again), and a reason to stop.
-    A callback with ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a
-    future) instead of the state, and may replace it by another held value: the candidate grid
-    of :mod:`dsvm.training.grid` scores its candidates and freezes some where the model is
-    held, so that K stacked models never come to the client between epochs. An epoch's ``seconds``
+    converged)`` runs after every epoch (checkpoints, job progress). A callback with
+    ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a future) instead of
+    the state, so that it works where the model is, and may return an
+    :class:`EpochDecision`: a held value made from it (``engine.apply``) that the next epoch
+    starts from instead (an epoch sent ahead from the old one is dropped and sent again), and
+    a reason to stop. The candidate grid of :mod:`dsvm.training.grid` scores its candidates
+    and freezes some so, and stops when all are frozen: K stacked models never come to the
+    client between epochs. An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
@@ -323,17 +324,12 @@ def run_epochs(
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
                 decision = on_epoch(held if takes_held else state, history, converged)
-                if decision is not None and (decision.state is not None
-                                             or decision.held is not None):
-                    if pending is not None:  # sent ahead from the state being replaced
+                if decision is not None and decision.held is not None:
+                    if pending is not None:  # sent ahead from the outcome being replaced
                         engine.release(pending.outcome, pending.summary)
-                        pending = None
-                    if decision.state is not None:
-                        state = decision.state
-                        held = engine.hold(Outcome(state, summary), name="state")
-                        anchored = epoch + 1
-                    else:
-                        held = decision.held
+                    held, pending = decision.held, None
+                    if wants_state:
+                        state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
                 if decision is not None and decision.stop and not converged:
                     converged, reason = True, decision.stop
                     logger.info("stopped after epoch %d: %s", epoch + 1, reason)
