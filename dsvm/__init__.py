@@ -23,6 +23,8 @@ _EXPORTS = {
     "Nystroem": "dsvm.features",
     "SVMClassifier": "dsvm.estimators",
     "SVMRegressor": "dsvm.estimators",
+    "SVMClassifierCV": "dsvm.estimators",
+    "SVMRegressorCV": "dsvm.estimators",
     "load": "dsvm.estimators",
     "plot_history": "dsvm.estimators",
     "load_checkpoint": "dsvm.training",
@@ -36,7 +38,14 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 if TYPE_CHECKING:
     from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic  # noqa: F401
     from dsvm.data.predictions import read_predictions  # noqa: F401
-    from dsvm.estimators import SVMClassifier, SVMRegressor, load, plot_history  # noqa: F401
+    from dsvm.estimators import (  # noqa: F401
+        SVMClassifier,
+        SVMClassifierCV,
+        SVMRegressor,
+        SVMRegressorCV,
+        load,
+        plot_history,
+    )
     from dsvm.features import RFF, Nystroem  # noqa: F401
     from dsvm.training import attach, jobs, load_checkpoint, submit  # type: ignore[no-redef]  # noqa: F401
 

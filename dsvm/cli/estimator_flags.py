@@ -51,6 +51,28 @@ def _class_weight(text: str) -> str | dict[float, float]:
             f"expected 'balanced' or LABEL:WEIGHT pairs such as '1:5,-1:1', got {text!r}") from None
 
 
+def _alpha(text: str) -> float | str:
+    """A float, or the text as typed: a comma list (a grid of alphas, read by
+    :func:`alpha_grid`, which names the flag in its error) or a value to refuse in one line."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def alpha_grid(text: str) -> list[float]:
+    """``--alpha 1e-7,1e-6,1e-5``: the grid's alphas (positive floats), or a ValueError naming
+    the flag and the value."""
+    try:
+        values = [float(item) for item in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0.0 < v < float("inf") for v in values):
+        raise ValueError(f"--alpha: expected a positive float or a comma-separated list of "
+                         f"them (a grid, e.g. 1e-6,1e-5,1e-4), got {text!r}")
+    return values
+
+
 # The help of every parameter the command takes, in the order --help lists them. A text that
 # says its default in words uses argparse's %(default)s, so that the estimator's value shows.
 HELP: dict[str, Flag] = {
@@ -62,7 +84,9 @@ HELP: dict[str, Flag] = {
     "l1_ratio": Flag("--penalty elasticnet: the share of L1 in the penalty"),
     "mu": Flag("smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)"),
     "rho": Flag("ASSET: average the iterates from step rho*N on"),
-    "alpha": Flag("regularisation lambda = 1/(n C)"),
+    "alpha": Flag("regularisation lambda = 1/(n C); a comma list (1e-6,1e-5,1e-4) trains "
+                  "them all in one read of the data and saves the best on held-out chunks "
+                  "(see --alphas)", parse=_alpha),
     "mu0": Flag("nesvm: homotopy from mu0 down to mu (default: no homotopy)"),
     "max_epochs": Flag("passes over the data at most (NESVM: gradient passes)", flag="--epochs"),
     "tol": Flag("stop when the objective improved by less than this (relative) for "

@@ -66,6 +66,8 @@ def model_info(path: str) -> dict[str, Any]:
         "coef": {"shape": list(coef.shape), "dtype": str(coef.dtype),
                  "nonzero": int((coef != 0).sum())},
         "intercept": record.intercept.tolist(),
+        # a grid of alphas trained in one pass (dsvm train --alpha a,b,c): its candidates
+        **({"alpha_grid": record.extra_meta["grid"]} if record.extra_meta.get("grid") else {}),
     }
 
 
@@ -96,6 +98,10 @@ def _text(key: str, value: Any) -> str:
                 f"{len(value['categorical'])} hashed into 2**{value['hash_bits']} features")
     if key == "scaling":
         return "none: the rows were trained as given" if value is None else value["description"]
+    if key == "alpha_grid":
+        from dsvm.training.progress import format_grid
+
+        return "\n" + format_grid(value)
     if key == "coef" and isinstance(value, dict):
         return f"{tuple(value['shape'])} {value['dtype']}, {value['nonzero']} non-zero"
     return "none" if value is None else str(value)

@@ -45,11 +45,33 @@ def resolve_task(task: str, dataset: Any) -> str:
     return "regression"
 
 
+def grid_of(args: argparse.Namespace) -> Any:
+    """The grid of alphas asked for: ``--alphas auto`` or a list, ``--alpha`` as a comma list
+    (None: one alpha)."""
+    from dsvm.cli.estimator_flags import alpha_grid
+
+    if args.alphas is not None:
+        return "auto" if args.alphas == "auto" else alpha_grid(args.alphas)
+    if isinstance(args.alpha, str) and "," in args.alpha:  # a list (or an error naming it)
+        return alpha_grid(args.alpha)
+    return None
+
+
 def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
     """The task's estimator with the parameters the command's flags hold (its own defaults for
-    those that differ by task and were not typed)."""
-    from dsvm import SVMClassifier, SVMRegressor
+    those that differ by task and were not typed); with a grid of alphas its CV variant."""
+    from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressor, SVMRegressorCV
 
+    grid = grid_of(args)
+    if grid is not None:
+        if args.validation or args.resume or args.checkpoint or args.detach:
+            raise ValueError("a grid of alphas (--alpha a,b,c or --alphas) scores its "
+                             "candidates on held-out chunks; it does not take --validation, "
+                             "--checkpoint, --resume or --detach yet")
+        cv = SVMRegressorCV if task == "regression" else SVMClassifierCV
+        kwargs = estimator_kwargs(args, SVMRegressor if task == "regression" else SVMClassifier)
+        kwargs.pop("alpha", None)
+        return cv(client=client, alphas=grid, n_alphas=args.n_alphas, **kwargs)
     cls = SVMRegressor if task == "regression" else SVMClassifier
     return cls(client=client, **estimator_kwargs(args, cls))
 
@@ -121,7 +143,11 @@ def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> 
     from dsvm.exceptions import FitFailedWarning
 
     with warnings.catch_warnings(record=True) as caught:
-        est.fit(dataset, validation=validation, resume=resume)
+        if hasattr(est, "alphas"):  # a grid of alphas (its own held-out chunks)
+            est.fit(dataset)
+            print(grid_lines(est), file=sys.stderr)
+        else:
+            est.fit(dataset, validation=validation, resume=resume)
     outcome = getattr(est, "outcome_", None)
     for warning in caught:
         if not issubclass(warning.category, FitFailedWarning):
@@ -146,6 +172,14 @@ def in_flag_terms(message: str, outcome: Any) -> str:
     for parameter, flag in PARAMETER_FLAGS:
         message = message.replace(parameter, flag)
     return message
+
+
+def grid_lines(est: Any) -> str:
+    """The table of a grid's candidates, as the log shows it."""
+    from dsvm.training.progress import format_grid
+
+    return (f"dsvm train: {len(est.alphas_)} alphas in one read of the data, scored on "
+            f"held-out chunks:\n{format_grid(est.grid_table_)}")
 
 
 def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
@@ -196,6 +230,12 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                         f"more than {MAX_CLASSES_FOR_AUTO} distinct values), else classification")
     p.add_argument("--validation", metavar="DATASET",
                    help="a labeled dataset scored after every epoch (default: none)")
+    p.add_argument("--alphas", metavar="auto|LIST",
+                   help="train a grid of alphas in one read of the data and save the best on "
+                        "held-out chunks: 'auto' (--n-alphas values around 1/n_samples) or a "
+                        "comma list (as --alpha a,b,c)")
+    p.add_argument("--n-alphas", type=int, default=8, metavar="K",
+                   help="candidates of --alphas auto (default %(default)s)")
 
 
 def add_train_command(sub: Any) -> None:

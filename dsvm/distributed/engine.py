@@ -59,7 +59,7 @@ class DaskEngine:
         self.n_workers = n_workers_of(client)
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
         self._calls = 0
-        self._shipped: dict[tuple[int, int], tuple[tuple[Any, Any], Any]] = {}
+        self._shipped: dict[tuple[Any, ...], tuple[tuple[Any, Any], Any]] = {}
 
     # -- what travels --------------------------------------------------------------------------
     def _ship(self, source: Source) -> Any:
@@ -68,10 +68,13 @@ class DaskEngine:
         their data) is sent to the workers once per fit and passed by reference, instead of
         with every task of every epoch."""
         # A mapped source is rebuilt around the same (data, map) pair for every validation
-        # pass: key on its parts, so that one shipment serves them all. (Chunk subsets are
-        # separate objects, so the training and held-out parts of one source ship apart.)
+        # pass: key on its parts, so that one shipment serves them all. A chunk subset's
+        # ``inner`` is the whole source: its chunk ids are part of the key, so that the
+        # training and held-out parts of one source ship apart (keyed on ``inner`` alone, the
+        # held-out scoring of early stopping read the training part's first chunks).
         parts = (getattr(source, "inner", source), getattr(source, "fmap", None))
-        key = (id(parts[0]), id(parts[1]))
+        key = (id(parts[0]), id(parts[1]), type(source).__name__,
+               tuple(getattr(source, "chunk_ids", None) or ()))
         cached = self._shipped.get(key)
         if cached is not None and all(a is b for a, b in zip(cached[0], parts)):
             return cached[1]
@@ -159,6 +162,13 @@ class DaskEngine:
     def fetch(self, held: Any, *, what: str = "result") -> Any:
         """A held value, brought here."""
         return wait_for_result(self.client, held, what)
+
+    def worker_memory_limit(self) -> int | None:
+        """The smallest memory limit of the cluster's workers in bytes (None: none set)."""
+        workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
+        limits = [int(w.get("memory_limit") or 0) for w in workers]
+        limits = [m for m in limits if m > 0]
+        return min(limits) if limits else None
 
     def release(self, *held: Any) -> None:
         """Held values no longer wanted: their tasks that have not started never will (one

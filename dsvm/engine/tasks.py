@@ -26,7 +26,7 @@ from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
-from dsvm.solvers.evaluation import EvalCounts, evaluate_block
+from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block, grid_counts
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
 from dsvm.solvers.passes import (
@@ -209,6 +209,33 @@ class Evaluate:
         for chunk, block in iter_chunks(source, chunk_ids):
             total = total + evaluate_block(block, self.coef, self.intercept, self.classes,
                                            self.loss, where(source, chunk))
+        return total
+
+
+@dataclass(frozen=True)
+class EvaluateGrid:
+    """:class:`Evaluate` of K candidate models stacked along the outputs (the candidate grid,
+    :mod:`dsvm.solvers.grid`): each chunk is read once and scored for all of them
+    (:class:`GridCounts`: one :class:`EvalCounts` per candidate, and their penalties).
+
+    The models come as the task's input, ``(coef, intercept, penalties)`` with candidate k's
+    model in rows k*m .. (k+1)*m: on a cluster a future made where the state is held, so the
+    K models do not pass through the client."""
+
+    n_candidates: int
+    classes: np.ndarray | None
+    loss: Any
+
+    def __call__(self, source: Source, chunk_ids: Sequence[int],
+                 models: tuple[np.ndarray, np.ndarray, np.ndarray]) -> GridCounts | None:
+        coef, intercept, penalties = models
+        total: GridCounts | None = None
+        for chunk, block in iter_chunks(source, chunk_ids):
+            counts = grid_counts(block, coef, intercept, self.n_candidates, self.classes,
+                                 self.loss, where(source, chunk))
+            total = counts if total is None else total + counts
+        if total is not None:
+            total.penalties = penalties
         return total
 
 

@@ -6,8 +6,10 @@ prediction goes through :mod:`dsvm.estimators.prediction`.
 """
 
 from dsvm.estimators.classifier import SVMClassifier
+from dsvm.estimators.cv import SVMClassifierCV, SVMRegressorCV
 from dsvm.estimators.loading import load
 from dsvm.estimators.plotting import plot_history
 from dsvm.estimators.regressor import SVMRegressor
 
-__all__ = ["SVMClassifier", "SVMRegressor", "load", "plot_history"]
+__all__ = ["SVMClassifier", "SVMClassifierCV", "SVMRegressor", "SVMRegressorCV", "load",
+           "plot_history"]

@@ -149,13 +149,17 @@ class SVMBase(BaseEstimator):
             X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
                                                   sample_weight, reset=True)
         spec = self._spec()
-        record = _training.fit(spec, X, y, sample_weight=sample_weight,
-                               validation=validation, init=init, resume=resume, warm=warm)
+        record = self._train(spec, X, y, sample_weight=sample_weight,
+                             validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
         self._keep_hashing(hashing)
         # a failed fit warns (FitFailedWarning); its model is published for inspection
         check_outcome(spec, record.outcome, stacklevel=3)
         return self
+
+    def _train(self, spec: FitSpec, X: Any, y: Any, **fit_args: Any) -> FittedModel:
+        """The training layer's fit (the CV estimators train their grid instead)."""
+        return _training.fit(spec, X, y, **fit_args)
 
     def _keep_hashing(self, spec: dict[str, Any] | None) -> None:
         """The hashing spec of the training dataset, kept (and saved) so that data hashed

@@ -38,5 +38,9 @@ def fit_meta(est: Any) -> dict[str, Any]:
                                                      "description": scaling.describe()}}
 
 
-def save(est: Any, path: str | os.PathLike, storage_options: dict | None = None) -> None:
-    save_model_record(path, record_of(est), storage_options)
+def save(est: Any, path: str | os.PathLike, storage_options: dict | None = None,
+         extra_meta: dict[str, Any] | None = None) -> None:
+    """``extra_meta``: more metadata to keep in the file (a CV estimator's candidates)."""
+    record = record_of(est)
+    record.extra_meta.update(extra_meta or {})
+    save_model_record(path, record, storage_options)

@@ -49,3 +49,31 @@ def plot_history(obj: Any, ax: Any = None, *, title: str | None = None) -> Any:
     ax.legend(loc="upper right")
     ax.set_title(title or "dsvm training history")
     return ax
+
+
+def plot_path(est: Any, ax: Any = None, *, title: str | None = None) -> Any:
+    """Plot a CV estimator's held-out score against alpha (log scale): the score after the
+    candidate's last epoch, the chosen alpha marked, and each epoch's scores faintly (how the
+    choice settled). Returns the matplotlib Axes."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError(
+            "plot_path needs matplotlib: pip install 'dsvm[plot]' (or matplotlib).") from None
+    results = getattr(est, "cv_results_", None)
+    if results is None:
+        raise ValueError(f"{type(est).__name__} has no cv_results_ to plot; fit a CV "
+                         "estimator (SVMClassifierCV, SVMRegressorCV) first.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    alphas, by_epoch = results["param_alpha"], results["test_score_by_epoch"]
+    for e in range(by_epoch.shape[1] - 1):
+        ax.plot(alphas, by_epoch[:, e], color="0.8", linewidth=0.8)
+    ax.plot(alphas, results["mean_test_score"], marker="o", label="held-out score")
+    ax.axvline(est.alpha_, color="tab:orange", linestyle="--", label=f"alpha_ = {est.alpha_:.3g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("alpha")
+    ax.set_ylabel("held-out R^2" if est._task == "regression" else "held-out accuracy")
+    ax.legend(loc="best")
+    ax.set_title(title or "dsvm: validation score against alpha")
+    return ax

@@ -14,7 +14,7 @@ import numpy as np
 from dsvm.data.blocks import Block
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
-from dsvm.solvers.targets import targets_for
+from dsvm.solvers.targets import output_targets, pointwise_losses, targets_for
 
 
 @dataclass
@@ -90,3 +90,64 @@ def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
     loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss)
     n_correct, n_rows = accuracy_counts(coef, intercept, block, codes)
     return EvalCounts(float(loss_sum), float(weight_sum), int(n_correct), int(n_rows))
+
+
+
+@dataclass
+class GridCounts:
+    """Evaluation sums of K candidate models over the same rows (:func:`grid_counts`), and the
+    rows of each class among them (empty for a regression): additive over chunks."""
+
+    candidates: list[EvalCounts]
+    class_rows: np.ndarray
+    penalties: np.ndarray | None = None  # each candidate's penalty (the same in every part)
+
+    def __add__(self, other: GridCounts) -> GridCounts:
+        return GridCounts([a + b for a, b in zip(self.candidates, other.candidates)],
+                          self.class_rows + other.class_rows,
+                          self.penalties if self.penalties is not None else other.penalties)
+
+
+def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candidates: int,
+                classes: np.ndarray | None, loss: Any, where: str) -> GridCounts:
+    """:func:`evaluate_block` of each of ``n_candidates`` models stacked along the outputs
+    (candidate k owns rows k*m .. (k+1)*m of ``coef``, see :mod:`dsvm.solvers.grid`), from
+    one product of the block with all of them."""
+    n_classes = 0 if classes is None else len(classes)
+    if block.n_samples == 0:
+        return GridCounts([EvalCounts() for _ in range(n_candidates)], np.zeros(n_classes))
+    codes = targets_for(block.y, None, where) if classes is None \
+        else encode_labels(block.y, classes, where=where)
+    P = decision_block(coef, intercept, block)
+    m = P.shape[1] // n_candidates
+    Y = output_targets(codes, m)
+    sw = None if block.sample_weight is None else np.asarray(block.sample_weight, np.float64)
+    weight_sum = float(block.n_samples) if sw is None else float(sw.sum())
+    y = np.asarray(block.y, dtype=np.float64)
+    out = []
+    for k in range(n_candidates):
+        Pk = P[:, k * m:(k + 1) * m]
+        per_row = pointwise_losses(loss, Pk, Y).sum(axis=1)
+        loss_sum = float(per_row.sum()) if sw is None else float(sw @ per_row)
+        if classes is None:
+            out.append(EvalCounts(loss_sum, weight_sum, 0, block.n_samples,
+                                  float(np.sum((y - Pk[:, 0]) ** 2)), float(y.sum()),
+                                  float(y @ y)))
+            continue
+        pred = (Pk[:, 0] > 0).astype(np.int64) if m == 1 else np.argmax(Pk, axis=1)
+        out.append(EvalCounts(loss_sum, weight_sum, int(np.sum(pred == codes)),
+                              block.n_samples))
+    rows = np.zeros(0) if classes is None else \
+        np.bincount(codes, minlength=n_classes).astype(np.float64)
+    return GridCounts(out, rows)
+
+
+def add_grid_counts(parts: list[GridCounts | None]) -> GridCounts | None:
+    """The sum of per-candidate evaluation sums (``None``: tasks without rows)."""
+    present = [p for p in parts if p is not None]
+    if not present:
+        return None
+    total = present[0]
+    for part in present[1:]:
+        total = total + part
+    return total

@@ -46,6 +46,16 @@ class FitPlan:
 
 
 @dataclass
+class EpochDecision:
+    """What an ``on_epoch`` callback of :func:`run_epochs` may change: the held outcome the
+    next epoch starts from (None: keep it), and a reason to stop after this epoch ("": go
+    on)."""
+
+    held: Any = None  # what replaces the held outcome (made by engine.apply from it)
+    stop: str = ""
+
+
+@dataclass
 class LoopResult:
     state: SolverState
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -246,14 +256,22 @@ def run_epochs(
     validate: Callable[[SolverState], float] | None = None,
     holdout: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
-    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], None] | None = None,
+    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], EpochDecision | None]
+    | None = None,
 ) -> LoopResult:
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
-    converged)`` runs after every epoch (checkpoints, job progress). An epoch's ``seconds``
+    converged)`` runs after every epoch (checkpoints, job progress). A callback with
+    ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a future) instead of
+    the state, so that it works where the model is, and may return an
+    :class:`EpochDecision`: a held value made from it (``engine.apply``) that the next epoch
+    starts from instead (an epoch sent ahead from the old one is dropped and sent again), and
+    a reason to stop. The candidate grid of :mod:`dsvm.training.grid` scores its candidates
+    and freezes some so, and stops when all are frozen: K stacked models never come to the
+    client between epochs. An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
@@ -268,7 +286,11 @@ def run_epochs(
     held, anchored = engine.hold(Outcome(state), name="state"), first_epoch
     # the model comes to the client only for what asks for it (validation, early stopping,
     # checkpoints and hooks: every epoch; otherwise at the end)
-    wants_state = validate is not None or holdout is not None or on_epoch is not None
+    # (a callback with ``takes_held = True`` is given the held outcome instead of the state:
+    # it works where the model is, and the model does not come here for it)
+    takes_held = bool(getattr(on_epoch, "takes_held", False))
+    wants_state = validate is not None or holdout is not None or (
+        on_epoch is not None and not takes_held)
     last = first_epoch + n_epochs - 1
 
     def submit(epoch: int, start: Any) -> SubmittedEpoch:
@@ -301,7 +323,16 @@ def run_epochs(
                 reason = rule.reason(record)
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
-                on_epoch(state, history, converged)
+                decision = on_epoch(held if takes_held else state, history, converged)
+                if decision is not None and decision.held is not None:
+                    if pending is not None:  # sent ahead from the outcome being replaced
+                        engine.release(pending.outcome, pending.summary)
+                    held, pending = decision.held, None
+                    if wants_state:
+                        state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
+                if decision is not None and decision.stop and not converged:
+                    converged, reason = True, decision.stop
+                    logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if converged:
                 break
         if not wants_state and n_epochs > 0:

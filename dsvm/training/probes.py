@@ -38,8 +38,10 @@ def _probe_array(parts: list[np.ndarray]) -> np.ndarray:
 def ship_with_probes(state: SolverState, solver: LocalSolver,
                      n_samples: int) -> tuple[SolverState, int | None]:
     """(the state to send for an epoch, carrying its probe models; the index of the probe the
-    state predicts with). None: nothing is probed (BSGD predicts with a kernel expansion)."""
-    if getattr(solver, "predictor", None) is not None:
+    state predicts with). None: nothing is probed (BSGD predicts with a kernel expansion; a
+    solver with ``probed = False``, the candidate grid of :mod:`dsvm.solvers.grid`, whose
+    stacked outputs are not one model)."""
+    if getattr(solver, "predictor", None) is not None or not getattr(solver, "probed", True):
         return replace(state, selection=None), None
     selection = selection_of(solver)
     stacked = getattr(selection, "probe_arrays", None)

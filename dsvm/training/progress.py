@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -115,3 +116,16 @@ class EpochProgress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def format_grid(rows: Sequence[dict[str, Any]]) -> str:
+    """A grid of alphas' candidates (:mod:`dsvm.training.grid`) as text, one line each
+    (the log of ``dsvm train``, ``dsvm info``)."""
+    if not rows:
+        return ""
+    score = next(k for k in rows[0] if k.startswith("held_out_"))
+    lines = [f"{'alpha':>12}  {score:>18}  {'epochs':>6}"]
+    for row in rows:
+        mark = "  <- best" if row.get("best") else ""
+        lines.append(f"{row['alpha']:>12.4g}  {row[score]:>18.4f}  {row['epochs']:>6d}{mark}")
+    return "\n".join(lines)

@@ -1,0 +1,263 @@
+"""#27: choosing alpha in one read of the data (SVMClassifierCV) against one fit and the peers.
+
+Timing (a9a, w8a from zarr written by dsvm's writer, a LocalCluster of 2 worker processes, 8
+alphas, 10 epochs), measured side by side in one run:
+
+- ``SVMClassifierCV(alphas=8 values)``: the grid in one read per epoch, every candidate
+  trained all 10 epochs (``n_iter_no_change`` past the epochs: no candidate frozen, the grid's
+  most expensive case), and with the default per-candidate stopping;
+- ONE ``SVMClassifier`` fit of one alpha (the chosen one), 10 epochs;
+- scikit-learn's ``GridSearchCV(SVMClassifier(max_epochs=10), {"alpha": the same 8}, cv=3)``
+  on the in-memory arrays (``n_jobs=1``): 24 fits and a refit, the way peers choose alpha;
+- dask-ml's ``IncrementalSearchCV`` on dask arrays of the same chunks when dask-ml is
+  installed (``pip install dsvm[bench]``): ``partial_fit`` on one chunk per call, so 10 epochs
+  are 10 x n_chunks calls per candidate.
+
+Every fit is ``solver="sgd"`` (what the grid runs; ``solver="auto"`` would pick CoCoA+ for one
+fit) with ``tol=None`` for the single fits (exactly 10 epochs).
+
+Accuracy (a9a, w8a, ijcnn1, criteo_sample): the test accuracy of the model the grid chose on
+its held-out chunks, against the best test accuracy of the 8 alphas trained separately on all
+the training rows (in this process).
+
+    python -m benchmarks.bench_cv [--epochs 10] [--skip-dask-ml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import lzma
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._common import write_section
+
+DATA = Path(os.environ.get("DSVM_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+SEED = 0
+REPEATS = 3
+READING = (
+    "Reading: the grid costs one read of the chunks per epoch plus K times a pass's "
+    'arithmetic and one round trip per epoch to score the held-out chunks; frozen '
+    'candidates cost nothing. On a9a and w8a the chunks come from the page cache and '
+    'the arithmetic dominates, so the grid is compared with one fit at its most '
+    'expensive (every candidate all epochs). GridSearchCV trains in this process on '
+    'in-memory arrays (no cluster round trips), so it is compared both with the grid '
+    "on the cluster and with the grid in process on the same arrays. dask-ml's "
+    'IncrementalSearchCV (dask-ml 2025.1.0) cannot run with this dask (dask/dask-'
+    'ml#1016, open).')
+
+
+def load_svmlight(rel: str, n_features: int) -> tuple[Any, np.ndarray]:
+    from sklearn.datasets import load_svmlight_file
+
+    path = DATA / rel
+    opener = lzma.open if rel.endswith(".xz") else bz2.open if rel.endswith(".bz2") else open
+    with opener(path, "rb") as f:
+        X, y = load_svmlight_file(f, n_features=n_features)
+    X = X.tocsr().astype(np.float32)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int64)
+    return X, y
+
+
+def load(name: str) -> tuple[Any, np.ndarray, Any, np.ndarray]:
+    if name.endswith("-shuffled"):  # the training rows permuted once (seed 0)
+        X, y, Xt, yt = load(name.removesuffix("-shuffled"))
+        order = np.random.default_rng(0).permutation(len(y))
+        return X[order], y[order], Xt, yt
+    if name == "a9a":
+        return (*load_svmlight("a9a/a9a.xz", 123), *load_svmlight("a9a/a9a.t.xz", 123))
+    if name == "w8a":
+        return (*load_svmlight("w8a/w8a.xz", 300), *load_svmlight("w8a/w8a.t.xz", 300))
+    if name == "ijcnn1":
+        import scipy.sparse as sp
+
+        tr, va = load_svmlight("ijcnn1/ijcnn1.tr.xz", 22), load_svmlight("ijcnn1/ijcnn1.val.xz", 22)
+        Xt, yt = load_svmlight("ijcnn1/ijcnn1.t.bz2", 22)
+        X = sp.vstack([tr[0], va[0]]).toarray()
+        return X, np.concatenate([tr[1], va[1]]), Xt.toarray(), yt
+    raise ValueError(name)
+
+
+def criteo_sets(work: Path) -> tuple[Any, Any]:
+    """criteo_sample's train and test files converted as ``dsvm convert --format criteo
+    --hash-bits 18`` (26 hashed categorical columns, 13 numeric)."""
+    import dsvm
+
+    out = []
+    for part in ("train", "test"):
+        text = work / f"criteo_{part}.txt"
+        with lzma.open(DATA / f"criteo_sample/criteo_kaggle_head8000_{part}.txt.xz") as f:
+            text.write_bytes(f.read())
+        out.append(dsvm.convert(text, work / f"criteo_{part}.zarr", format="criteo",
+                                hash_bits=18))
+    return out[0], out[1]
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    tic = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - tic, result
+
+
+def incremental_search(X: Any, y: np.ndarray, alphas: np.ndarray, epochs: int,
+                       chunk_rows: int, client: Any) -> float | str:
+    """dask-ml's IncrementalSearchCV: every candidate trained by partial_fit on one chunk per
+    call, 10 epochs' worth of calls; returns the seconds."""
+    import dask.array as da
+    from dask_ml.model_selection import IncrementalSearchCV
+
+    from dsvm import SVMClassifier
+
+    Xd = da.from_array(X.toarray() if hasattr(X, "toarray") else X, chunks=(chunk_rows, -1))
+    yd = da.from_array(y, chunks=chunk_rows)
+    n_train_chunks = int(np.ceil(0.9 * Xd.numblocks[0]))  # dask-ml holds out 10% (test_size)
+    search = IncrementalSearchCV(
+        SVMClassifier(solver="sgd", random_state=SEED, tol=None), {"alpha": list(alphas)},
+        n_initial_parameters="grid", max_iter=epochs * n_train_chunks, decay_rate=None,
+        random_state=SEED, scoring="accuracy")
+    try:
+        seconds, _ = timed(lambda: search.fit(Xd, yd, classes=[-1.0, 1.0]))
+    except RuntimeError as exc:  # dask-ml 2025.1 with dask >= 2025.3: dask/dask-ml#1016
+        import dask
+
+        return (f"fails with dask {dask.__version__}: {str(exc)[:80]} "
+                "(dask/dask-ml#1016)")
+    return seconds
+
+
+def timing_rows(name: str, work: Path, client: Any, epochs: int, dask_ml: bool) -> list[str]:
+    from sklearn.model_selection import GridSearchCV
+
+    import dsvm
+    from dsvm import SVMClassifier, SVMClassifierCV
+    from dsvm.training.grid import auto_alphas
+
+    X, y, Xt, yt = load(name)
+    chunk_rows = 4096
+    path = work / f"{name}.zarr"
+    dsvm.write_arrays(path, X, y, chunk_rows=chunk_rows)
+    alphas = auto_alphas(X.shape[0], 8)
+    common = dict(solver="sgd", max_epochs=epochs, random_state=SEED)
+    grid_all, grid_stop = SVMClassifierCV(alphas=list(alphas), n_iter_no_change=epochs + 1,
+                                          client=client, **common), \
+        SVMClassifierCV(alphas=list(alphas), client=client, **common)
+    one = SVMClassifier(alpha=float(np.median(alphas)), tol=None, client=client, **common)
+    # warm up: numba's kernels (and the grid's evaluation) compiled on the fresh workers
+    SVMClassifierCV(alphas=list(alphas), client=client, **dict(common, max_epochs=1)) \
+        .fit(str(path))
+    SVMClassifier(tol=None, client=client, **dict(common, max_epochs=1)).fit(str(path))
+    in_memory = SVMClassifierCV(alphas=list(alphas), n_iter_no_change=epochs + 1,
+                                chunk_rows=chunk_rows, **common)
+    gs = GridSearchCV(SVMClassifier(tol=None, **common), {"alpha": list(alphas)}, cv=3,
+                      n_jobs=1)
+    runs: dict[str, list[float]] = {k: [] for k in ("one", "grid", "stop", "mem", "gs")}
+    for _ in range(REPEATS):  # interleaved, the least disturbed of each kept (shared machine)
+        runs["one"].append(timed(lambda: one.fit(str(path)))[0])
+        runs["grid"].append(timed(lambda: grid_all.fit(str(path)))[0])
+        runs["stop"].append(timed(lambda: grid_stop.fit(str(path)))[0])
+        runs["mem"].append(timed(lambda: in_memory.fit(X, y))[0])
+        runs["gs"].append(timed(lambda: gs.fit(X, y))[0])
+    t_one, t_grid, t_stop, t_mem, t_gs = (min(runs[k]) for k in
+                                          ("one", "grid", "stop", "mem", "gs"))
+    t_inc = incremental_search(X, y, alphas, epochs, chunk_rows, client) if dask_ml else None
+    epochs_run = grid_stop.cv_results_["n_epochs"]
+    rows = [f"| {name} | {t_one:.1f} | {t_grid:.1f} ({t_grid / t_one:.2f}x) | "
+            f"{t_stop:.1f} ({t_stop / t_one:.2f}x; epochs {','.join(map(str, epochs_run))}) | "
+            f"{t_mem:.2f} | {t_gs:.1f} ({t_gs / t_grid:.1f}x the grid on 2 workers, "
+            f"{t_gs / t_mem:.1f}x in process) | "
+            + (f"{t_inc:.1f} ({t_inc / t_grid:.1f}x the grid) |" if isinstance(t_inc, float)
+               else f"not run: {t_inc or 'dask-ml not installed'} |")]
+    print(rows[-1], flush=True)
+    return rows
+
+
+def accuracy_row(name: str, work: Path, epochs: int) -> str:
+    from dsvm import SVMClassifier, SVMClassifierCV
+    from dsvm.training.grid import auto_alphas
+
+    common = dict(solver="sgd", max_epochs=epochs, random_state=SEED)
+    if name == "criteo_sample":
+        train, test = criteo_sets(work)
+        n = train.n_samples
+        alphas = auto_alphas(n, 8)
+        cv = SVMClassifierCV(alphas=list(alphas), **common).fit(train)
+        separate = [SVMClassifier(alpha=a, tol=None, **common).fit(train).score(test)
+                    for a in alphas]
+        chosen = cv.score(test)
+    else:
+        X, y, Xt, yt = load(name)
+        alphas = auto_alphas(X.shape[0], 8)
+        cv = SVMClassifierCV(alphas=list(alphas), chunk_rows=4096, **common).fit(X, y)
+        separate = [SVMClassifier(alpha=a, tol=None, chunk_rows=4096, **common).fit(X, y)
+                    .score(Xt, yt) for a in alphas]
+        chosen = cv.score(Xt, yt)
+    best = int(np.argmax(separate))
+    gap = 100 * (max(separate) - chosen)
+    row = (f"| {name} | {cv.alpha_:.3g} | {100 * chosen:.2f} | {alphas[best]:.3g} | "
+           f"{100 * max(separate):.2f} | {gap:+.2f} | "
+           + " ".join(f"{100 * s:.1f}" for s in separate) + " |")
+    print(row, flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--skip-dask-ml", action="store_true")
+    parser.add_argument("--sets", nargs="*", default=["a9a", "w8a"])
+    parser.add_argument("--accuracy", nargs="*",
+                        default=["a9a", "w8a", "w8a-shuffled", "ijcnn1", "criteo_sample"])
+    args = parser.parse_args()
+    from distributed import Client, LocalCluster
+
+    try:
+        import dask_ml  # noqa: F401
+        dask_ml_ok = not args.skip_dask_ml
+    except ImportError:
+        dask_ml_ok = False
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        timing = []
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            for name in args.sets:
+                timing += timing_rows(name, work, client, args.epochs, dask_ml_ok)
+        accuracy = [accuracy_row(name, work, args.epochs) for name in args.accuracy]
+    body = (
+        f"8 alphas (`alphas='auto'`: log-spaced over 1e-3..1e3 / n), {args.epochs} epochs, "
+        f"solver sgd, seed 0. Seconds of wall time, the least of {REPEATS} interleaved runs "
+        "of each (the machine is shared); from zarr (chunks of 4,096 rows) on a "
+        "LocalCluster of 2 worker processes, except GridSearchCV (in-memory arrays, "
+        "n_jobs=1, cv=3: 24 fits and a refit) and the grid in process on the same arrays "
+        "(its like-for-like comparison). The single fit is of the median alpha, tol=None "
+        "(all epochs). The grid's columns: all 8 candidates trained "
+        "every epoch (no candidate frozen), and with the default per-candidate stopping "
+        "(tol=1e-3, n_iter_no_change=3; the epochs each candidate trained).\n\n"
+        "| data | one fit, one alpha | grid of 8, all epochs (x one fit) | grid of 8, "
+        "per-candidate stopping | grid of 8, all epochs, in process (arrays) | "
+        "GridSearchCV cv=3 (arrays) | dask-ml IncrementalSearchCV |\n"
+        "|---|---|---|---|---|---|---|\n" + "\n".join(timing) + "\n\n"
+        "Test accuracy (%) of the alpha the grid chose on its held-out chunks (10% of the "
+        "chunks), against the best of the 8 alphas trained separately on all the training "
+        "rows (in this process); gap = best - chosen, in points. w8a's file is sorted by "
+        "label (every positive row in its first 6%): whole held-out chunks hold no positive "
+        "row and every candidate scores 100% on them (the fit warns); `w8a-shuffled` is the "
+        "same rows permuted once, as `dsvm convert --shuffle` writes them.\n\n"
+        "| data | chosen alpha | its test accuracy | best alpha | best test accuracy | gap "
+        "| the 8 separately (small to large alpha) |\n|---|---|---|---|---|---|---|\n"
+        + "\n".join(accuracy) + "\n\n" + READING + "\n")
+    write_section("#27: a grid of alphas in one read (SVMClassifierCV)", body,
+                  "python -m benchmarks.bench_cv")
+    print(body)
+
+
+if __name__ == "__main__":
+    main()

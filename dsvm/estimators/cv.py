@@ -1,0 +1,170 @@
+"""``SVMClassifierCV`` and ``SVMRegressorCV``: ``alpha`` chosen from a grid trained in one read
+of the data per epoch (named as scikit-learn's ``LogisticRegressionCV`` and ``RidgeCV``).
+
+Every candidate trains in the same pass (their states stacked, :mod:`dsvm.solvers.grid`), is
+scored on a fold of held-out chunks after every epoch and stops on its own when it stops
+improving there; the best is published as this estimator's model without training it again
+(:mod:`dsvm.training.grid` says how, and why whole chunks are held out). The cost of a grid of
+K alphas is one fit's reading of the data, plus K times the arithmetic of a pass.
+
+They take every parameter of :class:`~dsvm.SVMClassifier` / :class:`~dsvm.SVMRegressor`
+except ``alpha``, and:
+
+alphas : "auto" or array-like of float, default="auto"
+    The candidates. ``"auto"``: ``n_alphas`` values log-spaced over 1e-3 .. 1e3 times
+    1/n_samples (1/n is LIBLINEAR's C = 1; the grid covers C from 1e-3 to 1e3).
+n_alphas : int, default=8
+    Candidates of ``alphas="auto"``. Values must be in the range [1, inf).
+cv_fraction : float, default=0.1
+    Share of the chunks held out for scoring (at least one chunk; in-memory arrays are cut
+    into at least 20 chunks). Values must be in the range (0.0, 1.0).
+
+``solver="auto"`` trains the grid with averaged SGD (``"pegasos"`` is accepted too; the
+other solvers cannot share a pass and are refused).
+
+Fitted attributes, besides the predicting ones of the base class (those of the best
+candidate, in raw units): ``alpha_``, ``best_index_``, ``best_score_`` (held-out accuracy, or
+R^2 for the regressor), ``cv_results_`` (``param_alpha``, ``mean_test_score``,
+``rank_test_score``, ``test_score_by_epoch`` and ``test_objective_by_epoch`` of shape
+(n_alphas, n_epochs), ``n_epochs`` each candidate trained), ``alphas_`` and
+``best_estimator_`` (a plain fitted estimator of the best alpha: what :meth:`save` writes,
+with the candidates' table in the file's metadata). ``plot_path()`` plots the held-out
+score against alpha.
+
+``kernel="rff"``/``"nystroem"``: one map, fitted once on the training chunks, and the K linear
+models on it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import os
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dsvm._validation import AnyOf, InstanceOf, Interval, Options
+from dsvm.estimators import params, persistence
+from dsvm.estimators.base import SVMBase
+from dsvm.estimators.classifier import SVMClassifier
+from dsvm.estimators.regressor import SVMRegressor
+from dsvm.training import FitSpec, FittedModel
+from dsvm.training.grid import GridReport, fit_grid
+
+_GRID_PARAMS: dict[str, Any] = {
+    "alphas": AnyOf((Options(("auto",)), InstanceOf((list, tuple, np.ndarray), "array-like")),
+                    "'auto' or an array-like of positive floats"),
+    "n_alphas": Interval(numbers.Integral, 1, None, "left"),
+    "cv_fraction": Interval(numbers.Real, 0.0, 1.0, "neither"),
+}
+_GRID_DEFAULTS = {"alphas": "auto", "n_alphas": 8, "cv_fraction": 0.1}
+
+
+def _grid_init(base: type) -> Any:
+    """An ``__init__`` taking ``base``'s keyword parameters except ``alpha`` plus the grid's,
+    with the signature scikit-learn's ``get_params`` reads (so that a parameter added to the
+    base estimator is one of the CV estimator's with no edit here)."""
+    inherited = [p for name, p in inspect.signature(base).parameters.items()
+                 if name != "alpha"]
+    grid = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+            for name, default in _GRID_DEFAULTS.items()]
+    accepted = grid + inherited
+
+    def __init__(self: Any, **kwargs: Any) -> None:
+        for p in accepted:
+            setattr(self, p.name, kwargs.pop(p.name, p.default))
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument {next(iter(kwargs))!r}")
+
+    __init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *accepted])
+    return __init__
+
+
+class _GridSearch:
+    """What the two CV estimators add to their base: the grid's fit and attributes."""
+
+    _plain: ClassVar[type]  # the estimator of one alpha (best_estimator_, the saved model)
+
+    def _spec(self) -> FitSpec:
+        values = self.get_params(deep=False)  # type: ignore[attr-defined]
+        for name in _GRID_DEFAULTS:
+            values.pop(name)
+        return FitSpec.from_params(type(self).__name__, self._task,  # type: ignore[attr-defined]
+                                   {**values, "alpha": 1.0})  # (each candidate: its own)
+
+    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> Any:
+        """Train every candidate in one read of the data per epoch, score them on the
+        held-out chunks, publish the best. ``X`` as for the base estimator's ``fit``."""
+        self.__dict__.pop("best_estimator_", None)
+        return SVMBase._fit(self, X, y, sample_weight, None, None, False)  # type: ignore[arg-type]
+
+    def _train(self, spec: FitSpec, X: Any, y: Any, **fit_args: Any) -> FittedModel:
+        """The base class's training call, here the grid's (:func:`fit_grid`)."""
+        if fit_args.get("warm") is not None:
+            raise ValueError("warm_start=True is not supported by the CV estimators: "
+                             "every fit trains the whole grid.")
+        record, report = fit_grid(spec, X, y, sample_weight=fit_args.get("sample_weight"),
+                                  alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
+                                  cv_fraction=self.cv_fraction)  # type: ignore[attr-defined]
+        self._publish_grid(report, record)
+        return record
+
+    def _publish_grid(self, report: GridReport, record: FittedModel) -> None:
+        self.cv_results_ = report.cv_results()
+        self.alphas_ = report.alphas.copy()
+        self.best_index_ = report.best_index
+        self.alpha_ = float(report.alphas[self.best_index_])
+        self.best_score_ = float(report.final_scores[self.best_index_])
+        self.grid_table_ = report.table()
+        params = self.get_params(deep=False)  # type: ignore[attr-defined]
+        for name in _GRID_DEFAULTS:
+            params.pop(name)
+        best = self._plain(**params, alpha=self.alpha_)
+        best._publish(record)
+        self.best_estimator_ = best
+
+    def _penalty(self) -> float:
+        """The chosen model's regulariser (at ``alpha_``: this estimator has no ``alpha``)."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        return float(self.best_estimator_._penalty())
+
+    def plot_path(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the held-out score against alpha (needs matplotlib); returns the Axes."""
+        from dsvm.estimators.plotting import plot_path
+
+        return plot_path(self, ax=ax, **kwargs)
+
+    def partial_fit(self, *args: Any, **kwargs: Any) -> Any:
+        raise AttributeError(f"{type(self).__name__} has no partial_fit: the grid trains in "
+                             "fit; continue the chosen model with best_estimator_.partial_fit.")
+
+    def save(self, path: str | os.PathLike, storage_options: dict | None = None) -> None:
+        """Save the best model as a plain model file (loadable by :func:`dsvm.load` and
+        ``dsvm predict``), with the table of candidates in its metadata (``dsvm info``)."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        persistence.save(self.best_estimator_, path, storage_options,
+                         extra_meta={"grid": self.grid_table_})
+
+
+# (fit takes no validation=, init= or resume=: the grid scores its own held-out chunks)
+class SVMClassifierCV(_GridSearch, SVMClassifier):  # type: ignore[misc]
+    """:class:`~dsvm.SVMClassifier` with ``alpha`` chosen from a grid trained in one pass (see
+    :mod:`dsvm.estimators.cv` for the parameters and fitted attributes)."""
+
+    _plain = SVMClassifier
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **{k: v for k, v in params.CLASSIFIER.items() if k != "alpha"}, **_GRID_PARAMS}
+    __init__ = _grid_init(SVMClassifier)
+
+
+class SVMRegressorCV(_GridSearch, SVMRegressor):  # type: ignore[misc]
+    """:class:`~dsvm.SVMRegressor` with ``alpha`` chosen from a grid trained in one pass (see
+    :mod:`dsvm.estimators.cv`)."""
+
+    _plain = SVMRegressor
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **{k: v for k, v in params.REGRESSOR.items() if k != "alpha"}, **_GRID_PARAMS}
+    __init__ = _grid_init(SVMRegressor)

@@ -1,0 +1,236 @@
+"""K candidate models trained in one pass: a grid of ``alpha`` values for model selection.
+
+Choosing the regularisation usually costs K full trainings (``GridSearchCV``,
+dask-ml's ``IncrementalSearchCV``: every candidate reads the data again). For data read from
+storage a pass costs the same whether it trains one model or eight, so :class:`CandidateGrid`
+trains them side by side: each row block is read once and every candidate takes its steps on
+it, as one-vs-rest multiclass already trains C outputs in one pass.
+
+**Stacked states.** The grid's :class:`~dsvm.solvers.base.SolverState` stacks the K
+candidates' states along the outputs axis: ``coef`` is (K*m, d), ``intercept`` (K*m,), the
+averages likewise, where m is the inner model's outputs (1 for binary and regression, C for
+multiclass: K alphas x C classes in one pass). Candidate k owns rows k*m .. (k+1)*m, and its
+inner solver runs on row-slice *views* of the stacked arrays: contiguous, so numba reuses the
+kernels it compiled for one model (no new kernels), and nothing is copied. Everything that
+handles a state without knowing what it holds works unchanged: the combine
+(:mod:`dsvm.combine.averaging`) averages stacked arrays element-wise, so the streams of a
+cluster, its tree reduction and the held state between epochs need no change.
+
+**Shared counters.** The step counter ``t`` and the averaging weight ``n_avg`` depend only on
+the rows visited and the schedule's length (Pegasos: one step per mini-batch, weights
+t ** p; SGD: the same, from ``average_start``), never on alpha: every candidate has the same,
+kept once. What differs per candidate is in ``state.extra`` as (K,) arrays, which the combine
+averages by row weight (a per-candidate constant stays constant): SGD's calibrated ``eta0``
+(``grid_eta0``) and which candidates still train (``grid_active``, 0.0 or 1.0: exact under the
+averaging). A frozen candidate is skipped by :meth:`CandidateGrid.run_block` (it costs no
+compute) and its arrays stay what they were: averaging identical copies gives them back.
+
+**What it does not do.** Averaged Pegasos' Richardson extrapolation (the solver's
+``selection``) needs each model's sampled objective; inside the grid the plain average is
+returned (``selection`` is None). The grid is never probed (``probed = False``: the probes
+of :mod:`dsvm.training.probes` would read the K*m outputs as one model) and has its own
+``penalty_of``. ASSET (constants per alpha in ``extra``), CoCoA+ (duals per row), NESVM and
+BSGD are not stacked: :func:`grid_solvers` refuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dsvm.data.blocks import Block
+from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+
+ACTIVE = "grid_active"
+ETA0 = "grid_eta0"
+
+# The inner solvers whose counters do not depend on alpha (see "Shared counters").
+STACKABLE = ("pegasos", "sgd")
+
+_ARRAYS = ("coef", "intercept", "avg_coef", "avg_intercept")
+
+
+@dataclass(frozen=True)
+class CandidateGrid:
+    """K solvers of one kind that differ in ``alpha``, trained on the same rows in one pass.
+
+    Parameters
+    ----------
+    solvers : sequence of LocalSolver
+        The candidates, all of the same kind (``pegasos`` or ``sgd``) and loss.
+    """
+
+    solvers: tuple[LocalSolver, ...]
+
+    name: ClassVar[str] = "grid"
+    probed: ClassVar[bool] = False  # (training.probes: never probe the stacked outputs)
+
+    def __post_init__(self) -> None:
+        if not self.solvers:
+            raise ValueError("CandidateGrid needs at least one candidate solver.")
+        kinds = {s.name for s in self.solvers}
+        if len(kinds) != 1 or not kinds <= set(STACKABLE):
+            raise ValueError(f"CandidateGrid stacks solvers of one kind among {STACKABLE}; got "
+                             f"{sorted(kinds)}.")
+        if len({s.loss for s in self.solvers}) != 1:
+            raise ValueError("CandidateGrid's candidates must share one loss.")
+
+    # -- what the training layer reads of a solver -------------------------------------------------
+    @property
+    def n_candidates(self) -> int:
+        return len(self.solvers)
+
+    @property
+    def alphas(self) -> np.ndarray:
+        return np.array([float(s.alpha) for s in self.solvers])
+
+    @property
+    def alpha(self) -> float:
+        return float(self.solvers[0].alpha)
+
+    @property
+    def loss(self) -> str:
+        return str(self.solvers[0].loss)
+
+    @property
+    def loss_param(self) -> float:
+        return float(getattr(self.solvers[0], "loss_param", 0.0))
+
+    @property
+    def fit_intercept(self) -> bool:
+        return bool(getattr(self.solvers[0], "fit_intercept", True))
+
+    @property
+    def penalty(self) -> str:
+        return str(getattr(self.solvers[0], "penalty", "l2"))
+
+    @property
+    def l1_ratio(self) -> float:
+        return float(getattr(self.solvers[0], "l1_ratio", 0.0))
+
+    @property
+    def selection(self) -> None:
+        """No extrapolation inside the grid: each candidate returns its plain average."""
+        return None
+
+    def penalty_of(self, coef: np.ndarray) -> float:
+        """The mean over candidates of each one's penalty at its rows of ``coef`` (so that
+        the epoch's objective is the candidates' mean objective)."""
+        m = coef.shape[0] // self.n_candidates
+        return float(np.mean([candidate_penalty(s, coef[k * m:(k + 1) * m])
+                              for k, s in enumerate(self.solvers)]))
+
+    # -- the protocol --------------------------------------------------------------------------
+    def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
+        """The K fresh states stacked (``n_outputs``: one candidate's outputs)."""
+        parts = [s.init_state(n_features, n_outputs, dtype) for s in self.solvers]
+        first = parts[0]
+        state = SolverState(
+            coef=np.concatenate([p.coef for p in parts]),
+            intercept=np.concatenate([p.intercept for p in parts]),
+            t=first.t, n_avg=first.n_avg,
+            extra={ACTIVE: np.ones(self.n_candidates), ETA0: np.array([p.eta0 for p in parts])},
+        )
+        if first.avg_coef is not None:
+            state.avg_coef = np.concatenate([p.avg_coef for p in parts])
+            state.avg_intercept = np.concatenate([p.avg_intercept for p in parts])
+        return state
+
+    def calibrate(self, state: SolverState, block: Block, codes: np.ndarray) -> SolverState:
+        """Each candidate's constants (SGD: its own eta0, searched at its own alpha)."""
+        out = state.copy()
+        for k, solver, view in self.candidates(out):
+            calibrated = solver.calibrate(view, block, codes)
+            write_back(out, k, calibrated)
+            out.extra[ETA0][k] = calibrated.eta0
+        return out
+
+    def run_block(self, state: SolverState, block: Block, codes: np.ndarray,
+                  order: np.ndarray) -> PassStats:
+        """Every active candidate's pass over ``block`` rows in ``order``, in place."""
+        losses, stats, counters = [], PassStats(), None
+        for k, solver, view in self.candidates(state, active_only=True):
+            stats = solver.run_block(view, block, codes, order)
+            write_back(state, k, view)
+            losses.append(stats.loss_sum)
+            if counters is not None and counters != (view.t, view.n_avg):
+                raise AssertionError(f"CandidateGrid: candidate {k} took other steps "
+                                     f"{(view.t, view.n_avg)} than the others {counters}.")
+            counters = (view.t, view.n_avg)
+        if counters is None:  # all frozen: the rows still count (they weigh the combine)
+            return PassStats(n_rows=int(len(order)), weight_sum=_weight_of(block, order))
+        state.t, state.n_avg = counters
+        return PassStats(loss_sum=float(np.mean(losses)), n_rows=stats.n_rows,
+                         weight_sum=stats.weight_sum)
+
+    # -- candidates ----------------------------------------------------------------------------
+    def candidates(self, state: SolverState, *, active_only: bool = False
+                   ) -> Iterator[tuple[int, LocalSolver, SolverState]]:
+        """(index, inner solver, a state of views into ``state``'s rows) per candidate."""
+        active = state.extra[ACTIVE]
+        for k, solver in enumerate(self.solvers):
+            if active_only and active[k] < 0.5:
+                continue
+            yield k, solver, candidate_view(state, k, self.n_candidates)
+
+    def candidate_model(self, state: SolverState, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(coef, intercept) candidate ``k`` predicts with (its average when it keeps one)."""
+        return candidate_view(state, k, self.n_candidates).model()
+
+
+def candidate_view(state: SolverState, k: int, n_candidates: int) -> SolverState:
+    """Candidate ``k``'s state: row-slice views of the stacked arrays (writes go through), the
+    shared counters, its own eta0."""
+    m = state.n_outputs // n_candidates
+    rows = slice(k * m, (k + 1) * m)
+    avg_coef, avg_intercept = state.avg_coef, state.avg_intercept
+    return SolverState(coef=state.coef[rows], intercept=state.intercept[rows], t=state.t,
+                       avg_coef=None if avg_coef is None else avg_coef[rows],
+                       avg_intercept=None if avg_intercept is None else avg_intercept[rows],
+                       n_avg=state.n_avg, eta0=float(state.extra[ETA0][k]))
+
+
+def write_back(state: SolverState, k: int, result: SolverState) -> None:
+    """Copy into candidate ``k``'s rows what a solver put in new arrays instead of the views
+    (a state without averages gets new ones; a calibration may return a new state)."""
+    fresh = candidate_view(state, k, state.extra[ACTIVE].shape[0])
+    for name in _ARRAYS:
+        target, value = getattr(fresh, name), getattr(result, name)
+        if value is None:
+            continue
+        if target is None:
+            raise ValueError(f"CandidateGrid: candidate {k} made {name}, which the stacked "
+                             "state does not keep.")
+        if _address(value) != _address(target):  # (a view of the rows themselves: written)
+            np.copyto(target, value)
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _weight_of(block: Block, order: np.ndarray) -> float:
+    sw = block.sample_weight
+    return float(len(order)) if sw is None else float(np.asarray(sw)[order].sum())
+
+
+def candidate_penalty(solver: Any, coef: np.ndarray) -> float:
+    """One candidate's regulariser at ``coef`` (its own for L1 / elastic net)."""
+    own = getattr(solver, "penalty_of", None)
+    if own is not None:
+        return float(own(coef))
+    flat = np.asarray(coef, dtype=np.float64).ravel()
+    return float(0.5 * solver.alpha * np.dot(flat, flat))
+
+
+def grid_solvers(make: Any, alphas: Sequence[float] | np.ndarray) -> CandidateGrid:
+    """The grid of ``make(alpha)`` for each alpha (refused for solvers that do not stack)."""
+    solvers = tuple(make(float(a)) for a in alphas)
+    name = solvers[0].name
+    if name not in STACKABLE:
+        raise ValueError(f"solver={name!r} cannot train a grid of alphas in one pass; use "
+                         f"solver='sgd' or 'pegasos' (or 'auto', which picks 'sgd').")
+    return CandidateGrid(solvers)

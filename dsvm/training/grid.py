@@ -1,0 +1,397 @@
+"""Choosing ``alpha`` in one read of the data per epoch: a grid of candidates trained side by
+side, scored on held-out chunks, the best published without refitting (issue #27).
+
+``fit_grid`` is ``fit`` for :class:`~dsvm.SVMClassifierCV` / :class:`~dsvm.SVMRegressorCV`.
+It goes through the stages every fit shares (engine, source, scaling: see
+:func:`dsvm.training.trainer.fit`), then:
+
+1. **Held-out chunks.** A fold of whole chunks, drawn from the fit's seed as early stopping
+   draws its own (:func:`dsvm.training.holdout.split_for_early_stopping`), is never trained
+   on. Whole chunks, because no row moves: a task reads them where they are stored, the same
+   ones on any cluster and for any number of workers. One fold, not k: k folds would train
+   k times K models, and on data larger than memory a 10% fold already holds many rows.
+2. **One pass, K models.** :class:`dsvm.solvers.grid.CandidateGrid` stacks the K candidates'
+   states: every chunk is read once per epoch and every candidate steps on it, through the
+   epoch loop of every stochastic fit (:func:`dsvm.training.loop.run_epochs`), its streams,
+   combines and cluster placement unchanged.
+3. **Scores.** After each epoch one task pass over the held-out chunks scores every
+   candidate that still trains (:class:`dsvm.engine.tasks.EvaluateGrid`: each chunk read
+   once, one product with all candidates' weights): accuracy (R^2 for regressors) and the
+   held-out objective (each candidate's own penalty plus its mean loss). The models are
+   stacked where the state is held and go from there to the scoring tasks: the K models do
+   not come to the client between epochs (:class:`GridTracker` takes the held outcome).
+4. **Per-candidate stopping.** A candidate whose held-out objective has not improved (by
+   ``tol``, relative) for ``n_iter_no_change`` epochs is frozen: its rows of the state no
+   longer change and it costs no compute. The fit stops when all are frozen, or after
+   ``max_epochs``.
+5. **The best** candidate (highest held-out score after its last epoch; ties: the first) is
+   published as a normal fit of that alpha (its state, its model folded back into raw units,
+   its outcome measured): nothing is trained again.
+
+``alphas="auto"``: ``n_alphas`` values log-spaced over 1e-3 .. 1e3 times 1/n_samples. 1/n is
+the stochastic solvers' natural scale (LIBLINEAR's C = 1: alpha = 1/(C n)); six decades around
+it cover C from 1e-3 to 1e3, the range scikit-learn's and LIBLINEAR's users search.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+import numpy as np
+
+from dsvm.combine import combiner_for
+from dsvm.data.order import draw_seed
+from dsvm.data.sources import Source, input_features, map_source
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import Calibrate, EvaluateGrid, first
+from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
+from dsvm.solvers.evaluation import GridCounts, add_grid_counts
+from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_penalty, candidate_view, grid_solvers
+from dsvm.training.class_weights import class_weight_vector
+from dsvm.training.engines import engine_for
+from dsvm.training.epoch import Outcome
+from dsvm.training.holdout import split_for_early_stopping
+from dsvm.training.inputs import source_of
+from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
+from dsvm.training.progress import format_grid
+from dsvm.training.record import FittedModel
+from dsvm.training.scaling import check_scale, scale_stage, unfold_record
+from dsvm.training.spec import FitSpec
+from dsvm.training.stochastic import _training_map, class_values, finish, resolve_gamma
+from dsvm.training.window import window_for
+
+logger = logging.getLogger(__name__)
+
+AUTO_SPAN = 1e3  # "auto": from 1/(AUTO_SPAN n) to AUTO_SPAN/n
+# Copies of the stacked state a worker holds at once: the epoch's shipped state, a stream's
+# working copy, its partial, and the next state at the root of the combine.
+STATE_COPIES = 4
+
+
+def auto_alphas(n_samples: int, n_alphas: int) -> np.ndarray:
+    """``n_alphas`` log-spaced values from 1e-3/n to 1e3/n (see the module notes)."""
+    centre = math.log10(1.0 / max(int(n_samples), 1))
+    span = math.log10(AUTO_SPAN)
+    return np.logspace(centre - span, centre + span, int(n_alphas))
+
+
+def resolve_alphas(alphas: Any, n_alphas: int, n_samples: int) -> np.ndarray:
+    """The grid's alphas: ``"auto"`` (:func:`auto_alphas`) or the values given, checked."""
+    if isinstance(alphas, str):
+        if alphas != "auto":
+            raise ValueError(f"alphas must be 'auto' or a list of positive floats; got "
+                             f"{alphas!r}.")
+        return auto_alphas(n_samples, n_alphas)
+    values = np.asarray(alphas, dtype=np.float64).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"alphas must be positive finite floats; got {list(alphas)!r}.")
+    return values
+
+
+def grid_spec(spec: FitSpec) -> FitSpec:
+    """``spec`` for a grid: ``solver="auto"`` resolves to SGD; what cannot be stacked, or is
+    not built for grids yet, is refused with the reason."""
+    if spec.solver == "auto":
+        # averaged SGD: the best of the stacked solvers (training.auto_solver's measures)
+        spec = replace(spec, solver="sgd", params={**spec.params, "solver": "sgd"})
+    if spec.solver not in ("sgd", "pegasos"):
+        raise ValueError(f"solver={spec.solver!r} cannot train a grid of alphas in one pass "
+                         "(CoCoA+ keeps duals per row, NESVM and BSGD other models); use "
+                         "solver='sgd', 'pegasos' or 'auto'.")
+    if spec.checkpoint is not None:
+        raise ValueError("checkpoint= is not supported by the grid of alphas yet.")
+    if spec.params.get("early_stopping"):
+        raise ValueError("early_stopping=True: the grid holds out its own chunks "
+                         "(cv_fraction) and stops each candidate on them already.")
+    return spec
+
+
+@dataclass
+class GridReport:
+    """What the grid measured: per epoch the held-out score and objective of every candidate
+    (a frozen candidate repeats its last), the epochs each trained, the best one."""
+
+    alphas: np.ndarray
+    score_name: str  # "accuracy" or "r2"
+    held_out_chunks: list[int]
+    scores: list[np.ndarray] = field(default_factory=list)
+    objectives: list[np.ndarray] = field(default_factory=list)
+    epochs_run: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    state: SolverState | None = None  # the stacked state at the end (the fit's scaled units)
+    # a frozen candidate's own step counter and averaging weight (t, n_avg) when it froze:
+    # the stacked state's go on counting for the others
+    counters: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    def candidate_state(self, k: int) -> SolverState:
+        """Candidate ``k``'s final state on its own (a copy; scaled units, as trained)."""
+        assert self.state is not None, "the grid has not run yet"
+        own = candidate_view(self.state, k, len(self.alphas)).copy()
+        own.extra = {}
+        own.t, own.n_avg = self.counters.get(k, (own.t, own.n_avg))
+        return own
+
+    @property
+    def final_scores(self) -> np.ndarray:
+        return self.scores[-1] if self.scores else np.full(len(self.alphas), np.nan)
+
+    @property
+    def best_index(self) -> int:
+        scores = np.where(np.isnan(self.final_scores), -np.inf, self.final_scores)
+        return int(np.argmax(scores))
+
+    def cv_results(self) -> dict[str, np.ndarray]:
+        """scikit-learn's layout (one held-out fold: the mean is that fold's score)."""
+        final = self.final_scores
+        order = np.argsort(-np.where(np.isnan(final), -np.inf, final), kind="stable")
+        rank = np.empty(len(final), np.int64)
+        rank[order] = np.arange(1, len(final) + 1)
+        return {"param_alpha": self.alphas.copy(), "mean_test_score": final.copy(),
+                "split0_test_score": final.copy(), "std_test_score": np.zeros(len(final)),
+                "rank_test_score": rank,
+                "test_score_by_epoch": np.array(self.scores).T.copy(),
+                "test_objective_by_epoch": np.array(self.objectives).T.copy(),
+                "n_epochs": self.epochs_run.copy()}
+
+    def table(self) -> list[dict[str, Any]]:
+        """One row per candidate: what the log and a model file's metadata show."""
+        final = self.final_scores
+        best = self.best_index
+        return [{"alpha": float(a), f"held_out_{self.score_name}": float(s),
+                 "epochs": int(e), "best": k == best}
+                for k, (a, s, e) in enumerate(zip(self.alphas, final, self.epochs_run))]
+
+
+@dataclass(frozen=True)
+class CandidateModels:
+    """Where the state is held: the models of some candidates stacked (float64) with their
+    penalties, the input of :class:`~dsvm.engine.tasks.EvaluateGrid`."""
+
+    grid: CandidateGrid
+    which: tuple[int, ...]
+
+    def __call__(self, outcome: Outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        models = [self.grid.candidate_model(outcome.state, k) for k in self.which]
+        penalties = np.array([candidate_penalty(self.grid.solvers[k], c)
+                              for k, (c, _) in zip(self.which, models)])
+        return (np.concatenate([np.asarray(c, np.float64) for c, _ in models]),
+                np.concatenate([np.asarray(b, np.float64) for _, b in models]), penalties)
+
+
+@dataclass(frozen=True)
+class Freeze:
+    """Where the state is held: the outcome with candidates ``which`` frozen, and the step
+    counter and averaging weight they froze at (what their own fit would have)."""
+
+    which: tuple[int, ...]
+
+    def __call__(self, outcome: Outcome) -> Outcome:
+        state = replace(outcome.state, extra=dict(outcome.state.extra))
+        state.extra[ACTIVE] = state.extra[ACTIVE].copy()
+        state.extra[ACTIVE][list(self.which)] = 0.0
+        return replace(outcome, state=state)
+
+
+def counters_of(outcome: Outcome) -> tuple[float, float]:
+    return float(outcome.state.t), float(outcome.state.n_avg)
+
+
+class GridTracker:
+    """The grid's ``on_epoch``: scores the candidates on the held-out chunks, records them in
+    the epoch's history record and the report, freezes those that stopped improving. It works
+    on the held outcome (``takes_held``): the candidates' models are stacked and scored, and
+    the frozen ones marked, where the state is held (a worker); only the scores come here."""
+
+    takes_held = True  # (training.loop.run_epochs)
+
+    def __init__(self, grid: CandidateGrid, engine: Engine, held: Source, spec: FitSpec,
+                 class_values: np.ndarray | None, report: GridReport) -> None:
+        self.grid, self.engine, self.held, self.spec = grid, engine, held, spec
+        self.class_values, self.report = class_values, report
+        tol = spec.tol or 0.0  # (as early stopping: tol=None stops on no gain at all)
+        self.rules = [StoppingRule(tol, spec.n_iter_no_change, [], key="held_out")
+                      for _ in range(grid.n_candidates)]
+        report.epochs_run = np.zeros(grid.n_candidates, np.int64)
+        self.active = np.ones(grid.n_candidates, bool)
+        self.checked = False
+
+    def score(self, outcome: Any, active: np.ndarray) -> GridCounts:
+        """The held-out sums of the ``active`` candidates (every held-out chunk read once),
+        with their penalties."""
+        models = self.engine.apply(CandidateModels(self.grid, tuple(int(k) for k in active)),
+                                   outcome, name="grid-models")
+        task = EvaluateGrid(len(active), self.class_values, self.spec.loss)
+        n_groups = 2 * self.engine.n_workers if self.engine.runs_ahead else 1
+        counts: GridCounts | None = self.engine.reduce(
+            task, self.held, spread(self.held.n_chunks, n_groups), add_grid_counts,
+            name="evaluate-grid", what="scoring the candidates on the held-out chunks",
+            inputs=[models])
+        self.engine.release(models)
+        if counts is None:
+            raise ValueError("The held-out chunks have no rows to score the alphas on.")
+        if not self.checked:
+            self.checked = True
+            check_fold(counts.class_rows, self.class_values)
+        return counts
+
+    def __call__(self, outcome: Any, history: list[dict[str, Any]],
+                 converged: bool) -> EpochDecision | None:
+        report, K = self.report, self.grid.n_candidates
+        active = np.flatnonzero(self.active)
+        scores = report.scores[-1].copy() if report.scores else np.full(K, np.nan)
+        objectives = report.objectives[-1].copy() if report.objectives else np.full(K, np.nan)
+        counts = self.score(outcome, active)
+        assert counts.penalties is not None
+        frozen = []
+        for k, each, penalty in zip(active, counts.candidates, counts.penalties):
+            scores[k] = each.accuracy if self.spec.classifies else each.r2
+            objectives[k] = float(penalty) + each.mean_loss
+            report.epochs_run[k] += 1
+            if self.rules[k].observe(float(objectives[k])):
+                frozen.append(int(k))
+        report.scores.append(scores)
+        report.objectives.append(objectives)
+        history[-1].update({"grid_scores": scores.tolist(), "grid_objectives":
+                            objectives.tolist(), "grid_active": len(active) - len(frozen)})
+        if not frozen:
+            return None
+        counters = self.engine.fetch(self.engine.apply(counters_of, outcome, name="counters"),
+                                     what="the step counters")
+        report.counters.update({k: counters for k in frozen})
+        self.active[frozen] = False
+        logger.info("epoch %d: alpha %s stopped improving on the held-out chunks (frozen)",
+                    len(history), ", ".join(f"{self.grid.solvers[k].alpha:.3g}"
+                                            for k in frozen))
+        stop = "" if self.active.any() else (
+            "every candidate's held-out objective stopped improving (by more than "
+            f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
+        return EpochDecision(held=self.engine.apply(Freeze(tuple(frozen)), outcome,
+                                                    name="freeze"), stop=stop)
+
+
+def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
+    """Warn when the held-out chunks miss a class: the data is stored sorted by label (w8a's
+    file: every positive row in its first 6%), and whole chunks held out cannot rank the
+    candidates on that class."""
+    if classes is None or len(class_rows) == 0 or class_rows.min() > 0:
+        return
+    missing = [float(c) for c, n in zip(classes, class_rows) if n == 0]
+    warnings.warn(
+        f"The chunks held out to score the alphas have no rows of class(es) {missing}: the "
+        "data is probably stored sorted by label, and the held-out scores cannot rank the "
+        "candidates on those classes. Shuffle the rows once (dsvm convert --shuffle) or raise "
+        "cv_fraction.", UserWarning, stacklevel=2)
+
+
+def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
+             alphas: Any = "auto", n_alphas: int = 8,
+             cv_fraction: float = 0.1) -> tuple[FittedModel, GridReport]:
+    """Train the grid of ``alphas`` in one read per epoch; returns the best candidate's fit
+    (as ``fit`` returns one) and the :class:`GridReport` of them all."""
+    spec = grid_spec(spec)
+    check_scale(spec.params)
+    with engine_for(X, spec.client, spec.n_workers) as engine:
+        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                                 chunk_rows=spec.chunk_rows)
+        values = resolve_alphas(alphas, n_alphas, source.n_samples)
+        spec, source, scaling = scale_stage(spec, engine, source)
+        spec = resolve_gamma(spec, engine, source)
+        seed = draw_seed(spec.random_state)
+        train, held = split_for_early_stopping(source, cv_fraction, seed)
+        held_ids = list(getattr(held, "chunk_ids", []))
+        # a kernel map: one map (fitted on the training chunks), K linear models on it
+        fmap = _training_map(spec, engine, train, seed)
+        mapped = map_source(train, fmap)
+        record, grid = start_grid(spec, engine, mapped, text, seed, values)
+        record.feature_map = fmap
+        report = GridReport(values, "accuracy" if spec.classifies else "r2", held_ids)
+        tracker = GridTracker(grid, engine, map_source(held, fmap), spec, record.class_values,
+                              report)
+        window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)
+        plan = FitPlan(seed=seed, n_streams=record.n_streams, tol=None,
+                       n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
+                       shuffle_window=window.chunks, window_note=window.describe())
+        result = run_epochs(
+            engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=mapped,
+            classes=record.class_values, class_weight=record.class_weight,
+            state=record.state, plan=plan, first_epoch=0, n_epochs=spec.max_epochs,
+            on_epoch=tracker)
+        report.state = result.state
+        best = report.best_index
+        chosen = spec.with_params(alpha=float(values[best]))
+        record = best_record(record, report, best)
+        record.history, record.converged = result.history, result.converged
+        record.stop_reason = result.stop_reason
+        record.scaling = scaling
+        record.feature_names = source.feature_names
+        record.solver = spec.solver
+        record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
+        logger.info("grid of %d alphas, held-out %s:\n%s", len(values), report.score_name,
+                    format_grid(report.table()))
+        record = finish(chosen, engine, record, train, warn=False)
+    return unfold_record(record), report
+
+
+def as_solver(grid: CandidateGrid) -> LocalSolver:
+    """The grid where a :class:`LocalSolver` goes (its name, loss and alpha are read-only
+    properties, which the protocol's plain attributes do not admit for mypy)."""
+    return cast(LocalSolver, grid)
+
+
+def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray | None,
+               seed: int, alphas: np.ndarray) -> tuple[FittedModel, CandidateGrid]:
+    """The grid's first state (every candidate calibrated on the first training chunk), after
+    checking that K states fit in a worker's memory."""
+    shown, values = class_values(spec, source, None, text)
+    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
+    grid = grid_solvers(lambda a: spec.with_params(alpha=a).make_solver(source.n_samples),
+                        alphas)
+    n_outputs = 1 if values is None else n_outputs_for(len(values))
+    one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
+    check_memory(engine, one.nbytes, alphas)
+    state = grid.init_state(source.n_features, n_outputs, source.dtype)
+    state = engine.reduce(Calibrate(state, as_solver(grid), values, weights), source, [[0]], first,
+                          name="calibrate", what="calibration")
+    record = FittedModel(
+        coef=state.coef, intercept=state.intercept, state=state, classes=shown,
+        class_values=values, n_features_in=input_features(source), n_samples=source.n_samples,
+        seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), class_weight=weights)
+    return record, grid
+
+
+def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray) -> None:
+    """Refuse a grid whose K states would not fit in a worker's memory (the limit dask gives
+    its workers when known, else the memory available here)."""
+    need = int(state_bytes) * len(alphas) * STATE_COPIES
+    limit = worker_memory(engine)
+    if limit is not None and need > limit:
+        raise ValueError(
+            f"alphas={[float(f'{a:.3g}') for a in alphas]}: {len(alphas)} candidate states of "
+            f"{state_bytes:,} bytes each need about {need:,} bytes per worker ({STATE_COPIES} "
+            f"copies at once), more than its {limit:,} bytes; pass fewer alphas.")
+
+
+def worker_memory(engine: Engine) -> int | None:
+    """A worker's memory limit (a cluster's), or the memory available in this process."""
+    limit = getattr(engine, "worker_memory_limit", None)
+    if limit is not None:
+        return limit()  # type: ignore[no-any-return]
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover (psutil comes with distributed)
+        return None
+    return int(psutil.virtual_memory().available)
+
+
+def best_record(record: FittedModel, report: GridReport, best: int) -> FittedModel:
+    """``record`` as the fit of candidate ``best`` alone: its state (its rows of the stacked
+    arrays, copied; the shared counters; its eta0) and the model it predicts with."""
+    own = report.candidate_state(best)
+    coef, intercept = own.model()
+    dtype = own.coef.dtype
+    record.state = own
+    record.coef, record.intercept = np.array(coef, dtype=dtype), np.array(intercept, dtype=dtype)
+    return record

@@ -1,0 +1,46 @@
+"""A grid of alphas (#27) on a LocalCluster of worker processes: the same candidates, scores
+and chosen model as in this process (the stacked states travel and combine like one model's)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dsvm
+from dsvm import SVMClassifier, SVMClassifierCV
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
+
+
+def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path):
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4000, 12)).astype(np.float32)
+    W = rng.normal(size=(12, 3))
+    y = np.argmax(X @ W + 0.3 * rng.normal(size=(4000, 3)), axis=1)  # 3 classes x 4 alphas
+    ds = dsvm.write_arrays(tmp_path / "grid.zarr", X, y, chunk_rows=200)
+    # n_iter_no_change=1: two candidates freeze at epoch 5 of 8 (the state is re-held on the
+    # cluster, and the epoch sent ahead from the old one dropped: training.loop.EpochDecision)
+    kw = dict(alphas=[1e-4, 1e-3, 1e-2, 1e-1], solver="sgd", max_epochs=8, random_state=2,
+              n_streams=2, n_iter_no_change=1, scale=False)
+    local = SVMClassifierCV(chunk_rows=200, **kw).fit(X, y)  # (before any Client exists)
+    one = dict(solver="sgd", alpha=1e-3, max_epochs=3, tol=None, random_state=2, n_streams=2,
+               scale=False, early_stopping=True)
+    local_one = SVMClassifier(chunk_rows=200, **one).fit(X, y)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit="600MiB") as cluster, \
+            Client(cluster) as client:
+        remote = SVMClassifierCV(client=client, **kw).fit(ds)
+        remote_one = SVMClassifier(client=client, **one).fit(ds)
+    # the held-out chunks are the ones scored on the cluster too (they once shipped as the
+    # training part: distributed.engine keyed a chunk subset on its whole source)
+    np.testing.assert_allclose([h["holdout_objective"] for h in remote_one.history_],
+                               [h["holdout_objective"] for h in local_one.history_])
+    assert remote.alpha_ == local.alpha_
+    assert list(local.cv_results_["n_epochs"]) == [8, 8, 5, 5]
+    np.testing.assert_array_equal(remote.cv_results_["n_epochs"], local.cv_results_["n_epochs"])
+    np.testing.assert_allclose(remote.cv_results_["test_score_by_epoch"],
+                               local.cv_results_["test_score_by_epoch"])
+    np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(remote.intercept_, local.intercept_, rtol=1e-5, atol=1e-6)

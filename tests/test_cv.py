@@ -1,0 +1,215 @@
+"""SVMClassifierCV / SVMRegressorCV (#27): a grid of alphas trained in one read of the data per
+epoch (stacked states, dsvm.solvers.grid), scored on held-out chunks, the best published."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressorCV
+from dsvm.data.order import draw_seed
+from dsvm.data.sources import ArraySource, ChunkSubset
+from dsvm.training.engines import engine_for
+from dsvm.training.fitdata import FitData
+from dsvm.training.grid import auto_alphas, fit_grid
+from dsvm.training.holdout import holdout_chunks
+from dsvm.training.spec import FitSpec
+from dsvm.training.stochastic import fit_stochastic
+from tests.conftest import load_libsvm
+
+ROWS, CHUNK = 3000, 150  # 20 chunks: in-memory arrays are not re-cut for the held-out fold
+
+
+def problem(n_classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(ROWS, 10))
+    W = rng.normal(size=(10, n_classes))
+    if n_classes == 2:
+        return X, np.where(X @ W[:, 0] + 0.3 * rng.normal(size=ROWS) > 0, 1, -1)
+    return X, np.argmax(X @ W + 0.3 * rng.normal(size=(ROWS, n_classes)), axis=1)
+
+
+def single_fit_on_training_chunks(X, y, params, alpha, epochs):
+    """The fit of one alpha on the grid's training chunks (same seed: same held-out fold,
+    chunk and row orders), through the same stochastic fit, for ``epochs`` epochs."""
+    spec = FitSpec.from_params("SVMClassifier", "classification",
+                               {**params, "alpha": alpha, "max_epochs": epochs, "tol": None})
+    source = ArraySource(X, np.asarray(y, np.float64), None, chunk_rows=CHUNK)
+    train, _ = holdout_chunks(source.n_chunks, 0.1, draw_seed(params["random_state"]))
+    with engine_for(X) as engine:
+        return fit_stochastic(spec, FitData(engine, ChunkSubset(source, train), None))
+
+
+@pytest.mark.parametrize("solver", ["sgd", "pegasos"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_each_candidate_is_the_single_fit_of_its_alpha(solver, n_classes):
+    """Stacking is exact: candidate k's state after the grid is the state of a fit of alpha_k
+    alone on the same training chunks, run for the epochs candidate k trained (frozen ones
+    fewer), for binary and one-vs-rest (K alphas x 3 classes in one pass)."""
+    X, y = problem(n_classes)
+    params = SVMClassifier(solver=solver, random_state=3, chunk_rows=CHUNK, scale=False,
+                           max_epochs=6, n_iter_no_change=2).get_params()
+    spec = FitSpec.from_params("SVMClassifierCV", "classification", params)
+    alphas = [1e-4, 1e-3, 1e-2, 1e-1]
+    _, report = fit_grid(spec, X, y, alphas=alphas)
+    assert report.epochs_run.min() >= 1
+    for k, alpha in enumerate(alphas):
+        alone = single_fit_on_training_chunks(X, y, params, alpha, int(report.epochs_run[k]))
+        grid = report.candidate_state(k)
+        assert grid.coef.shape == alone.state.coef.shape == (1 if n_classes == 2 else 3, 10)
+        np.testing.assert_allclose(grid.coef, alone.state.coef, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(grid.avg_coef, alone.state.avg_coef, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(grid.intercept, alone.state.intercept, rtol=1e-9,
+                                   atol=1e-12)
+        assert (grid.t, grid.n_avg) == (alone.state.t, alone.state.n_avg)
+
+
+def test_the_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
+    """One read: a grid of 4 alphas reads every chunk (training and held-out) exactly as often
+    as one fit of one alpha holding out the same chunks (early_stopping with the same seed)."""
+    reads: Counter[int] = Counter()
+    original = ArraySource.read_chunk
+
+    def counted(self, i):
+        reads[i] += 1
+        return original(self, i)
+
+    monkeypatch.setattr(ArraySource, "read_chunk", counted)
+    X, y = problem(2)
+    common = dict(solver="sgd", random_state=5, chunk_rows=CHUNK, scale=False, max_epochs=4,
+                  tol=None, n_iter_no_change=50)
+    SVMClassifierCV(alphas=[1e-4, 1e-3, 1e-2, 1e-1], **common).fit(X, y)
+    grid_reads, reads = dict(reads), Counter()
+    SVMClassifier(alpha=1e-3, early_stopping=True, **common).fit(X, y)
+    assert len(grid_reads) == ROWS // CHUNK
+    assert grid_reads == dict(reads)
+    assert max(grid_reads.values()) <= 4 + 2  # epochs, the calibration, the outcome
+
+
+def test_fitted_attributes_in_scikit_learns_layout():
+    X, y = problem(2)
+    clf = SVMClassifierCV(alphas=[1e-4, 1e-2, 1.0], random_state=0, chunk_rows=CHUNK,
+                          max_epochs=3).fit(X, y)
+    res = clf.cv_results_
+    assert list(res["param_alpha"]) == [1e-4, 1e-2, 1.0]
+    assert res["test_score_by_epoch"].shape == (3, clf.n_iter_)
+    assert sorted(res["rank_test_score"]) == [1, 2, 3]
+    assert clf.best_index_ == int(np.argmin(res["rank_test_score"]))
+    assert clf.alpha_ == res["param_alpha"][clf.best_index_]
+    assert clf.best_score_ == res["mean_test_score"].max()
+    # alpha = 1 is far too strong for these margins: it is not chosen
+    assert clf.alpha_ < 1.0 and res["mean_test_score"][2] < clf.best_score_
+    np.testing.assert_array_equal(clf.coef_, clf.best_estimator_.coef_)
+    np.testing.assert_array_equal(clf.predict(X), clf.best_estimator_.predict(X))
+    assert clf.score(X, y) > 0.9
+    assert clf.best_estimator_.alpha == clf.alpha_
+
+
+@pytest.mark.filterwarnings("ignore:SVMClassifierCV predicts no better")
+def test_kernel_map_one_map_k_models_and_the_path_plot():
+    """kernel="nystroem": one map fitted on the training chunks, K linear models on it; a
+    circle the linear grid cannot separate is learned, and plot_path draws the scores."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(ROWS, 2))
+    y = np.where((X ** 2).sum(axis=1) > 1.4, 1, -1)
+    kw = dict(alphas=[1e-5, 1e-3, 1e-1], random_state=0, chunk_rows=CHUNK, max_epochs=3)
+    cv = SVMClassifierCV(kernel="nystroem", n_components=64, **kw).fit(X, y)
+    assert type(cv.feature_map_).__name__ == "Nystroem"
+    assert cv.score(X, y) > 0.95 > 0.7 > SVMClassifierCV(**kw).fit(X, y).score(X, y)
+    ax = cv.plot_path()
+    assert ax.get_xscale() == "log" and len(ax.lines) >= 2
+
+
+def test_auto_alphas_span_six_decades_around_one_over_n():
+    grid = auto_alphas(1000, 7)
+    np.testing.assert_allclose(grid[[0, 3, 6]], [1e-6, 1e-3, 1.0])
+    X, y = problem(2)
+    clf = SVMClassifierCV(random_state=0, n_alphas=4, chunk_rows=CHUNK, max_epochs=2).fit(X, y)
+    np.testing.assert_allclose(clf.alphas_, auto_alphas(ROWS, 4))
+
+
+def test_solvers_that_cannot_stack_are_refused():
+    X, y = problem(2)
+    for solver in ("cocoa", "nesvm", "asset"):
+        with pytest.raises(ValueError, match=f"solver='{solver}'"):
+            SVMClassifierCV(solver=solver, alphas=[1e-3, 1e-2]).fit(X, y)
+    with pytest.raises(ValueError, match="'alphas' parameter"):
+        SVMClassifierCV(alphas=3).fit(X, y)
+    with pytest.raises(ValueError, match="alphas must be positive"):
+        SVMClassifierCV(alphas=[1e-3, -1.0]).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:SVMClassifierCV predicts no better")
+def test_a_fold_without_a_class_warns_that_the_data_is_sorted():
+    """Labels stored sorted (w8a: every positive in the first rows): whole held-out chunks
+    can miss a class, and then cannot rank the candidates on it; the fit says so."""
+    X, _ = problem(2)
+    y = np.where(np.arange(ROWS) < CHUNK, 1, -1)  # the positives: chunk 0 only
+    _, held = holdout_chunks(ROWS // CHUNK, 0.1, draw_seed(1))
+    assert 0 not in held
+    with pytest.warns(UserWarning, match=r"no rows of class\(es\) \[1.0\].*sorted"):
+        SVMClassifierCV(alphas=[1e-3, 1e-2], random_state=1, chunk_rows=CHUNK,
+                        max_epochs=1).fit(X, y)
+
+
+def test_memory_refusal_names_the_alphas_and_the_bytes(monkeypatch):
+    from dsvm.training import grid
+
+    monkeypatch.setattr(grid, "worker_memory", lambda engine: 100)
+    X, y = problem(2)
+    with pytest.raises(ValueError, match=r"alphas=\[0.001, 0.01\].*bytes"):
+        SVMClassifierCV(alphas=[1e-3, 1e-2]).fit(X, y)
+
+
+def test_a9a_the_chosen_alpha_is_as_good_as_the_best_separate_fit():
+    """The held-out choice on a9a: the chosen model's test accuracy within 0.3 points of the
+    best of the same alphas trained separately (on all the training rows)."""
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    Xt, yt = load_libsvm("a9a/a9a.t.xz", 123)
+    X, y, Xt, yt = X[:12000], y[:12000], Xt[:8000], yt[:8000]  # (a slice: seconds)
+    alphas = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
+    common = dict(solver="sgd", random_state=0, max_epochs=3, tol=None, chunk_rows=600)
+    cv = SVMClassifierCV(alphas=alphas, **common).fit(X, y)
+    separate = [SVMClassifier(alpha=a, **common).fit(X, y).score(Xt, yt) for a in alphas]
+    assert cv.score(Xt, yt) >= max(separate) - 0.003, (cv.alpha_, separate)
+
+
+def test_regressor_picks_a_sensible_alpha_on_diabetes():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    reg = SVMRegressorCV(random_state=0).fit(X, y)
+    scores = reg.cv_results_["mean_test_score"]
+    assert reg.best_score_ == np.nanmax(scores) > 0.3
+    assert scores[-1] < reg.best_score_ - 0.1  # the strongest alpha underfits: not chosen
+    assert reg.score(X, y) > 0.4  # raw units: the scaled model folded back
+
+
+def test_cli_trains_a_grid_saves_the_best_and_info_shows_the_table(tmp_path, capsys):
+    import dsvm
+    from dsvm.cli import main
+
+    X, y = problem(2)
+    data = tmp_path / "d.zarr"
+    dsvm.write_arrays(data, X.astype(np.float32), y, chunk_rows=CHUNK)
+    out = tmp_path / "m.dsvm"
+    assert main(["train", str(data), "--alpha", "1e-4,1e-2,1", "--epochs", "3",
+                 "--out", str(out), "--quiet"]) == 0
+    assert "<- best" in capsys.readouterr().err
+    model = dsvm.load(out)
+    chosen = SVMClassifierCV(alphas=[1e-4, 1e-2, 1.0], max_epochs=3, random_state=0).fit(data)
+    assert chosen.evaluate(data)["objective"] > 0 and chosen.score(data) > 0.9
+    assert type(model) is SVMClassifier and model.alpha in (1e-4, 1e-2, 1.0)
+    assert main(["info", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "alpha_grid" in shown and "held_out_accuracy" in shown
+    assert shown.count("<- best") == 1
+    assert main(["train", str(data), "--alpha", "1e-5,abc", "--out",
+                 str(tmp_path / "x.dsvm")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--alpha" in lines[0] and "1e-5,abc" in lines[0]
