@@ -233,7 +233,7 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alphas", metavar="auto|LIST",
                    help="train a grid of alphas in one read of the data and save the best on "
                         "held-out chunks: 'auto' (--n-alphas values around 1/n_samples) or a "
-                        "comma list (as --alpha a,b,c)")
+                        "comma list (as --alpha a,b,c); by default one alpha is trained (--alpha)")
     p.add_argument("--n-alphas", type=int, default=8, metavar="K",
                    help="candidates of --alphas auto (default %(default)s)")
 
