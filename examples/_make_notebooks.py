@@ -60,6 +60,17 @@ clf  # the HTML summary: parameters, fitted shape, last epochs'''),
  ("code", '''result = clf.evaluate(test)
 print(f"test accuracy {result['accuracy']:.4f}, objective {result['objective']:.5f}")
 assert result["accuracy"] > 0.84'''),
+ ("md", "## Choosing alpha in one read of the data\n\n`SVMClassifierCV` trains a grid of "
+        "alphas side by side: each chunk is read once per epoch and every candidate steps on it; "
+        "a fold of held-out data scores them, and the best is published without training it "
+        "again. `alphas=\"auto\"` spans 1e-3..1e3 times 1/n (LIBLINEAR's C from 1e3 to 1e-3)."),
+ ("code", '''cv = dsvm.SVMClassifierCV(alphas="auto", n_alphas=8, fit_intercept=False, max_epochs=5,
+                         random_state=0, n_streams=2, client=client)
+cv.fit(train)
+print(f"chosen alpha {cv.alpha_:.3g} (1/n = {1.0 / train.n_samples:.3g}), "
+      f"held-out accuracy {cv.best_score_:.4f}, test accuracy {cv.score(test):.4f}")
+assert cv.score(test) > 0.84
+ax = cv.plot_path()  # held-out score against alpha'''),
  ("md", "## A detached job\n\n`dsvm.submit` runs the fit's driver on the cluster: the notebook "
         "may close, and `dsvm.attach(job_id)` (or `dsvm attach ID` in a shell) reconnects."),
  ("code", '''job = dsvm.submit(dsvm.SVMClassifier(alpha=1.0 / train.n_samples, fit_intercept=False,
