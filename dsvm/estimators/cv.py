@@ -137,7 +137,10 @@ class _GridSearch:
 
         return plot_path(self, ax=ax, **kwargs)
 
-    def partial_fit(self, *args: Any, **kwargs: Any) -> Any:
+    @property
+    def partial_fit(self) -> Any:  # type: ignore[override]
+        # a property that raises AttributeError: hasattr(cv, "partial_fit") is False, as for
+        # scikit-learn's LogisticRegressionCV (its checks call partial_fit where it exists)
         raise AttributeError(f"{type(self).__name__} has no partial_fit: the grid trains in "
                              "fit; continue the chosen model with best_estimator_.partial_fit.")
 
