@@ -26,6 +26,7 @@ from dsvm.data.sources import Source
 from dsvm.engine.local import Engine
 from dsvm.engine.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
 from dsvm.training.progress import EpochProgress
 
@@ -43,6 +44,10 @@ class FitPlan:
     verbose: int = 0
     shuffle_window: int = 1  # chunks whose rows a stream interleaves (see StreamPass)
     window_note: str = ""  # the window, described for the fit's log (training.window)
+    # a row fold: rows of every chunk left out of training and scored by the epoch's streams
+    # with the models it started from (dsvm.solvers.held_out); their sums come with the
+    # epoch's summary (``summary.stats.held_out``), one epoch late
+    held_out: HeldOutRows | None = None
 
 
 @dataclass
@@ -186,10 +191,10 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
-                      plan.shuffle_window)
+                      plan.shuffle_window, plan.held_out)
     outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
-                            inputs=[start], finish=Finish(solver, combiner),
+                            inputs=[start], finish=Finish(solver, combiner, plan.held_out),
                             finish_inputs=[held, start], keep=True)
     return SubmittedEpoch(outcome, engine.apply(summary_of, outcome, name="summary"), tic)
 
@@ -256,8 +261,7 @@ def run_epochs(
     validate: Callable[[SolverState], float] | None = None,
     holdout: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
-    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], EpochDecision | None]
-    | None = None,
+    on_epoch: Callable[..., EpochDecision | None] | None = None,
 ) -> LoopResult:
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
@@ -269,9 +273,11 @@ def run_epochs(
     the state, so that it works where the model is, and may return an
     :class:`EpochDecision`: a held value made from it (``engine.apply``) that the next epoch
     starts from instead (an epoch sent ahead from the old one is dropped and sent again), and
-    a reason to stop. The candidate grid of :mod:`dsvm.training.grid` scores its candidates
-    and freezes some so, and stops when all are frozen: K stacked models never come to the
-    client between epochs. An epoch's ``seconds``
+    a reason to stop. With a row fold (``plan.held_out``) the callback also gets
+    ``held_out=``, the epoch's held-out sums (of the models the epoch started from). The
+    candidate grid of :mod:`dsvm.training.grid` scores its candidates from those, freezes
+    some, and stops when all are frozen: K stacked models never come to the client between
+    epochs. An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
@@ -323,7 +329,8 @@ def run_epochs(
                 reason = rule.reason(record)
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
-                decision = on_epoch(held if takes_held else state, history, converged)
+                scored = {} if plan.held_out is None else {"held_out": summary.stats.held_out}
+                decision = on_epoch(held if takes_held else state, history, converged, **scored)
                 if decision is not None and decision.held is not None:
                     if pending is not None:  # sent ahead from the outcome being replaced
                         engine.release(pending.outcome, pending.summary)
