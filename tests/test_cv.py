@@ -1,5 +1,6 @@
 """SVMClassifierCV / SVMRegressorCV (#27): a grid of alphas trained in one read of the data per
-epoch (stacked states, dsvm.solvers.grid), scored on held-out chunks, the best published."""
+epoch (stacked states, dsvm.solvers.grid), scored on rows held out of every chunk, the best
+published."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ HELP: dict[str, Flag] = {
     "mu": Flag("smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)"),
     "rho": Flag("ASSET: average the iterates from step rho*N on"),
     "alpha": Flag("regularisation lambda = 1/(n C); a comma list (1e-6,1e-5,1e-4) trains "
-                  "them all in one read of the data and saves the best on held-out chunks "
+                  "them all in one read of the data and saves the best on held-out rows "
                   "(see --alphas)", parse=_alpha),
     "mu0": Flag("nesvm: homotopy from mu0 down to mu (default: no homotopy)"),
     "max_epochs": Flag("passes over the data at most (NESVM: gradient passes)", flag="--epochs"),

@@ -1,29 +1,37 @@
 """Choosing ``alpha`` in one read of the data per epoch: a grid of candidates trained side by
-side, scored on held-out chunks, the best published without refitting (issue #27).
+side, scored on rows held out of every chunk, the best published without refitting (#27).
 
 ``fit_grid`` is ``fit`` for :class:`~dsvm.SVMClassifierCV` / :class:`~dsvm.SVMRegressorCV`.
 It goes through the stages every fit shares (engine, source, scaling: see
 :func:`dsvm.training.trainer.fit`), then:
 
-1. **Held-out chunks.** A fold of whole chunks, drawn from the fit's seed as early stopping
-   draws its own (:func:`dsvm.training.holdout.split_for_early_stopping`), is never trained
-   on. Whole chunks, because no row moves: a task reads them where they are stored, the same
-   ones on any cluster and for any number of workers. One fold, not k: k folds would train
-   k times K models, and on data larger than memory a 10% fold already holds many rows.
+1. **Held-out rows.** A share (``cv_fraction``) of the rows of *every* chunk, chosen by a
+   hash of (the fit's seed, chunk, row) (:class:`dsvm.data.fold.RowFold`), is never trained
+   on. Not whole chunks: a fold of chunks inherits the storage order, and on a label- or
+   time-sorted store (w8a as distributed: every positive in one 4096-row chunk) it held one
+   class only, every candidate scored 100% on it, and the choice was 0.43 points below the
+   best of 8 (benchmarks/RESULTS.md, #27). No row moves: the held rows are left out of the
+   row order of the pass that reads their chunk, the same rows on any cluster, for any
+   number of streams or windows. One fold, not k: k folds would train k times K models, and
+   on data larger than memory a 10% fold already holds many rows.
 2. **One pass, K models.** :class:`dsvm.solvers.grid.CandidateGrid` stacks the K candidates'
    states: every chunk is read once per epoch and every candidate steps on it, through the
    epoch loop of every stochastic fit (:func:`dsvm.training.loop.run_epochs`), its streams,
    combines and cluster placement unchanged.
-3. **Scores.** After each epoch one task pass over the held-out chunks scores every
-   candidate that still trains (:class:`dsvm.engine.tasks.EvaluateGrid`: each chunk read
-   once, one product with all candidates' weights): accuracy (R^2 for regressors) and the
-   held-out objective (each candidate's own penalty plus its mean loss). The models are
-   stacked where the state is held and go from there to the scoring tasks: the K models do
-   not come to the client between epochs (:class:`GridTracker` takes the held outcome).
+3. **Scores, in the training pass.** The stream task that reads a chunk also scores its held
+   rows with the models the epoch *started* from (:mod:`dsvm.solvers.held_out`, one product
+   of the held rows with all candidates' weights): accuracy (R^2 for regressors) and the
+   held-out objective (each candidate's own penalty plus its mean loss). The sums ride in
+   the pass statistics through the combine tree, so validation costs no read of its own:
+   the score of the models after epoch e arrives with epoch e+1's summary, one epoch late,
+   and one scoring pass after the last epoch scores the final models (the only read a grid
+   adds to a fit's). The K models never come to the client between epochs
+   (:class:`GridTracker` takes the held outcome to freeze candidates where it is held).
 4. **Per-candidate stopping.** A candidate whose held-out objective has not improved (by
    ``tol``, relative) for ``n_iter_no_change`` epochs is frozen: its rows of the state no
-   longer change and it costs no compute. The fit stops when all are frozen, or after
-   ``max_epochs``.
+   longer change and it costs no compute. The scores being one epoch late, it is frozen
+   after the epoch it trained meanwhile (that model is the one published and scored). The
+   fit stops when all are frozen, or after ``max_epochs``.
 5. **The best** candidate (highest held-out score after its last epoch; ties: the first) is
    published as a normal fit of that alpha (its state, its model folded back into raw units,
    its outcome measured): nothing is trained again.
