@@ -118,6 +118,41 @@ def test_each_epochs_score_is_that_of_the_model_after_it():
             np.testing.assert_allclose(objectives[epochs - 1, k], objective, rtol=1e-9)
 
 
+def test_the_held_rows_are_the_same_whatever_the_streams_windows_and_tasks():
+    """The fold is a function of (seed, chunk, row): the grid trains on the same number of
+    rows per epoch with 1 or 3 streams and windows of 1 or 4 chunks, and the held rows'
+    sums do not depend on how the chunks are grouped into scoring tasks."""
+    from dsvm.engine.local import LocalEngine, spread
+    from dsvm.engine.tasks import ScoreHeldRows
+    from dsvm.solvers.evaluation import add_grid_counts
+    from dsvm.training.epoch import Outcome
+
+    X, y = problem(2)
+    fold = RowFold(draw_seed(6), 0.1)
+    held = sum(int(fold.held_mask(c, CHUNK).sum()) for c in range(ROWS // CHUNK))
+    for n_streams, window in ((1, 1), (3, 1), (3, 4)):
+        params = SVMClassifier(solver="sgd", random_state=6, chunk_rows=CHUNK, scale=False,
+                               max_epochs=2, n_streams=n_streams,
+                               shuffle_window=window).get_params()
+        spec = FitSpec.from_params("SVMClassifierCV", "classification", params)
+        record, report = fit_grid(spec, X, y, alphas=[1e-3, 1e-2])
+        assert [h["n_rows"] for h in record.history] == [ROWS - held] * 2
+    source = ArraySource(X, np.asarray(y, np.float64), None, chunk_rows=CHUNK)
+    solver = spec.make_solver(ROWS)
+    task = ScoreHeldRows(HeldOutRows(fold, (solver, solver), np.array([-1.0, 1.0]), "hinge"))
+    outcome = Outcome(report.state)
+    engine = LocalEngine()
+    sums = [engine.reduce(task, source, spread(source.n_chunks, groups), add_grid_counts,
+                          name="score", inputs=[outcome]) for groups in (1, 3, 20)]
+    assert sums[0].candidates[0].n_rows == held
+    for other in sums[1:]:
+        np.testing.assert_array_equal(other.class_rows, sums[0].class_rows)
+        assert [c.n_correct for c in other.candidates] == [c.n_correct for c in
+                                                             sums[0].candidates]
+        np.testing.assert_allclose([c.loss_sum for c in other.candidates],
+                                   [c.loss_sum for c in sums[0].candidates], rtol=1e-12)
+
+
 def test_the_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
     """One read per epoch: a grid of 4 alphas reads every chunk as often as one fit of one
     alpha, plus once for the pass that scores the final models on the held rows (every
