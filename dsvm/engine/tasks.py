@@ -131,7 +131,8 @@ class StreamPass:
         stats = PassStats()
         window: list[tuple[int, Block]] = []
         held = self.held_out
-        models = None if held is None else held.models(start.shipped)  # (the start models)
+        # the models the epoch started from
+        models = None if held is None else held.models(start.shipped, start.returned)
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             if stats.n_rows == 0 and not window:
                 stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))

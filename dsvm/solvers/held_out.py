@@ -53,10 +53,18 @@ class HeldOutRows:
     def n_candidates(self) -> int:
         return len(self.solvers)
 
-    def models(self, state: SolverState) -> Models:
+    def models(self, state: SolverState, returned: int | None = None) -> Models:
         """The stacked models ``state`` predicts with, in float64 (once per task: a
         conversion per chunk would copy K models per chunk). A grid's candidates share their
-        counters, so candidate k's model is rows k*m .. (k+1)*m of the state's model."""
+        counters, so candidate k's model is rows k*m .. (k+1)*m of the state's model.
+        ``returned``: the index of the probe model (:mod:`dsvm.training.probes`) that a
+        shipped state predicts with (averaged Pegasos' extrapolation, which a shipped
+        state's ``model()`` no longer knows), None for the state's own model."""
+        if returned is not None and state.probe_coef is not None \
+                and state.probe_intercept is not None:
+            m = state.n_outputs
+            return (state.probe_coef[returned * m:(returned + 1) * m],
+                    state.probe_intercept[returned * m:(returned + 1) * m])
         coef, intercept = state.model()
         return np.asarray(coef, np.float64), np.asarray(intercept, np.float64)
 
@@ -72,17 +80,18 @@ class HeldOutRows:
         """True for the rows of ``chunk`` the pass trains on."""
         return ~self.fold.held_mask(chunk, n_rows)
 
-    def penalties(self, state: SolverState) -> np.ndarray:
+    def penalties(self, state: SolverState, returned: int | None = None) -> np.ndarray:
         """Each candidate's regulariser at the model ``state`` predicts with (the held-out
         objective is it plus the mean held-out loss)."""
-        coef, _ = state.model()
+        coef, _ = self.models(state, returned)
         m = coef.shape[0] // self.n_candidates
         return np.array([candidate_penalty(s, coef[k * m:(k + 1) * m])
                          for k, s in enumerate(self.solvers)])
 
-    def with_penalties(self, counts: Any, state: SolverState) -> Any:
+    def with_penalties(self, counts: Any, state: SolverState,
+                       returned: int | None = None) -> Any:
         """``counts`` (GridCounts or None) with the penalties of ``state``'s models (a new
         object: a stream's partial may be a task result that others read too)."""
         if not isinstance(counts, GridCounts):
             return counts
-        return replace(counts, penalties=self.penalties(state))
+        return replace(counts, penalties=self.penalties(state, returned))

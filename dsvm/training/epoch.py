@@ -90,8 +90,8 @@ class Finish:
     def __call__(self, partials: list[Any], before: Outcome, start: EpochStart) -> Outcome:
         new, stats = aggregate(self.combiner, partials, start.shipped)
         if self.held_out is not None:
-            stats = replace(stats, held_out=self.held_out.with_penalties(stats.held_out,
-                                                                         start.shipped))
+            stats = replace(stats, held_out=self.held_out.with_penalties(
+                stats.held_out, start.shipped, start.returned))
         selection = selection_of(self.solver)
         if selection is not None:
             selection.update(before.state, start.shipped, new, stats)

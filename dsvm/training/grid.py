@@ -55,15 +55,16 @@ from dsvm.combine import combiner_for
 from dsvm.data.fold import RowFold
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
-from dsvm.engine.local import Engine, spread
-from dsvm.engine.tasks import Calibrate, ScoreHeldRows, first
+from dsvm.engine.local import Engine
+from dsvm.engine.tasks import Calibrate, first
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
-from dsvm.solvers.evaluation import GridCounts, add_grid_counts
+from dsvm.solvers.evaluation import GridCounts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_view, grid_solvers
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
+from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
 from dsvm.training.progress import format_grid
@@ -206,6 +207,7 @@ class GridTracker:
     between epochs. :meth:`finish` scores the final models: one pass over the held rows."""
 
     takes_held = True  # (training.loop.run_epochs)
+    takes_held_out = True  # (the held-out sums of the epoch's start models, run_epochs)
 
     def __init__(self, grid: CandidateGrid, engine: Engine, held_out: HeldOutRows,
                  spec: FitSpec, report: GridReport) -> None:
@@ -263,13 +265,7 @@ class GridTracker:
         """Score the final models on the held rows (the one read a grid adds to a fit's)."""
         if not history:
             return
-        held = self.engine.hold(Outcome(state), name="grid-final")
-        n_groups = 2 * self.engine.n_workers if self.engine.runs_ahead else 1
-        counts = self.engine.reduce(
-            ScoreHeldRows(self.held_out), source, spread(source.n_chunks, n_groups),
-            add_grid_counts, name="score-held-rows", inputs=[held],
-            what="scoring the final candidates on the held-out rows")
-        self.engine.release(held)
+        counts = score_held_rows(self.engine, self.held_out, source, state)
         self.record(checked_counts(counts, None), history[-1])
 
 
