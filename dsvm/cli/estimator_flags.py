@@ -94,9 +94,11 @@ HELP: dict[str, Flag] = {
                 "--epochs)"),
     "n_iter_no_change": Flag("epochs without improvement before --tol or --early-stopping "
                              "stops", metavar="N"),
-    "early_stopping": Flag("hold out --validation-fraction of the chunks and stop when their "
-                           "objective stops improving (by more than --tol)"),
-    "validation_fraction": Flag("share of the chunks held out by --early-stopping",
+    "early_stopping": Flag("hold out --validation-fraction of every chunk's rows (cocoa, bsgd: "
+                           "of the chunks) and stop when their objective stops improving (by "
+                           "more than --tol)"),
+    "validation_fraction": Flag("share of the rows (cocoa, bsgd: chunks) held out by "
+                                "--early-stopping",
                                 metavar="F"),
     "class_weight": Flag("'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
                          "default: every class weighs 1)", metavar="WEIGHTS",

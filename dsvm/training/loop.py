@@ -290,7 +290,8 @@ def run_epochs(
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
-    ``holdout(state)`` the objective on the chunks held out for early stopping into
+    ``holdout(state)`` the objective on the chunks held out for early stopping (CoCoA+, BSGD;
+    the other solvers' row fold is scored by the passes, ``plan.early_stopping``) into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
     converged)`` runs after every epoch (checkpoints, job progress). A callback with
     ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a future) instead of

@@ -54,7 +54,7 @@ class Fit:
     spec: FitSpec
     source: Source  # the training rows, through the feature map
     record: FittedModel
-    held_out: Source | None = None  # the chunks held out for early stopping (raw rows), or None
+    held_out: Source | None = None  # chunks held out for early stopping (BSGD), or None
     fold: RowFold | None = None  # or the rows of every chunk held out for it (data.fold)
 
 
