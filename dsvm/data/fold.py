@@ -95,3 +95,31 @@ class RowFold:
         if not chunks:
             return np.zeros(0, bool)
         return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
+
+
+class FoldMasks:
+    """The held-out masks of the chunks a task has in hand, each hashed once: the task
+    scores a chunk's held rows when it reads it and leaves them out of the pass over its
+    window later (:class:`dsvm.engine.tasks.StreamPass`). :meth:`forget` after each window
+    keeps it to a window's rows (a byte a row)."""
+
+    def __init__(self, fold: RowFold) -> None:
+        self.fold = fold
+        self.masks: dict[tuple[int, int], np.ndarray] = {}
+
+    def held_mask(self, chunk: int, n_rows: int) -> np.ndarray:
+        key = (int(chunk), int(n_rows))
+        if key not in self.masks:
+            self.masks[key] = self.fold.held_mask(chunk, n_rows)
+        return self.masks[key]
+
+    def held_rows(self, chunk: int, n_rows: int) -> np.ndarray:
+        return np.flatnonzero(self.held_mask(chunk, n_rows)).astype(np.int64)
+
+    def window_mask(self, chunks: list[int], counts: list[int]) -> np.ndarray:
+        if not chunks:
+            return np.zeros(0, bool)
+        return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
+
+    def forget(self) -> None:
+        self.masks.clear()

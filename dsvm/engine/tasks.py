@@ -20,6 +20,7 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
+from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.data.sources import Source
@@ -131,31 +132,34 @@ class StreamPass:
         stats = PassStats()
         window: list[tuple[int, Block]] = []
         held = self.held_out
-        # the models the epoch started from
+        # the models the epoch started from; each chunk's mask hashed once for both uses
         models = None if held is None else held.models(start.shipped, start.returned)
+        masks = None if held is None else FoldMasks(held.fold)
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             if stats.n_rows == 0 and not window:
                 stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
             if held is not None and models is not None:
-                stats += held.score(models, block, chunk, where(source, chunk))
+                stats += held.score(models, block, chunk, where(source, chunk), masks)
             window.append((chunk, block))
             if len(window) == self.window:
-                stats += self.pass_over(state, window, source)
+                stats += self.pass_over(state, window, source, masks)
                 window = []
         if window:
-            stats += self.pass_over(state, window, source)
+            stats += self.pass_over(state, window, source, masks)
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
 
-    def pass_over(self, state: SolverState, window: list[tuple[int, Block]],
-                  source: Source) -> PassStats:
-        return pass_over_window(self.solver, state, window, classes=self.classes,
-                                epoch=self.epoch, seed=self.seed,
-                                where=lambda chunk: where(source, chunk),
-                                class_weight=self.class_weight,
-                                fold=None if self.held_out is None else self.held_out.fold)
+    def pass_over(self, state: SolverState, window: list[tuple[int, Block]], source: Source,
+                  masks: FoldMasks | None = None) -> PassStats:
+        stats = pass_over_window(self.solver, state, window, classes=self.classes,
+                                 epoch=self.epoch, seed=self.seed,
+                                 where=lambda chunk: where(source, chunk),
+                                 class_weight=self.class_weight, fold=masks)
+        if masks is not None:
+            masks.forget()  # (the window's rows are done)
+        return stats
 
     def compile_kernels(self, state: SolverState, block: Block, where: str) -> float:
         """Compile (or load from numba's disk cache) the kernels this pass needs, once per

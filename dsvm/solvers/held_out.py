@@ -18,7 +18,7 @@ import numpy as np
 
 from dsvm.data.block_ops import take_rows
 from dsvm.data.blocks import Block
-from dsvm.data.fold import RowFold
+from dsvm.data.fold import FoldMasks, RowFold
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 from dsvm.solvers.evaluation import GridCounts, grid_counts
 from dsvm.solvers.grid import candidate_penalty
@@ -68,10 +68,12 @@ class HeldOutRows:
         coef, intercept = state.model()
         return np.asarray(coef, np.float64), np.asarray(intercept, np.float64)
 
-    def score(self, models: Models, block: Block, chunk: int, where: str) -> PassStats:
+    def score(self, models: Models, block: Block, chunk: int, where: str,
+              masks: FoldMasks | None = None) -> PassStats:
         """The evaluation sums of every candidate on ``block``'s held rows (``block`` is
-        chunk ``chunk`` whole), as pass statistics with only ``held_out`` set."""
-        rows = self.fold.held_rows(chunk, block.n_samples)
+        chunk ``chunk`` whole), as pass statistics with only ``held_out`` set (``masks``:
+        the task's, which keep the chunk's mask for its pass)."""
+        rows = (masks or self.fold).held_rows(chunk, block.n_samples)
         held = take_rows(block, rows)
         return PassStats(held_out=grid_counts(held, models[0], models[1], self.n_candidates,
                                               self.classes, self.loss, where))

@@ -9,7 +9,7 @@ from typing import cast
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
-from dsvm.data.fold import RowFold
+from dsvm.data.fold import FoldMasks, RowFold
 from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
@@ -30,7 +30,7 @@ def pass_over_chunk(
     seed: int,
     where: str,
     class_weight: np.ndarray | None = None,
-    fold: RowFold | None = None,
+    fold: RowFold | FoldMasks | None = None,
 ) -> PassStats:
     """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``.
 
@@ -58,7 +58,7 @@ def pass_over_window(
     seed: int,
     where: Callable[[int], str],
     class_weight: np.ndarray | None = None,
-    fold: RowFold | None = None,
+    fold: RowFold | FoldMasks | None = None,
 ) -> PassStats:
     """One pass over the rows of several chunks, interleaved in one random order.
 
