@@ -115,7 +115,7 @@ def grid_spec(spec: FitSpec) -> FitSpec:
     if spec.checkpoint is not None:
         raise ValueError("checkpoint= is not supported by the grid of alphas yet.")
     if spec.params.get("early_stopping"):
-        raise ValueError("early_stopping=True: the grid holds out its own chunks "
+        raise ValueError("early_stopping=True: the grid holds out its own rows "
                          "(cv_fraction) and stops each candidate on them already.")
     return spec
 
