@@ -44,11 +44,9 @@ def single_fit_on_training_rows(X, y, params, alpha, epochs):
     source = ArraySource(X, np.asarray(y, np.float64), None, chunk_rows=CHUNK)
     seed = draw_seed(params["random_state"])
     with engine_for(X) as engine:
-        fold = RowFold(seed, 0.1)
-        record = start(spec, engine, source, classes=None, text=None, seed=seed, fmap=None,
-                       fold=fold)
+        record = start(spec, engine, source, classes=None, text=None, seed=seed, fmap=None)
         solver = spec.make_solver(source.n_samples)
-        held = HeldOutRows(fold, (solver,), record.class_values, spec.loss)
+        held = HeldOutRows(RowFold(seed, 0.1), (solver,), record.class_values, spec.loss)
         window = window_for(spec.shuffle_window, source, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, shuffle_window=window.chunks,
                        held_out=held)

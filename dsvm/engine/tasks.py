@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine.base import Combiner
-from dsvm.data.block_ops import take_rows
 from dsvm.data.blocks import Block
-from dsvm.data.fold import FoldMasks, RowFold
+from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.data.sources import Source
@@ -185,14 +184,12 @@ _COMPILED: set[tuple[Any, ...]] = set()
 @dataclass(frozen=True)
 class Calibrate:
     """Data-dependent constants of a solver (SGD's eta0, a regression's starting intercept) from
-    the first rows of one chunk (the rows a row fold holds out left out: they are never
-    trained on, not even to choose a step size)."""
+    the first rows of one chunk."""
 
     state: SolverState
     solver: LocalSolver
     classes: np.ndarray | None
     class_weight: np.ndarray | None = None
-    fold: RowFold | None = None
 
     @property
     def nbytes(self) -> int:
@@ -200,10 +197,7 @@ class Calibrate:
 
     def __call__(self, source: Source, chunk_ids: Sequence[int]) -> SolverState:
         chunk = chunk_ids[0]
-        block = source.read_chunk(chunk)
-        if self.fold is not None:
-            block = take_rows(block, np.flatnonzero(~self.fold.held_mask(chunk, block.n_samples)))
-        block = calibration_sample(block)
+        block = calibration_sample(source.read_chunk(chunk))
         codes = targets_for(block.y, self.classes, where=where(source, chunk))
         block = with_class_weight(block, codes, self.class_weight)
         state = self.state.copy()

@@ -83,15 +83,14 @@ def class_values(spec: FitSpec, source: Source, classes: Any,
 
 
 def start(spec: FitSpec, engine: Engine, source: Source, *, classes: Any, text: np.ndarray | None,
-          seed: int, fmap: Any, fold: RowFold | None = None) -> FittedModel:
-    """A fresh fit: classes, the solver's first state, calibrated on the first chunk (its
-    rows that ``fold`` holds out left out)."""
+          seed: int, fmap: Any) -> FittedModel:
+    """A fresh fit: classes, the solver's first state, calibrated on the first chunk."""
     shown, values = class_values(spec, source, classes, text)
     weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
     solver = spec.make_solver(source.n_samples)
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     state = solver.init_state(source.n_features, n_outputs, source.dtype)
-    state = engine.reduce(Calibrate(state, solver, values, weights, fold), source, [[0]], first,
+    state = engine.reduce(Calibrate(state, solver, values, weights), source, [[0]], first,
                           name="calibrate", what="calibration")
     return FittedModel(
         coef=state.coef, intercept=state.intercept, state=state, classes=shown,
@@ -256,8 +255,7 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
     fmap = _training_map(spec, engine, source, seed)
     mapped = map_source(source, fmap)
     if ckpt is None:
-        record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap,
-                       fold=fold)
+        record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
     else:
         record = restored(spec, ckpt, mapped, fmap)
     record.scaling = data.scaling
