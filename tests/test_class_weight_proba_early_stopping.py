@@ -149,3 +149,15 @@ def test_early_stopping_holds_out_rows_of_every_chunk_and_resumes(unbalanced, tm
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
     np.testing.assert_allclose([h["holdout_objective"] for h in resumed.history_],
                                [h["holdout_objective"] for h in full.history_], rtol=1e-12)
+
+
+def test_early_stopping_without_a_held_out_row_is_refused():
+    """The row fold holds each row out with probability validation_fraction: 8 rows at 1%
+    hold none (with this seed), and the fit says so instead of stopping on nothing."""
+    from dsvm.data.fold import RowFold
+
+    X = np.arange(16, dtype=float).reshape(8, 2)
+    y = np.array([1, -1] * 4)
+    assert not RowFold(0, 0.01).held_mask(0, 8).any()
+    with pytest.raises(ValueError, match=r"validation_fraction=0.01 held out no row"):
+        _clf(early_stopping=True, validation_fraction=0.01).fit(X, y)

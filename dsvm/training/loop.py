@@ -209,9 +209,15 @@ def lagged_holdout(plan: FitPlan, history: list[dict[str, Any]],
     ``holdout_objective`` (the penalty plus the mean held-out loss) and is returned for the
     stopping rule. None otherwise, and on a fresh fit's first epoch (the calibrated start
     is not a model of the fit)."""
-    if not plan.early_stopping or not history or counts is None or counts.penalties is None:
+    if not plan.early_stopping or counts is None or counts.penalties is None:
         return None
     scored = counts.candidates[0]
+    if scored.n_rows == 0 and plan.held_out is not None:
+        raise ValueError(f"early_stopping: validation_fraction={plan.held_out.fold.fraction} "
+                         "held out no row of the training data (each row is held out with "
+                         "that probability); raise validation_fraction or pass more rows.")
+    if not history:
+        return None
     history[-1]["holdout_objective"] = float(counts.penalties[0]) + scored.mean_loss
     return history[-1]
 
