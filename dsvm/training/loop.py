@@ -354,7 +354,7 @@ def run_epochs(
                 record["holdout_objective"] = holdout(state)
             scored = lagged_holdout(plan, history, summary.stats.held_out)
             history.append(record)
-            progress.update(record)
+            progress.update(record, scored)
             converged = rule.observe_record(scored or record)
             if converged:
                 reason = rule.reason(scored or record)
