@@ -128,13 +128,36 @@ def test_a9a_early_stopping_stops_early_near_the_full_run():
     assert abs(early.score(Xt, yt) - full.score(Xt, yt)) <= 0.003
 
 
-def test_early_stopping_holds_out_whole_chunks_and_resumes(unbalanced, tmp_path):
+def test_early_stopping_holds_out_rows_of_every_chunk_and_resumes(unbalanced, tmp_path):
+    """The rows of every chunk that the row fold holds out (dsvm.data.fold) are left out of
+    training and score each epoch's start model (the objective one epoch late, the last by a
+    pass of its own); a fit resumed from a checkpoint stops where the whole fit stopped."""
+    from dsvm.data.fold import RowFold
+
     X, y = unbalanced
     ckpt = tmp_path / "es.ckpt"
-    kw = dict(early_stopping=True, validation_fraction=0.2, tol=1e-3, max_epochs=12)
+    kw = dict(early_stopping=True, validation_fraction=0.2, tol=1e-2, max_epochs=12)
     full = _clf(**kw).fit(X, y)
-    assert full.history_[0]["n_rows"] == 2400  # 20 chunks of 150 rows, 4 held out
+    held = sum(int(RowFold(0, 0.2).held_mask(c, 1000).sum()) for c in range(3))
+    assert 500 < held < 700
+    assert {h["n_rows"] for h in full.history_} == {3000 - held}  # 3 chunks of 1000 rows
+    assert full.n_iter_ < 12 and full.stop_reason_.startswith("early stopping")
+    assert all(h["holdout_objective"] is not None for h in full.history_)
     _clf(checkpoint=ckpt, **{**kw, "max_epochs": 2}).fit(X, y)
     resumed = _clf(checkpoint=ckpt, **kw).fit(X, y, resume=True)
     assert resumed.n_iter_ == full.n_iter_
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    np.testing.assert_allclose([h["holdout_objective"] for h in resumed.history_],
+                               [h["holdout_objective"] for h in full.history_], rtol=1e-12)
+
+
+def test_early_stopping_without_a_held_out_row_is_refused():
+    """The row fold holds each row out with probability validation_fraction: 8 rows at 1%
+    hold none (with this seed), and the fit says so instead of stopping on nothing."""
+    from dsvm.data.fold import RowFold
+
+    X = np.arange(16, dtype=float).reshape(8, 2)
+    y = np.array([1, -1] * 4)
+    assert not RowFold(0, 0.01).held_mask(0, 8).any()
+    with pytest.raises(ValueError, match=r"validation_fraction=0.01 held out no row"):
+        _clf(early_stopping=True, validation_fraction=0.01).fit(X, y)

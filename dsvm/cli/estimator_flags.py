@@ -85,7 +85,7 @@ HELP: dict[str, Flag] = {
     "mu": Flag("smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)"),
     "rho": Flag("ASSET: average the iterates from step rho*N on"),
     "alpha": Flag("regularisation lambda = 1/(n C); a comma list (1e-6,1e-5,1e-4) trains "
-                  "them all in one read of the data and saves the best on held-out chunks "
+                  "them all in one read of the data and saves the best on held-out rows "
                   "(see --alphas)", parse=_alpha),
     "mu0": Flag("nesvm: homotopy from mu0 down to mu (default: no homotopy)"),
     "max_epochs": Flag("passes over the data at most (NESVM: gradient passes)", flag="--epochs"),
@@ -94,9 +94,11 @@ HELP: dict[str, Flag] = {
                 "--epochs)"),
     "n_iter_no_change": Flag("epochs without improvement before --tol or --early-stopping "
                              "stops", metavar="N"),
-    "early_stopping": Flag("hold out --validation-fraction of the chunks and stop when their "
-                           "objective stops improving (by more than --tol)"),
-    "validation_fraction": Flag("share of the chunks held out by --early-stopping",
+    "early_stopping": Flag("hold out --validation-fraction of every chunk's rows (cocoa, bsgd: "
+                           "of the chunks) and stop when their objective stops improving (by "
+                           "more than --tol)"),
+    "validation_fraction": Flag("share of the rows (cocoa, bsgd: chunks) held out by "
+                                "--early-stopping",
                                 metavar="F"),
     "class_weight": Flag("'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
                          "default: every class weighs 1)", metavar="WEIGHTS",

@@ -66,7 +66,7 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
     if grid is not None:
         if args.validation or args.resume or args.checkpoint or args.detach:
             raise ValueError("a grid of alphas (--alpha a,b,c or --alphas) scores its "
-                             "candidates on held-out chunks; it does not take --validation, "
+                             "candidates on held-out rows; it does not take --validation, "
                              "--checkpoint, --resume or --detach yet")
         cv = SVMRegressorCV if task == "regression" else SVMClassifierCV
         kwargs = estimator_kwargs(args, SVMRegressor if task == "regression" else SVMClassifier)
@@ -143,7 +143,7 @@ def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> 
     from dsvm.exceptions import FitFailedWarning
 
     with warnings.catch_warnings(record=True) as caught:
-        if hasattr(est, "alphas"):  # a grid of alphas (its own held-out chunks)
+        if hasattr(est, "alphas"):  # a grid of alphas (its own held-out rows)
             est.fit(dataset)
             print(grid_lines(est), file=sys.stderr)
         else:
@@ -179,7 +179,7 @@ def grid_lines(est: Any) -> str:
     from dsvm.training.progress import format_grid
 
     return (f"dsvm train: {len(est.alphas_)} alphas in one read of the data, scored on "
-            f"held-out chunks:\n{format_grid(est.grid_table_)}")
+            f"held-out rows:\n{format_grid(est.grid_table_)}")
 
 
 def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
@@ -232,7 +232,7 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                    help="a labeled dataset scored after every epoch (default: none)")
     p.add_argument("--alphas", metavar="auto|LIST",
                    help="train a grid of alphas in one read of the data and save the best on "
-                        "held-out chunks: 'auto' (--n-alphas values around 1/n_samples) or a "
+                        "held-out rows: 'auto' (--n-alphas values around 1/n_samples) or a "
                         "comma list (as --alpha a,b,c); by default one alpha is trained (--alpha)")
     p.add_argument("--n-alphas", type=int, default=8, metavar="K",
                    help="candidates of --alphas auto (default %(default)s)")

@@ -20,13 +20,15 @@ import numpy as np
 
 from dsvm.combine.base import Combiner
 from dsvm.data.blocks import Block
+from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
-from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block, grid_counts
+from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block
+from dsvm.solvers.held_out import HeldOutRows
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
 from dsvm.solvers.objective import decision_block
 from dsvm.solvers.passes import (
@@ -110,7 +112,11 @@ class StreamPass:
     """One stream's share of a stochastic epoch: a local pass over its chunks, as a partial.
 
     The state comes as the task's input, the epoch's :class:`EpochStart` (on a cluster a
-    future held where the previous epoch ended): the model never rides inside the task."""
+    future held where the previous epoch ended): the model never rides inside the task.
+
+    ``held_out`` (a row fold, :mod:`dsvm.solvers.held_out`): each chunk's held rows are left
+    out of the pass and scored with the models the epoch started from, as the chunk is read
+    (their sums in ``PassStats.held_out``): validation without a read of its own."""
 
     solver: LocalSolver
     combiner: Combiner
@@ -119,31 +125,41 @@ class StreamPass:
     seed: int
     class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
     window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
+    held_out: HeldOutRows | None = None
 
     def __call__(self, source: Source, chunk_ids: Sequence[int], start: EpochStart) -> Any:
         state = start.shipped.copy()  # the shipped state may be shared by other tasks here
         stats = PassStats()
         window: list[tuple[int, Block]] = []
+        held = self.held_out
+        # the models the epoch started from; each chunk's mask hashed once for both uses
+        models = None if held is None else held.models(start.shipped, start.returned)
+        masks = None if held is None else FoldMasks(held.fold)
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             if stats.n_rows == 0 and not window:
                 stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
+            if held is not None and models is not None:
+                stats += held.score(models, block, chunk, where(source, chunk), masks)
             window.append((chunk, block))
             if len(window) == self.window:
-                stats += self.pass_over(state, window, source)
+                stats += self.pass_over(state, window, source, masks)
                 window = []
         if window:
-            stats += self.pass_over(state, window, source)
+            stats += self.pass_over(state, window, source, masks)
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
 
-    def pass_over(self, state: SolverState, window: list[tuple[int, Block]],
-                  source: Source) -> PassStats:
-        return pass_over_window(self.solver, state, window, classes=self.classes,
-                                epoch=self.epoch, seed=self.seed,
-                                where=lambda chunk: where(source, chunk),
-                                class_weight=self.class_weight)
+    def pass_over(self, state: SolverState, window: list[tuple[int, Block]], source: Source,
+                  masks: FoldMasks | None = None) -> PassStats:
+        stats = pass_over_window(self.solver, state, window, classes=self.classes,
+                                 epoch=self.epoch, seed=self.seed,
+                                 where=lambda chunk: where(source, chunk),
+                                 class_weight=self.class_weight, fold=masks)
+        if masks is not None:
+            masks.forget()  # (the window's rows are done)
+        return stats
 
     def compile_kernels(self, state: SolverState, block: Block, where: str) -> float:
         """Compile (or load from numba's disk cache) the kernels this pass needs, once per
@@ -213,30 +229,21 @@ class Evaluate:
 
 
 @dataclass(frozen=True)
-class EvaluateGrid:
-    """:class:`Evaluate` of K candidate models stacked along the outputs (the candidate grid,
-    :mod:`dsvm.solvers.grid`): each chunk is read once and scored for all of them
-    (:class:`GridCounts`: one :class:`EvalCounts` per candidate, and their penalties).
+class ScoreHeldRows:
+    """The held rows of a row fold (:mod:`dsvm.solvers.held_out`) scored with the models of
+    a state, over chunks: after a fit's last epoch, the one pass that scores its final models
+    (every epoch's own pass scores the models it started from). The state comes as the
+    task's input: an outcome held where the last epoch ended (anything with ``.state``)."""
 
-    The models come as the task's input, ``(coef, intercept, penalties)`` with candidate k's
-    model in rows k*m .. (k+1)*m: on a cluster a future made where the state is held, so the
-    K models do not pass through the client."""
+    held_out: HeldOutRows
 
-    n_candidates: int
-    classes: np.ndarray | None
-    loss: Any
-
-    def __call__(self, source: Source, chunk_ids: Sequence[int],
-                 models: tuple[np.ndarray, np.ndarray, np.ndarray]) -> GridCounts | None:
-        coef, intercept, penalties = models
-        total: GridCounts | None = None
+    def __call__(self, source: Source, chunk_ids: Sequence[int], outcome: Any
+                 ) -> GridCounts | None:
+        models = self.held_out.models(outcome.state)
+        total = PassStats()
         for chunk, block in iter_chunks(source, chunk_ids):
-            counts = grid_counts(block, coef, intercept, self.n_candidates, self.classes,
-                                 self.loss, where(source, chunk))
-            total = counts if total is None else total + counts
-        if total is not None:
-            total.penalties = penalties
-        return total
+            total += self.held_out.score(models, block, chunk, where(source, chunk))
+        return self.held_out.with_penalties(total.held_out, outcome.state)
 
 
 @dataclass(frozen=True)

@@ -120,14 +120,20 @@ default="auto"
     n_iter_no_change : int, default=3
         Epochs without improvement (see ``tol``) before a stochastic fit stops.
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the training chunks (whole chunks drawn from the
-        fit's seed: no row moves; in-memory arrays are cut into at least 20 chunks) and stop
-        when their objective (the penalty plus their mean loss: smoother than accuracy, and
-        what the fit minimises) has not fallen by more than ``tol`` (relative) for
-        ``n_iter_no_change`` epochs; recorded in ``history_[i]["holdout_objective"]``.
+        Hold out ``validation_fraction`` of the rows of every chunk (chosen by a hash of the
+        fit's seed, the chunk and the row: no row moves, and a label- or time-sorted store is
+        sampled as a whole) and stop when their objective (the penalty plus their mean loss:
+        smoother than accuracy, and what the fit minimises) has not fallen by more than
+        ``tol`` (relative) for ``n_iter_no_change`` epochs; recorded in
+        ``history_[i]["holdout_objective"]``. Each epoch's pass scores the model it starts
+        from on the held rows it reads anyway, so the objective is known one epoch late (the
+        fit stops one epoch after the rule's last epoch) and one pass scores the last model.
+        ``"bsgd"`` and ``"cocoa"`` hold out whole chunks instead (drawn from the seed;
+        in-memory arrays are cut into at least 20 chunks), scored after every epoch.
         ``fit`` only (not ``partial_fit``), stochastic solvers only.
     validation_fraction : float, default=0.1
-        The share of chunks held out by ``early_stopping``. Values must be in the range (0, 1).
+        The share of rows (``"bsgd"``, ``"cocoa"``: of chunks) held out by
+        ``early_stopping``. Values must be in the range (0, 1).
     batch_size : int, default=1
         Rows per stochastic step (Pegasos' k).
     average : bool, default=True

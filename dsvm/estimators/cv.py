@@ -2,10 +2,12 @@
 of the data per epoch (named as scikit-learn's ``LogisticRegressionCV`` and ``RidgeCV``).
 
 Every candidate trains in the same pass (their states stacked, :mod:`dsvm.solvers.grid`), is
-scored on a fold of held-out chunks after every epoch and stops on its own when it stops
+scored on rows held out of every chunk, in the same pass, and stops on its own when it stops
 improving there; the best is published as this estimator's model without training it again
-(:mod:`dsvm.training.grid` says how, and why whole chunks are held out). The cost of a grid of
-K alphas is one fit's reading of the data, plus K times the arithmetic of a pass.
+(:mod:`dsvm.training.grid` says how, and why rows of every chunk rather than whole chunks are
+held out: a label- or time-sorted store is scored as well as a shuffled one). The cost of a
+grid of K alphas is one fit's reading of the data plus one pass to score the final models,
+and K times the arithmetic of a pass.
 
 They take every parameter of :class:`~dsvm.SVMClassifier` / :class:`~dsvm.SVMRegressor`
 except ``alpha``, and:
@@ -16,8 +18,9 @@ alphas : "auto" or array-like of float, default="auto"
 n_alphas : int, default=8
     Candidates of ``alphas="auto"``. Values must be in the range [1, inf).
 cv_fraction : float, default=0.1
-    Share of the chunks held out for scoring (at least one chunk; in-memory arrays are cut
-    into at least 20 chunks). Values must be in the range (0.0, 1.0).
+    Expected share of every chunk's rows held out for scoring (each row decided by a hash
+    of the seed, its chunk and its position: the same rows on any cluster and resume).
+    Values must be in the range (0.0, 1.0).
 
 ``solver="auto"`` trains the grid with averaged SGD (``"pegasos"`` is accepted too; the
 other solvers cannot share a pass and are refused).
@@ -31,8 +34,8 @@ R^2 for the regressor), ``cv_results_`` (``param_alpha``, ``mean_test_score``,
 with the candidates' table in the file's metadata). ``plot_path()`` plots the held-out
 score against alpha.
 
-``kernel="rff"``/``"nystroem"``: one map, fitted once on the training chunks, and the K linear
-models on it.
+``kernel="rff"``/``"nystroem"``: one map, fitted once on the rows (unsupervised: no label is
+read), and the K linear models on it.
 """
 
 from __future__ import annotations
@@ -97,7 +100,8 @@ class _GridSearch:
 
     def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> Any:
         """Train every candidate in one read of the data per epoch, score them on the
-        held-out chunks, publish the best. ``X`` as for the base estimator's ``fit``."""
+        rows held out of every chunk, publish the best. ``X`` as for the base estimator's
+        ``fit``."""
         self.__dict__.pop("best_estimator_", None)
         return SVMBase._fit(self, X, y, sample_weight, None, None, False)  # type: ignore[arg-type]
 
@@ -152,7 +156,7 @@ class _GridSearch:
                          extra_meta={"grid": self.grid_table_})
 
 
-# (fit takes no validation=, init= or resume=: the grid scores its own held-out chunks)
+# (fit takes no validation=, init= or resume=: the grid scores its own held-out rows)
 class SVMClassifierCV(_GridSearch, SVMClassifier):  # type: ignore[misc]
     """:class:`~dsvm.SVMClassifier` with ``alpha`` chosen from a grid trained in one pass (see
     :mod:`dsvm.estimators.cv` for the parameters and fitted attributes)."""

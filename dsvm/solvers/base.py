@@ -118,6 +118,9 @@ class PassStats:
         probe models; probe_weight, probe_rows : those rows' weight sum and count.
     compile_seconds : time spent compiling numba kernels in this pass (streams run side by
         side, so their compile times combine by the maximum).
+    held_out : the evaluation sums of the pass's held-out rows (a row fold,
+        :mod:`dsvm.solvers.held_out`: a ``GridCounts``, one per candidate, scored with the
+        models the pass started from), or None when no rows are held out.
     """
 
     loss_sum: float = 0.0
@@ -127,12 +130,17 @@ class PassStats:
     probe_weight: float = 0.0
     probe_rows: int = 0
     compile_seconds: float = 0.0
+    held_out: Any = None
 
     def __add__(self, other: PassStats) -> PassStats:
         if self.probe_sums is None or other.probe_sums is None:
             probe = self.probe_sums if other.probe_sums is None else other.probe_sums
         else:
             probe = self.probe_sums + other.probe_sums
+        if self.held_out is None or other.held_out is None:
+            held = self.held_out if other.held_out is None else other.held_out
+        else:
+            held = self.held_out + other.held_out
         return PassStats(
             self.loss_sum + other.loss_sum,
             self.n_rows + other.n_rows,
@@ -141,6 +149,7 @@ class PassStats:
             self.probe_weight + other.probe_weight,
             self.probe_rows + other.probe_rows,
             max(self.compile_seconds, other.compile_seconds),
+            held,
         )
 
 

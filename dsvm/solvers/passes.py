@@ -9,6 +9,7 @@ from typing import cast
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.data.fold import FoldMasks, RowFold
 from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
@@ -29,15 +30,19 @@ def pass_over_chunk(
     seed: int,
     where: str,
     class_weight: np.ndarray | None = None,
+    fold: RowFold | FoldMasks | None = None,
 ) -> PassStats:
     """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``.
 
-    ``class_weight``: a weight per class code, multiplied into the rows' sample weights."""
+    ``class_weight``: a weight per class code, multiplied into the rows' sample weights.
+    ``fold``: rows held out of training (:mod:`dsvm.data.fold`), left out of the order."""
     if block.n_samples == 0:
         return PassStats()
     codes = targets_for(block.y, classes, where=where)  # classes None: regression
     block = with_class_weight(block, codes, class_weight)
     order = row_order(seed, epoch, chunk, block.n_samples)
+    if fold is not None:
+        order = without_held(order, fold.held_mask(chunk, block.n_samples))
     probe = probe_losses(state, block, codes, solver)
     stats = solver.run_block(state, block, codes, order)
     return stats if probe is None else stats + probe
@@ -53,6 +58,7 @@ def pass_over_window(
     seed: int,
     where: Callable[[int], str],
     class_weight: np.ndarray | None = None,
+    fold: RowFold | FoldMasks | None = None,
 ) -> PassStats:
     """One pass over the rows of several chunks, interleaved in one random order.
 
@@ -87,12 +93,17 @@ def pass_over_window(
     benchmarks/RESULTS.md.
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
+
+    ``fold``: the rows it holds out (:mod:`dsvm.data.fold`) are dropped from the order, not
+    from the blocks (filtering the order costs one pass over n int64s; copying the kept rows
+    of a block would cost its bytes), so the others keep their places in it.
     """
     stats = PassStats()
-    blocks, codes = [], []
+    blocks, codes, chunks = [], [], []
     for chunk, block in window:
         if block.n_samples == 0:
             continue
+        chunks.append(chunk)
         block_codes = targets_for(block.y, classes, where=where(chunk))
         block = with_class_weight(block, block_codes, class_weight)
         probe = probe_losses(state, block, block_codes, solver)
@@ -103,19 +114,31 @@ def pass_over_window(
     if not blocks:
         return stats
     counts = [block.n_samples for block in blocks]
+    held = None if fold is None else fold.window_mask(chunks, counts)
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
         rows, all_codes, to_span = spanned
-        order = window_order(seed, epoch, window[0][0], counts, row_map=to_span,
-                             row_bytes=dense_row_bytes(rows))
+        if held is None:
+            order = window_order(seed, epoch, window[0][0], counts, row_map=to_span,
+                                 row_bytes=dense_row_bytes(rows))
+        else:  # (the same order, filtered in window rows, then mapped to the span)
+            order = to_span[without_held(window_order(
+                seed, epoch, window[0][0], counts, row_bytes=dense_row_bytes(rows)), held)]
         return solver.run_block(state, rows, all_codes, order) + stats
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
              else window_order(seed, epoch, window[0][0], counts,
                                row_bytes=dense_row_bytes(blocks[0])))
+    if held is not None:
+        order = without_held(order, held)
     rows = concat_blocks(blocks)
     run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
                            order)
     return run + stats
+
+
+def without_held(order: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """``order`` without the rows ``held`` marks (the rest keep their relative order)."""
+    return order[~held[order]]
 
 
 def dense_row_bytes(block: Block) -> int:

@@ -14,12 +14,13 @@ next state back: at 2^22 features those round trips were two thirds of the per-e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dsvm.combine.base import Combiner, aggregate
 from dsvm.engine.tasks import EpochStart
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, selection_of
+from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training.probes import (
     penalty_of,
     returned_kind,
@@ -79,13 +80,18 @@ class Prepare:
 
 @dataclass(frozen=True)
 class Finish:
-    """At the root of the combine: the next :class:`Outcome` from the root's partials."""
+    """At the root of the combine: the next :class:`Outcome` from the root's partials (with
+    a row fold, the held-out sums of the start models get those models' penalties here, once)."""
 
     solver: LocalSolver
     combiner: Combiner
+    held_out: HeldOutRows | None = None
 
     def __call__(self, partials: list[Any], before: Outcome, start: EpochStart) -> Outcome:
         new, stats = aggregate(self.combiner, partials, start.shipped)
+        if self.held_out is not None:
+            stats = replace(stats, held_out=self.held_out.with_penalties(
+                stats.held_out, start.shipped, start.returned))
         selection = selection_of(self.solver)
         if selection is not None:
             selection.update(before.state, start.shipped, new, stats)

@@ -1,6 +1,12 @@
-"""Early stopping on held-out data without splitting files: a set of whole chunks, chosen from
-the fit's seed, is held out of training and scored after every epoch (no row moves, the same
-chunks on resume and on any cluster)."""
+"""Early stopping on held-out data without splitting files.
+
+The stochastic solvers (and the grid of alphas, :mod:`dsvm.training.grid`) hold out rows of
+every chunk (:class:`dsvm.data.fold.RowFold`), scored by the epochs' own passes
+(:mod:`dsvm.solvers.held_out`); :func:`score_held_rows` is the one pass that scores a fit's
+final models. CoCoA+ (its duals are per row) and BSGD (its kernel expansion is not scored by
+a pass) hold out a set of whole chunks chosen from the fit's seed instead
+(:func:`split_for_early_stopping`), scored after every epoch (no row moves, the same chunks on
+resume and on any cluster)."""
 
 from __future__ import annotations
 
@@ -9,6 +15,12 @@ import math
 import numpy as np
 
 from dsvm.data.sources import ArraySource, ChunkSubset, MappedSource, Source
+from dsvm.engine.local import Engine, spread
+from dsvm.engine.tasks import ScoreHeldRows
+from dsvm.solvers.base import SolverState
+from dsvm.solvers.evaluation import GridCounts, add_grid_counts
+from dsvm.solvers.held_out import HeldOutRows
+from dsvm.training.epoch import Outcome
 
 _HOLDOUT = 11  # a SeedSequence stream name no other draw of a fit uses
 
@@ -48,3 +60,18 @@ def split_for_early_stopping(source: Source, fraction: float,
     source = chunked_for_holdout(source)
     train, held = holdout_chunks(source.n_chunks, fraction, seed)
     return ChunkSubset(source, train), ChunkSubset(source, held)
+
+
+def score_held_rows(engine: Engine, held_out: HeldOutRows, source: Source,
+                    state: SolverState) -> GridCounts | None:
+    """The held-out sums of the models ``state`` predicts with, with their penalties: one
+    pass over the held rows of every chunk of ``source`` (the fit's rows, through its map)."""
+    held = engine.hold(Outcome(state), name="final-model")
+    n_groups = 2 * engine.n_workers if engine.runs_ahead else 1
+    try:
+        return engine.reduce(  # type: ignore[no-any-return]
+            ScoreHeldRows(held_out), source, spread(source.n_chunks, n_groups),
+            add_grid_counts, name="score-held-rows", inputs=[held],
+            what="scoring the final model(s) on the held-out rows")
+    finally:
+        engine.release(held)

@@ -26,6 +26,7 @@ from dsvm.data.sources import Source
 from dsvm.engine.local import Engine
 from dsvm.engine.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
 from dsvm.training.progress import EpochProgress
 
@@ -43,6 +44,13 @@ class FitPlan:
     verbose: int = 0
     shuffle_window: int = 1  # chunks whose rows a stream interleaves (see StreamPass)
     window_note: str = ""  # the window, described for the fit's log (training.window)
+    # a row fold: rows of every chunk left out of training and scored by the epoch's streams
+    # with the models it started from (dsvm.solvers.held_out); their sums come with the
+    # epoch's summary (``summary.stats.held_out``), one epoch late
+    held_out: HeldOutRows | None = None
+    # early stopping on the row fold: the stopping rule follows the held-out objective of
+    # ``held_out``'s (one) model, known one epoch late (:func:`lagged_holdout`)
+    early_stopping: bool = False
 
 
 @dataclass
@@ -125,7 +133,7 @@ class StoppingRule:
 
     def tracked(self, record: dict[str, Any]) -> float | None:
         """What to minimise: the objective (:func:`tracked_objective`), or the value under
-        ``key`` (early stopping: the objective on the held-out chunks)."""
+        ``key`` (early stopping: the objective on the held-out rows or chunks)."""
         if self.key is None:
             return tracked_objective(record)
         value = record.get(self.key)
@@ -148,7 +156,7 @@ class StoppingRule:
         unchanged = (f"did not improve on its best by more than tol={self.tol:g} (relative) "
                      f"for {patience} epochs")
         if self.key is not None:
-            return f"early stopping: the objective on the held-out chunks {unchanged}"
+            return f"early stopping: the objective on the held-out rows {unchanged}"
         if record.get("returned_model") == "average" and record.get("sample_objective") is not None:
             rows = record.get("sample_rows")
             sample = f"a {rows:,}-row sample" if rows else "a fixed sample"
@@ -186,12 +194,32 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
-                      plan.shuffle_window)
+                      plan.shuffle_window, plan.held_out)
     outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
-                            inputs=[start], finish=Finish(solver, combiner),
+                            inputs=[start], finish=Finish(solver, combiner, plan.held_out),
                             finish_inputs=[held, start], keep=True)
     return SubmittedEpoch(outcome, engine.apply(summary_of, outcome, name="summary"), tic)
+
+
+def lagged_holdout(plan: FitPlan, history: list[dict[str, Any]],
+                   counts: Any) -> dict[str, Any] | None:
+    """Early stopping on a row fold (``plan.early_stopping``): the epoch's streams scored the
+    model it started from, the model of the last record of ``history``, which gets its
+    ``holdout_objective`` (the penalty plus the mean held-out loss) and is returned for the
+    stopping rule. None otherwise, and on a fresh fit's first epoch (the calibrated start
+    is not a model of the fit)."""
+    if not plan.early_stopping or counts is None or counts.penalties is None:
+        return None
+    scored = counts.candidates[0]
+    if scored.n_rows == 0 and plan.held_out is not None:
+        raise ValueError(f"early_stopping: validation_fraction={plan.held_out.fold.fraction} "
+                         "held out no row of the training data (each row is held out with "
+                         "that probability); raise validation_fraction or pass more rows.")
+    if not history:
+        return None
+    history[-1]["holdout_objective"] = float(counts.penalties[0]) + scored.mean_loss
+    return history[-1]
 
 
 def epoch_record(epoch: int, summary: EpochSummary, seconds: float,
@@ -234,6 +262,13 @@ ANCHOR_EPOCHS = 8
 RUN_AHEAD = True
 
 
+def stopping_rule(plan: FitPlan, history: list[dict[str, Any]], *, early: bool) -> StoppingRule:
+    """The fit's stopping rule, replayed over ``history``: on the objective, or with early
+    stopping on the held-out objective, even with tol=None (then: no gain at all)."""
+    return StoppingRule((plan.tol or 0.0) if early else plan.tol, plan.n_iter_no_change,
+                        history, key="holdout_objective" if early else None)
+
+
 def _run_ahead(engine: Engine, another: bool, rule: StoppingRule) -> bool:
     """Whether to submit the next epoch before this one's summary is back: on an engine that
     runs ahead, when ``another`` epoch follows this one (not past the last, not after one
@@ -256,30 +291,30 @@ def run_epochs(
     validate: Callable[[SolverState], float] | None = None,
     holdout: Callable[[SolverState], float] | None = None,
     history: list[dict[str, Any]] | None = None,
-    on_epoch: Callable[[SolverState, list[dict[str, Any]], bool], EpochDecision | None]
-    | None = None,
+    on_epoch: Callable[..., EpochDecision | None] | None = None,
 ) -> LoopResult:
     """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
-    ``holdout(state)`` the objective on the chunks held out for early stopping into
+    ``holdout(state)`` the objective on the chunks held out for early stopping (CoCoA+, BSGD;
+    the other solvers' row fold is scored by the passes, ``plan.early_stopping``) into
     ``"holdout_objective"``, which the stopping rule then follows. ``on_epoch(state, history,
     converged)`` runs after every epoch (checkpoints, job progress). A callback with
     ``takes_held = True`` gets the held :class:`Outcome` (on a cluster a future) instead of
     the state, so that it works where the model is, and may return an
     :class:`EpochDecision`: a held value made from it (``engine.apply``) that the next epoch
     starts from instead (an epoch sent ahead from the old one is dropped and sent again), and
-    a reason to stop. The candidate grid of :mod:`dsvm.training.grid` scores its candidates
-    and freezes some so, and stops when all are frozen: K stacked models never come to the
-    client between epochs. An epoch's ``seconds``
+    a reason to stop. With a row fold (``plan.held_out``) a callback with
+    ``takes_held_out = True`` also gets ``held_out=``, the epoch's held-out sums (of the
+    models the epoch started from). The
+    candidate grid of :mod:`dsvm.training.grid` scores its candidates from those, freezes
+    some, and stops when all are frozen: K stacked models never come to the client between
+    epochs. An epoch's ``seconds``
     run from the previous epoch's summary to its own (the next may be submitted early,
     :func:`_run_ahead`)."""
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
-    # early stopping stops on the held-out objective even with tol=None (then: no gain at all)
-    tol = plan.tol if holdout is None else (plan.tol or 0.0)
-    rule = StoppingRule(tol, plan.n_iter_no_change, history,
-                        key="holdout_objective" if holdout is not None else None)
+    rule = stopping_rule(plan, history, early=holdout is not None or plan.early_stopping)
     converged, reason = False, f"{n_epochs} epoch(s) run"
     if plan.window_note and first_epoch == 0:
         progress.note(f"shuffle window: {plan.window_note}")
@@ -289,6 +324,7 @@ def run_epochs(
     # (a callback with ``takes_held = True`` is given the held outcome instead of the state:
     # it works where the model is, and the model does not come here for it)
     takes_held = bool(getattr(on_epoch, "takes_held", False))
+    wants_sums = bool(getattr(on_epoch, "takes_held_out", False))  # (the grid's tracker)
     wants_state = validate is not None or holdout is not None or (
         on_epoch is not None and not takes_held)
     last = first_epoch + n_epochs - 1
@@ -316,14 +352,16 @@ def run_epochs(
                                   validate(state) if validate is not None else None)
             if holdout is not None:
                 record["holdout_objective"] = holdout(state)
+            scored = lagged_holdout(plan, history, summary.stats.held_out)
             history.append(record)
-            progress.update(record)
-            converged = rule.observe_record(record)
+            progress.update(record, scored)
+            converged = rule.observe_record(scored or record)
             if converged:
-                reason = rule.reason(record)
+                reason = rule.reason(scored or record)
                 logger.info("stopped after epoch %d: %s", epoch + 1, reason)
             if on_epoch is not None:
-                decision = on_epoch(held if takes_held else state, history, converged)
+                sums = {"held_out": summary.stats.held_out} if wants_sums else {}
+                decision = on_epoch(held if takes_held else state, history, converged, **sums)
                 if decision is not None and decision.held is not None:
                     if pending is not None:  # sent ahead from the outcome being replaced
                         engine.release(pending.outcome, pending.summary)

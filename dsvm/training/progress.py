@@ -39,12 +39,17 @@ def _objectives(record: dict[str, Any]) -> list[str]:
     return parts
 
 
-def format_epoch(record: dict[str, Any]) -> str:
+def format_epoch(record: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """One epoch's line; ``before``: the previous epoch's record when this epoch's pass has
+    just measured its held-out objective (a row fold scores the model an epoch starts from)."""
     parts = [f"epoch {record['epoch']:>3}", *_objectives(record)]
     if record.get("val_accuracy") is not None:
         parts.append(f"val acc {record['val_accuracy']:.4f}")
     if record.get("holdout_objective") is not None:
         parts.append(f"held-out objective {record['holdout_objective']:.6f}")
+    elif before is not None and before.get("holdout_objective") is not None:
+        parts.append(f"held-out objective {before['holdout_objective']:.6f} (the model "
+                     f"after epoch {before['epoch']})")
     parts.append(f"{record['seconds']:.2f}s")
     parts.append(f"{record['rows_per_s']:,.0f} rows/s")
     compile_seconds = record.get("compile_seconds") or 0.0
@@ -87,8 +92,8 @@ class EpochProgress:
 
             self.bar = tqdm(total=total, desc=desc, unit="epoch", leave=True)
 
-    def update(self, record: dict[str, Any]) -> None:
-        line = format_epoch(record)
+    def update(self, record: dict[str, Any], before: dict[str, Any] | None = None) -> None:
+        line = format_epoch(record, before)
         logger.info(line)
         if self.bar is None:
             if self.verbose >= 1:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine import combiner_for
+from dsvm.data.fold import RowFold
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.hooks import EPOCH_HOOKS
@@ -28,15 +29,16 @@ from dsvm.engine.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training import kernel_maps, outcome
 from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.fitdata import FitData
-from dsvm.training.holdout import split_for_early_stopping
+from dsvm.training.holdout import score_held_rows, split_for_early_stopping
 from dsvm.training.inputs import source_of
-from dsvm.training.loop import FitPlan, run_epochs
+from dsvm.training.loop import FitPlan, lagged_holdout, run_epochs
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
@@ -52,7 +54,8 @@ class Fit:
     spec: FitSpec
     source: Source  # the training rows, through the feature map
     record: FittedModel
-    held_out: Source | None = None  # the chunks held out for early stopping (raw rows), or None
+    held_out: Source | None = None  # chunks held out for early stopping (BSGD), or None
+    fold: RowFold | None = None  # or the rows of every chunk held out for it (data.fold)
 
 
 def class_values(spec: FitSpec, source: Source, classes: Any,
@@ -156,12 +159,18 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
     validate = validation_scorer(engine, spec, record, solver, validation)
     holdout = None if fit.held_out is None else holdout_scorer(engine, spec, record, solver,
                                                                fit.held_out)
+    if fit.fold is not None:  # scored by the epochs' own passes (training.loop.lagged_holdout)
+        plan.held_out = HeldOutRows(fit.fold, (solver,), record.class_values, spec.loss)
+        plan.early_stopping = True
     result = run_epochs(
         engine=engine, solver=solver, combiner=combiner_for(solver), source=fit.source,
         classes=record.class_values, class_weight=record.class_weight, state=record.state,
         plan=plan, first_epoch=record.n_iter,
         n_epochs=n_epochs, validate=validate, holdout=holdout, history=record.history,
         on_epoch=epoch_callback(fit))
+    if plan.held_out is not None and result.history:  # (the last model's, one epoch late)
+        lagged_holdout(plan, result.history,
+                       score_held_rows(engine, plan.held_out, fit.source, result.state))
     record = publish(record, result.state, solver, history=result.history,
                      converged=result.converged)
     record.stop_reason = result.stop_reason
@@ -235,10 +244,14 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
     ckpt = resume_checkpoint(spec, source) if resume else None
     spec = resolve_gamma(spec, engine, source, ckpt)
     seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
-    held = None
+    held, fold = None, None
     if spec.params.get("early_stopping"):
-        source, held = split_for_early_stopping(
-            source, float(spec.params.get("validation_fraction", 0.1)), seed)
+        fraction = float(spec.params.get("validation_fraction", 0.1))
+        if getattr(spec.make_solver(source.n_samples), "predictor", None) is None:
+            # rows of every chunk (data.fold), left out of and scored by the epochs' passes
+            fold = RowFold(seed, fraction)
+        else:  # BSGD predicts with its kernel expansion, which a pass does not score
+            source, held = split_for_early_stopping(source, fraction, seed)
     fmap = _training_map(spec, engine, source, seed)
     mapped = map_source(source, fmap)
     if ckpt is None:
@@ -248,7 +261,7 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
     record.scaling = data.scaling
     record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
     record.feature_names = data.feature_names
-    fit = Fit(spec, mapped, record, held)
+    fit = Fit(spec, mapped, record, held, fold)
     remaining = spec.max_epochs - record.n_iter
     if remaining > 0 and not (ckpt is not None and ckpt.converged):
         record = run(fit, engine, remaining, validation)
