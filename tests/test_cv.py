@@ -11,7 +11,7 @@ import pytest
 
 from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressorCV
 from dsvm.combine import combiner_for
-from dsvm.data.fold import RowFold
+from dsvm.data.fold import fold_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import ArraySource
 from dsvm.solvers.held_out import HeldOutRows
@@ -35,6 +35,12 @@ def problem(n_classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, np.argmax(X @ W + 0.3 * rng.normal(size=(ROWS, n_classes)), axis=1)
 
 
+def fold_of(random_state, X):
+    """The grid's fold of ``X`` in chunks of CHUNK rows (``cv_fraction=0.1``)."""
+    return fold_for(draw_seed(random_state), 0.1,
+                    ArraySource(X, np.zeros(len(X)), None, chunk_rows=CHUNK))
+
+
 def single_fit_on_training_rows(X, y, params, alpha, epochs):
     """The fit of one alpha on the grid's training rows (same seed: the same rows held out
     of every chunk, left out of the same row orders), through the same epoch loop, for
@@ -46,7 +52,7 @@ def single_fit_on_training_rows(X, y, params, alpha, epochs):
     with engine_for(X) as engine:
         record = start(spec, engine, source, classes=None, text=None, seed=seed, fmap=None)
         solver = spec.make_solver(source.n_samples)
-        held = HeldOutRows(RowFold(seed, 0.1), (solver,), record.class_values, spec.loss)
+        held = HeldOutRows(fold_for(seed, 0.1, source), (solver,), record.class_values, spec.loss)
         window = window_for(spec.shuffle_window, source, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, shuffle_window=window.chunks,
                        held_out=held)
@@ -69,7 +75,7 @@ def test_each_candidate_is_the_single_fit_of_its_alpha(solver, n_classes):
     record, report = fit_grid(spec, X, y, alphas=alphas)
     assert report.epochs_run.min() >= 1
     # the held rows are left out: every epoch trained on the rest only
-    fold = RowFold(draw_seed(3), 0.1)
+    fold = fold_of(3, X)
     held = sum(int(fold.held_mask(c, CHUNK).sum()) for c in range(ROWS // CHUNK))
     assert 0.07 * ROWS < held < 0.13 * ROWS
     assert {h["n_rows"] for h in record.history} == {ROWS - held}
@@ -105,7 +111,7 @@ def test_each_epochs_score_is_that_of_the_model_after_it():
     spec = FitSpec.from_params("SVMClassifierCV", "classification", params)
     alphas = [1e-4, 1e-1]
     _, report = fit_grid(spec, X, y, alphas=alphas)
-    fold = RowFold(draw_seed(4), 0.1)
+    fold = fold_of(4, X)
     scores, objectives = np.array(report.scores), np.array(report.objectives)
     assert scores.shape == objectives.shape == (3, 2)
     assert np.all(np.diff(objectives, axis=0) != 0)
@@ -128,7 +134,7 @@ def test_the_held_rows_are_the_same_whatever_the_streams_windows_and_tasks():
     from dsvm.training.epoch import Outcome
 
     X, y = problem(2)
-    fold = RowFold(draw_seed(6), 0.1)
+    fold = fold_of(6, X)
     held = sum(int(fold.held_mask(c, CHUNK).sum()) for c in range(ROWS // CHUNK))
     for n_streams, window in ((1, 1), (3, 1), (3, 4)):
         params = SVMClassifier(solver="sgd", random_state=6, chunk_rows=CHUNK, scale=False,
@@ -237,7 +243,7 @@ def test_a_class_missing_from_the_held_rows_warns():
     """A class too rare for the held-out share (here: 5 rows, none of them held out) cannot
     rank the candidates on it; the fit says so, once."""
     X, _ = problem(2)
-    kept = np.flatnonzero(~RowFold(draw_seed(1), 0.1).held_mask(0, CHUNK))[:5]
+    kept = np.flatnonzero(~fold_of(1, X).held_mask(0, CHUNK))[:5]
     y = np.full(ROWS, -1)
     y[kept] = 1  # the positives: 5 rows of chunk 0 the fold trains on
     with pytest.warns(UserWarning, match=r"no rows of class\(es\) \[1.0\].*cv_fraction") as seen:

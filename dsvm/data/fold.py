@@ -17,7 +17,8 @@ price of deciding each row on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,7 @@ class RowFold:
 
     seed: int
     fraction: float
+    cutoff: int | None = None  # the hash below which a row is held out, when not fraction x 2^64
 
     def __post_init__(self) -> None:
         if not 0.0 < float(self.fraction) < 1.0:
@@ -68,7 +70,9 @@ class RowFold:
 
     @property
     def threshold(self) -> np.uint64:
-        """A row is held out iff its hash is below this (fraction x 2^64)."""
+        """A row is held out iff its hash is below this (fraction x 2^64, or ``cutoff``)."""
+        if self.cutoff is not None:
+            return np.uint64(self.cutoff)
         return np.uint64(min(int(float(self.fraction) * 2.0 ** 64), _MASK64))
 
     def hashes(self, chunk: int, n_rows: int) -> np.ndarray:
@@ -95,6 +99,29 @@ class RowFold:
         if not chunks:
             return np.zeros(0, bool)
         return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
+
+
+# Below this many rows a fold holds out exactly round(fraction n) rows (at least one, and one
+# row is always left to train on): the hashes of every row are computed once, at the start of
+# the fit. A fold decided row by row holds out a binomial number of rows, and on small data
+# (scikit-learn's checks fit 10-30 rows) often none at all.
+EXACT_BELOW = 100_000
+
+
+def fold_for(seed: int, fraction: float, source: Any) -> RowFold:
+    """The :class:`RowFold` of a fit on ``source`` (a :class:`~dsvm.data.sources.Source`):
+    held out by each row's hash alone, and on fewer than :data:`EXACT_BELOW` rows with the
+    cutoff that holds out exactly ``max(1, round(fraction n))`` of them (the same rows
+    whatever the grouping: still a function of (seed, chunk, row) once the cutoff is set)."""
+    fold = RowFold(seed, fraction)
+    n = int(source.n_samples)
+    if n >= EXACT_BELOW or n < 2:
+        return fold
+    hashes = np.concatenate([fold.hashes(c, source.chunk_n_rows(c))
+                             for c in range(source.n_chunks)])
+    k = min(n - 1, max(1, round(float(fraction) * n)))
+    kth = int(np.partition(hashes, k - 1)[k - 1])  # the k-th smallest hash: held, as all below
+    return replace(fold, cutoff=min(kth + 1, _MASK64))
 
 
 class FoldMasks:

@@ -52,7 +52,7 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.combine import combiner_for
-from dsvm.data.fold import RowFold
+from dsvm.data.fold import fold_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.local import Engine
@@ -302,6 +302,9 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows)
+        if source.n_samples < 2:
+            raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
+                             "rows (one to train on, one held out to score the alphas).")
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
@@ -311,8 +314,8 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         mapped = map_source(source, fmap)
         record, grid = start_grid(spec, engine, mapped, text, seed, values)
         record.feature_map = fmap
-        held_out = HeldOutRows(RowFold(seed, cv_fraction), grid.solvers, record.class_values,
-                               spec.loss)
+        held_out = HeldOutRows(fold_for(seed, cv_fraction, mapped), grid.solvers,
+                               record.class_values, spec.loss)
         report = GridReport(values, "accuracy" if spec.classifies else "r2", cv_fraction)
         tracker = GridTracker(grid, engine, held_out, spec, report)
         window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine import combiner_for
-from dsvm.data.fold import RowFold
+from dsvm.data.fold import RowFold, fold_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.hooks import EPOCH_HOOKS
@@ -249,7 +249,7 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
         fraction = float(spec.params.get("validation_fraction", 0.1))
         if getattr(spec.make_solver(source.n_samples), "predictor", None) is None:
             # rows of every chunk (data.fold), left out of and scored by the epochs' passes
-            fold = RowFold(seed, fraction)
+            fold = fold_for(seed, fraction, source)
         else:  # BSGD predicts with its kernel expansion, which a pass does not score
             source, held = split_for_early_stopping(source, fraction, seed)
     fmap = _training_map(spec, engine, source, seed)

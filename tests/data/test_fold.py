@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dsvm.data.fold import RowFold, splitmix64
+from dsvm.data.fold import RowFold, fold_for, splitmix64
+from dsvm.data.sources import ArraySource
 
 
 def test_splitmix64_matches_its_reference_values():
@@ -55,3 +56,18 @@ def test_a_fraction_outside_the_open_unit_interval_is_refused():
     for bad in (0.0, 1.0, -0.1, 1.5):
         with pytest.raises(ValueError, match=f"fraction.*{bad!r}"):
             RowFold(seed=0, fraction=bad)
+
+
+@pytest.mark.parametrize("n_rows", [2, 10, 27, 1000])
+def test_small_data_holds_out_exactly_its_share_and_leaves_a_row_to_train(n_rows):
+    """Below EXACT_BELOW rows the fold holds out max(1, round(0.1 n)) rows, at most n - 1: by
+    the hash alone, 10-30 rows often held out none (scikit-learn's checks failed)."""
+    X, y = np.zeros((n_rows, 2)), np.arange(n_rows) % 2
+    for chunk_rows in (3, n_rows):
+        source = ArraySource(X, y, None, chunk_rows=chunk_rows)
+        fold = fold_for(7, 0.1, source)
+        held = sum(len(fold.held_rows(c, source.chunk_n_rows(c))) for c in range(source.n_chunks))
+        assert held == min(n_rows - 1, max(1, round(0.1 * n_rows)))
+    # a row's fate still depends on (seed, chunk, row) only: the same cutoff decides every chunk
+    whole = fold_for(7, 0.1, ArraySource(X, y, None, chunk_rows=n_rows))
+    assert whole.held_mask(0, n_rows).sum() == min(n_rows - 1, max(1, round(0.1 * n_rows)))
