@@ -177,6 +177,31 @@ def test_two_fits_at_once_on_one_cluster(process_cluster, dataset, reference):
     assert int(da.ones(10, chunks=5).sum().compute()) == 10
 
 
+def test_a_grid_of_alphas_survives_a_killed_worker(cluster, dataset, process_cluster):
+    """#27: the grid's epochs (K stacked states) and its held-out scores go through the same
+    engine as every epoch: a worker SIGKILLed while the grid trains costs a re-run of its
+    tasks, and the chosen alpha, the model and every epoch's held-out scores are the same."""
+    kw = dict(alphas=[1e-6, 1e-5, 1e-4, 1e-3], solver="sgd", max_epochs=3, tol=None,
+              random_state=0, n_streams=2)
+    reference = dsvm.SVMClassifierCV(client=process_cluster.address, **kw).fit(dataset)
+    worker, killed = cluster.procs[1], []
+
+    def kill():
+        os.kill(worker.pid, signal.SIGKILL)
+        killed.append(time.monotonic())
+
+    timer = threading.Timer(1.0, kill)  # in its first or second epoch (about 1 s each here)
+    timer.start()
+    survived = dsvm.SVMClassifierCV(client=cluster.address, **kw).fit(dataset)
+    timer.cancel()
+    assert killed  # (a fit over before the timer would have cancelled it: the kill landed in it)
+    assert worker.wait(5) == -signal.SIGKILL
+    assert survived.alpha_ == reference.alpha_
+    np.testing.assert_array_equal(survived.coef_, reference.coef_)
+    np.testing.assert_array_equal(survived.cv_results_["test_score_by_epoch"],
+                                  reference.cv_results_["test_score_by_epoch"])
+
+
 def test_driver_side_computations_stop_clearly_on_a_cluster_without_workers():
     """What the driver computes from dask input before and after training (a DataFrame's row
     counts, the classes of text labels and for class_weight='balanced', a score) waits through
