@@ -333,3 +333,39 @@ def test_cli_trains_a_grid_saves_the_best_and_info_shows_the_table(tmp_path, cap
                  str(tmp_path / "x.dsvm")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--alpha" in lines[0] and "1e-5,abc" in lines[0]
+
+
+def test_a_grid_resumed_from_its_checkpoint_is_the_uninterrupted_grid(tmp_path, capsys):
+    """checkpoint= writes the stacked state after every epoch; resume=True replays the
+    grid's bookkeeping (scores one epoch late, stopping rules, freezes and their counters)
+    from the history and ends where the uninterrupted grid ends: same alpha, model, scores
+    and epochs per candidate. Another grid of alphas is refused; the CLI takes --resume."""
+    X, y = problem(2)
+    ckpt = tmp_path / "grid.ckpt"
+    kw = dict(alphas=[1e-5, 1e-4, 1e-3, 1e-2], solver="sgd", random_state=0, chunk_rows=CHUNK,
+              tol=3e-3, n_iter_no_change=2)
+    full = SVMClassifierCV(max_epochs=8, **kw).fit(X, y)
+    assert 0 < full.cv_results_["n_epochs"].min() < 8  # a candidate froze on the way
+    SVMClassifierCV(max_epochs=3, checkpoint=ckpt, **kw).fit(X, y)
+    resumed = SVMClassifierCV(max_epochs=8, checkpoint=ckpt, **kw).fit(X, y, resume=True)
+    assert resumed.alpha_ == full.alpha_
+    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    for key in ("n_epochs", "test_score_by_epoch", "mean_test_score"):
+        np.testing.assert_array_equal(resumed.cv_results_[key], full.cv_results_[key])
+    np.testing.assert_allclose(resumed.cv_results_["test_objective_by_epoch"],
+                               full.cv_results_["test_objective_by_epoch"], rtol=1e-12)
+    with pytest.raises(ValueError, match="grid_alphas"):
+        SVMClassifierCV(max_epochs=8, checkpoint=ckpt, **{**kw, "alphas": [1e-5, 1e-4]}).fit(
+            X, y, resume=True)
+    # from the shell: --checkpoint and --resume with a grid (as any fit)
+    import dsvm
+    from dsvm.cli import main
+
+    data = tmp_path / "d.zarr"
+    dsvm.write_arrays(data, X.astype(np.float32), y, chunk_rows=CHUNK)
+    args = ["train", str(data), "--alpha", "1e-4,1e-2", "--checkpoint", str(tmp_path / "c.ckpt"),
+            "--quiet"]
+    assert main([*args, "--epochs", "2", "--out", str(tmp_path / "a.dsvm")]) == 0
+    assert main([*args, "--epochs", "3", "--resume", "--out", str(tmp_path / "b.dsvm")]) == 0
+    assert dsvm.load_checkpoint(tmp_path / "c.ckpt").epoch == 3
+    capsys.readouterr()

@@ -64,10 +64,10 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
 
     grid = grid_of(args)
     if grid is not None:
-        if args.validation or args.resume or args.checkpoint or args.detach:
+        if args.validation or args.detach:
             raise ValueError("a grid of alphas (--alpha a,b,c or --alphas) scores its "
-                             "candidates on held-out rows; it does not take --validation, "
-                             "--checkpoint, --resume or --detach yet")
+                             "candidates on held-out rows; it does not take --validation "
+                             "or --detach yet")
         cv = SVMRegressorCV if task == "regression" else SVMClassifierCV
         kwargs = estimator_kwargs(args, SVMRegressor if task == "regression" else SVMClassifier)
         kwargs.pop("alpha", None)
@@ -144,7 +144,7 @@ def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> 
 
     with warnings.catch_warnings(record=True) as caught:
         if hasattr(est, "alphas"):  # a grid of alphas (its own held-out rows)
-            est.fit(dataset)
+            est.fit(dataset, resume=resume)
             print(grid_lines(est), file=sys.stderr)
         else:
             est.fit(dataset, validation=validation, resume=resume)

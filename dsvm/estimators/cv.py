@@ -98,12 +98,15 @@ class _GridSearch:
         return FitSpec.from_params(type(self).__name__, self._task,  # type: ignore[attr-defined]
                                    {**values, "alpha": 1.0})  # (each candidate: its own)
 
-    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None) -> Any:
+    def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None,
+            resume: bool = False) -> Any:
         """Train every candidate in one read of the data per epoch, score them on the
         rows held out of every chunk, publish the best. ``X`` as for the base estimator's
-        ``fit``."""
+        ``fit``; ``resume=True`` continues from the ``checkpoint`` file when it exists (the
+        same alphas and ``cv_fraction``), and gives the uninterrupted grid's result."""
         self.__dict__.pop("best_estimator_", None)
-        return SVMBase._fit(self, X, y, sample_weight, None, None, False)  # type: ignore[arg-type]
+        return SVMBase._fit(self, X, y, sample_weight, None, None,  # type: ignore[arg-type]
+                            resume)
 
     def _train(self, spec: FitSpec, X: Any, y: Any, **fit_args: Any) -> FittedModel:
         """The base class's training call, here the grid's (:func:`fit_grid`)."""
@@ -112,7 +115,8 @@ class _GridSearch:
                              "every fit trains the whole grid.")
         record, report = fit_grid(spec, X, y, sample_weight=fit_args.get("sample_weight"),
                                   alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
-                                  cv_fraction=self.cv_fraction)  # type: ignore[attr-defined]
+                                  cv_fraction=self.cv_fraction,  # type: ignore[attr-defined]
+                                  resume=bool(fit_args.get("resume")))
         self._publish_grid(report, record)
         return record
 

@@ -61,6 +61,7 @@ from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.evaluation import GridCounts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_view, grid_solvers
 from dsvm.solvers.held_out import HeldOutRows
+from dsvm.training import grid_checkpoints as checkpoints
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
@@ -112,8 +113,6 @@ def grid_spec(spec: FitSpec) -> FitSpec:
         raise ValueError(f"solver={spec.solver!r} cannot train a grid of alphas in one pass "
                          "(CoCoA+ keeps duals per row, NESVM and BSGD other models); use "
                          "solver='sgd', 'pegasos' or 'auto'.")
-    if spec.checkpoint is not None:
-        raise ValueError("checkpoint= is not supported by the grid of alphas yet.")
     if spec.params.get("early_stopping"):
         raise ValueError("early_stopping=True: the grid holds out its own rows "
                          "(cv_fraction) and stops each candidate on them already.")
@@ -219,9 +218,22 @@ class GridTracker:
         report.epochs_run = np.zeros(grid.n_candidates, np.int64)
         self.active = np.ones(grid.n_candidates, bool)
         self.checked = False  # (a class missing from the held rows: warned once)
+        # with checkpoint=: saver(state, history, converged) after every epoch
+        # (dsvm.training.grid_checkpoints)
+        self.saver: Any = None
 
     def __call__(self, outcome: Any, history: list[dict[str, Any]], converged: bool, *,
                  held_out: GridCounts | None = None) -> EpochDecision | None:
+        decision = self.decide(outcome, history, held_out)
+        if self.saver is not None:  # the state the next epoch starts from, freezes applied
+            held = decision.held if decision is not None else outcome
+            state = self.engine.fetch(held, what=f"the grid after epoch {len(history)}").state
+            self.saver(state, history, converged or bool(decision and decision.stop))
+        return decision
+
+    def decide(self, outcome: Any, history: list[dict[str, Any]],
+               held_out: GridCounts | None) -> EpochDecision | None:
+        """Record the epoch's scores (of the models before it), freeze what stopped."""
         counts = checked_counts(held_out, None if self.checked else self.held_out.classes)
         self.checked = True
         self.report.epochs_run[self.active] += 1  # (the epoch just run)
@@ -234,6 +246,7 @@ class GridTracker:
         counters = self.engine.fetch(self.engine.apply(counters_of, outcome, name="counters"),
                                      what="the step counters")
         self.report.counters.update({k: counters for k in frozen})
+        history[-1].update({"grid_frozen": frozen, "grid_counters": list(counters)})
         self.active[frozen] = False
         logger.info("epoch %d: alpha %s stopped improving on the held-out rows (frozen)",
                     len(history), ", ".join(f"{self.grid.solvers[k].alpha:.3g}"
@@ -293,8 +306,8 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
 
 
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
-             alphas: Any = "auto", n_alphas: int = 8,
-             cv_fraction: float = 0.1) -> tuple[FittedModel, GridReport]:
+             alphas: Any = "auto", n_alphas: int = 8, cv_fraction: float = 0.1,
+             resume: bool = False) -> tuple[FittedModel, GridReport]:
     """Train the grid of ``alphas`` in one read per epoch; returns the best candidate's fit
     (as ``fit`` returns one) and the :class:`GridReport` of them all."""
     spec = grid_spec(spec)
@@ -308,16 +321,24 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
-        seed = draw_seed(spec.random_state)
+        ckpt = checkpoints.resumed(spec, source, values, cv_fraction) if resume else None
+        seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
         fmap = _training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
         record, grid = start_grid(spec, engine, mapped, text, seed, values)
         record.feature_map = fmap
+        if ckpt is not None:
+            checkpoints.restore(record, ckpt)
         held_out = HeldOutRows(fold_for(seed, cv_fraction, mapped), grid.solvers,
                                record.class_values, spec.loss)
         report = GridReport(values, "accuracy" if spec.classifies else "r2", cv_fraction)
         tracker = GridTracker(grid, engine, held_out, spec, report)
+        checkpoints.replay(tracker, record.history)
+        if spec.checkpoint is not None:
+            tracker.saver = checkpoint_saver(
+                checkpoints.grid_params(spec, values, cv_fraction), record, mapped)
+        done = len(record.history)
         window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, tol=None,
                        n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
@@ -326,7 +347,8 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         result = run_epochs(
             engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=mapped,
             classes=record.class_values, class_weight=record.class_weight,
-            state=record.state, plan=plan, first_epoch=0, n_epochs=spec.max_epochs,
+            state=record.state, plan=plan, first_epoch=done, history=record.history,
+            n_epochs=0 if record.converged else max(0, spec.max_epochs - done),
             on_epoch=tracker)
         tracker.finish(result.state, result.history, mapped)
         report.state = result.state
@@ -343,6 +365,14 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                     format_grid(report.table()))
         record = finish(chosen, engine, record, source, warn=False)
     return unfold_record(record), report
+
+
+def checkpoint_saver(spec: FitSpec, record: FittedModel, source: Source) -> Any:
+    """What writes the grid's checkpoint after each epoch (``spec`` records the grid)."""
+    def saver(state: SolverState, history: list[dict[str, Any]], converged: bool) -> None:
+        checkpoints.save(spec, state, history, converged, record, source)
+
+    return saver
 
 
 def as_solver(grid: CandidateGrid) -> LocalSolver:
