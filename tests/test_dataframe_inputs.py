@@ -175,3 +175,10 @@ def test_dask_frames_train_on_a_cluster_and_predict_alike(parquet_folder, proces
         np.testing.assert_allclose(from_dask, hashed.decision_function(frame[FEATURES]))
         labels = hashed.predict(ddf[FEATURES]).compute().to_numpy()
         assert (labels == frame["label"]).mean() > 0.9
+        # raw units beside the text columns: the fit scales, and its map over the 2^18 hashed
+        # columns is large enough to be broadcast; the frame's graph went with it as
+        # persisted futures that nothing held ("lost dependencies" in the first task)
+        raw = ddf[FEATURES].assign(a=ddf["a"] * 1000)
+        scaled = SVMClassifier(**kw).fit(raw, ddf["label"])
+        assert scaled.scaling_ is not None
+        assert scaled.score(raw, ddf["label"]) > 0.9

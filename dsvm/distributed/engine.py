@@ -60,6 +60,7 @@ class DaskEngine:
         self._token = uuid.uuid4().hex[:8]  # keeps task keys of concurrent fits apart
         self._calls = 0
         self._shipped: dict[tuple[Any, ...], tuple[tuple[Any, Any], Any]] = {}
+        self._persisted: list[Any] = []  # arrays persisted for this engine's fits (_ship)
 
     # -- what travels --------------------------------------------------------------------------
     def _ship(self, source: Source) -> Any:
@@ -83,18 +84,22 @@ class DaskEngine:
         return ref
 
     def _shipped_form(self, source: Source) -> Any:
-        try:
-            nbytes = len(pickle.dumps(source, protocol=pickle.HIGHEST_PROTOCOL))
-        except Exception:  # noqa: BLE001 - not plain-picklable: dask's serialisation carries it
-            return source
-        if nbytes <= BROADCAST_ABOVE_BYTES:
+        nbytes = _pickled_size(source)
+        if nbytes is None or nbytes <= BROADCAST_ABOVE_BYTES:
             return source
         inner = getattr(source, "inner", source)
-        if isinstance(inner, DaskSource) and not inner.on_cluster:
+        large = (_pickled_size(inner) or 0) > BROADCAST_ABOVE_BYTES
+        if isinstance(inner, DaskSource) and not inner.on_cluster and large:
             # Arrays built from this process's memory: their graph holds the data. Persist them
             # once, spread over the workers, instead of shipping everything to every worker.
+            # (Only when the arrays are what is large: a read_csv graph under a large feature
+            # map, the scaling of 2^18 hashed columns, is broadcast with the map instead.)
             arrays = self.client.persist(
                 [a for a in (inner.X, inner.y, inner.sample_weight) if a is not None])
+            # the client must hold the persisted futures while the fit runs: a task that
+            # reads them from a broadcast copy of the source does not keep them alive, and
+            # they were released ("lost dependencies")
+            self._persisted.append(arrays)
             persisted = replace(inner, X=arrays[0], y=arrays[1],
                                 sample_weight=arrays[2] if len(arrays) > 2 else None)
             # (the persisted source itself: shipping the unpersisted one again recursed forever)
@@ -275,3 +280,12 @@ def active_cluster() -> bool:
     from dsvm.distributed.client import active_client
 
     return active_client() is not None
+
+
+def _pickled_size(obj: Any) -> int | None:
+    """Bytes of ``obj`` pickled, or None when plain pickle cannot (dask's serialisation
+    carries it, inside the task)."""
+    try:
+        return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - not plain-picklable
+        return None
