@@ -63,6 +63,24 @@ def test_user_errors_exit_2_with_one_line(argv, message, capsys):
     assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["train", "d.zarr", "--out", "m.dsvm", "--epochz", "5"], "--epochz 5"),
+        (["train", "d.zarr"], "--out"),
+        (["train", "d.zarr", "--out", "m.dsvm", "--solver", "pegasus"], "'pegasus'"),
+        (["trian", "d.zarr"], "'trian'"),
+        (["-v", "d.zarr"], "'d.zarr'"),
+    ],
+)
+def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(argv, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and named in err and "--help" in err, err
+
+
 def test_bad_libsvm_line_is_named_without_traceback(tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("+1 1:0.5 2:1\n-1 1:0.5 0:2\n")

@@ -18,7 +18,7 @@ import argparse
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from dsvm._validation import AnyOf, InstanceOf, NoneOr, Options
 
@@ -373,3 +373,9 @@ class CommandParser(argparse.ArgumentParser):
     def format_usage(self) -> str:
         self.add_deferred()
         return super().format_usage()
+
+    def error(self, message: str) -> NoReturn:
+        """A mistyped command line is one line on stderr, exit 2: argparse's message names
+        the flag or value (``unrecognized arguments: --epoch 5``), and the usage it would
+        print first (25 lines for ``dsvm train``) hid it; ``--help`` shows the usage."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
