@@ -39,14 +39,15 @@ class CheckpointEachEpoch:
 
 class HooksEachEpoch:
     """Calls the ``EPOCH_HOOKS`` set when the fit began with ``(spec, state, history,
-    converged)``."""
+    converged)`` (NESVM's hooks are given a copy of the history)."""
 
-    def __init__(self, spec: FitSpec) -> None:
-        self.spec, self.hooks = spec, EPOCH_HOOKS.get()
+    def __init__(self, spec: FitSpec, *, copy_history: bool = False) -> None:
+        self.spec, self.hooks, self.copy = spec, EPOCH_HOOKS.get(), copy_history
 
     def __bool__(self) -> bool:
         return bool(self.hooks)
 
     def __call__(self, step: EpochStep, loop: Loop) -> None:
         for hook in self.hooks:
-            hook(self.spec, step.state, loop.history, loop.converged)
+            history = list(loop.history) if self.copy else loop.history
+            hook(self.spec, step.state, history, loop.converged)
