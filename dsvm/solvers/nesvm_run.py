@@ -8,7 +8,7 @@ module runs the iterations on the summed pass results an ``oracle`` returns.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -281,8 +281,9 @@ class _Run:
                                                           res.grad_b, self.factor)
         self.prev_y = (y_w, y_b)
 
-    def run_stage(self, stage_no: int, mu: float) -> bool:
-        """Passes at ``mu`` until the stage is solved or the budget is spent; whether solved."""
+    def run_stage(self, stage_no: int, mu: float) -> Generator[dict[str, Any], Any, bool]:
+        """Passes at ``mu`` until the stage is solved or the budget is spent; whether solved.
+        Yields each pass's record and is sent whether the caller stops there."""
         last = stage_no == len(self.stages) - 1
         start = _start_factor(self.settings, mu)
         if (stage_no, False) != (self.stage_no, self.stage_done) or self.passes == 0:
@@ -304,8 +305,7 @@ class _Run:
             record["seconds"] = self.clock() - tic
             record["rows_per_s"] = record["n_rows"] / max(record["seconds"], 1e-12)
             self.result.history.append(record)
-            stop = self.on_pass is not None and bool(self.on_pass(record, self.best.coef,
-                                                                  self.best.intercept))
+            stop = bool((yield record))
             self.stage_done = done or stop
             if self.on_snapshot is not None:
                 self.on_snapshot(self.snapshot(), stop)
@@ -315,6 +315,11 @@ class _Run:
             if done:
                 return True
         return False
+
+    def best_model(self) -> tuple[np.ndarray, np.ndarray]:
+        """The best measured point so far (coef, intercept): what the run returns if it stops
+        now (the arrays it keeps updating)."""
+        return self.best.coef, self.best.intercept
 
     def snapshot(self) -> dict[str, np.ndarray]:
         """Everything the run needs to go on exactly as it would have after this pass (named
@@ -366,13 +371,27 @@ class _Run:
         self.result.history = list(history)
 
     def run(self) -> NesvmResult:
+        """Every pass, each record given to ``on_pass``, which says whether to stop."""
+        passes = self.iterate()
+        try:
+            record = next(passes)
+            while True:
+                stop = self.on_pass is not None and bool(self.on_pass(record, self.best.coef,
+                                                                      self.best.intercept))
+                record = passes.send(stop)
+        except StopIteration as end:
+            return end.value  # type: ignore[no-any-return]
+
+    def iterate(self) -> Generator[dict[str, Any], Any, NesvmResult]:
+        """The run as a generator: yields each pass's record (the best measured point so far
+        is ``self.best``) and is sent whether to stop there; returns the result."""
         for stage_no, mu in enumerate(self.stages):
             if stage_no < self.stage_no:
                 continue  # (resumed: done before the checkpoint)
             if stage_no == self.stage_no and self.stage_done and self.passes:
                 solved = True  # resumed after the pass that solved this stage
             else:
-                solved = self.run_stage(stage_no, mu)
+                solved = yield from self.run_stage(stage_no, mu)
             if stage_no == len(self.stages) - 1 or self.stopped:
                 self.result.converged = solved
             if self.stopped:
@@ -407,14 +426,33 @@ def nesvm_minimize(
     ``resume=(snapshot, history)`` goes on from one: the passes after it are those the
     uninterrupted run makes (the same oracle sums give the same bits).
     """
+    run = nesvm_run(oracle, problem, settings, coef0, intercept0, clock=clock,
+                    checkpoints=checkpoints, resume=resume)
+    run.on_pass = on_pass
+    return run.run()
+
+
+def nesvm_run(
+    oracle: Oracle,
+    problem: NesvmProblem,
+    settings: NesvmSettings,
+    coef0: np.ndarray,
+    intercept0: np.ndarray,
+    *,
+    clock: Callable[[], float] | None = None,
+    checkpoints: Callable[[dict[str, np.ndarray], bool], None] | None = None,
+    resume: tuple[dict[str, np.ndarray], list[dict[str, Any]]] | None = None,
+) -> _Run:
+    """The run :func:`nesvm_minimize` makes, for a caller that drives its passes itself:
+    ``run.iterate()`` yields each pass's record and is sent whether to stop there (the training
+    layer's loop, :mod:`dsvm.training.nesvm`); ``run.best_model()`` is the model so far."""
     import time
 
-    run = _Run(oracle, problem, settings, coef0, intercept0, on_pass,
-               clock or time.perf_counter)
+    run = _Run(oracle, problem, settings, coef0, intercept0, None, clock or time.perf_counter)
     run.on_snapshot = checkpoints
     if resume is not None:
         run.restore(*resume)
-    return run.run()
+    return run
 
 
 # What a checkpoint keeps of a stage (Eq. 33-35's running sums) and of theta^k-1

@@ -20,8 +20,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Generator
 from typing import Any, cast
 
 import numpy as np
@@ -31,14 +30,15 @@ from dsvm.data.duals import DualStore, dual_store_url, remove_store
 from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
 from dsvm.data.sources import Source
 from dsvm.engine.cocoa_tasks import CocoaRound
-from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine
 from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
+from dsvm.io.checkpoints import checkpoint_exists
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training import outcome
-from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint
+from dsvm.training.callbacks import CheckpointEachEpoch, HooksEachEpoch
+from dsvm.training.checkpoints import check_resumable, load_checkpoint
+from dsvm.training.driver import EpochCallback, EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import split_for_early_stopping
@@ -60,29 +60,12 @@ def check_cocoa(spec: FitSpec) -> None:
                          f"rows'); kernel={kernel!r} needs solver='sgd' or 'pegasos'.")
 
 
-@dataclass
-class Scorers:
-    """What each epoch measures besides the duality gap: accuracy (R^2) on validation data, and
-    the objective on the chunks held out for early stopping, with the rule that stops on it."""
-
-    validate: Callable[[SolverState], float] | None = None
-    holdout: Callable[[SolverState], float] | None = None
-    rule: StoppingRule | None = None
-
-    def measure(self, state: SolverState, row: dict[str, Any]) -> bool:
-        """Record the epoch's scores in ``row``; True when early stopping stops the fit."""
-        if self.validate is not None:
-            row["val_accuracy"] = self.validate(state)
-        if self.holdout is None or self.rule is None:
-            return False
-        row["holdout_objective"] = self.holdout(state)
-        return self.rule.observe_record(row)
-
-
-def scorers_for(spec: FitSpec, engine: Engine, record: FittedModel, bias: float,
-                validation: Any, held: Any) -> Scorers:
-    """The fit's :class:`Scorers`, on the model CoCoA+ predicts with (the bias feature's
-    weight times its value as the intercept)."""
+def scoring_for(spec: FitSpec, engine: Engine, record: FittedModel, bias: float,
+                validation: Any, held: Any) -> tuple[Scoring, StoppingRule | None]:
+    """What each epoch measures besides the duality gap (accuracy or R^2 on validation data,
+    the objective on the chunks held out for early stopping), on the model CoCoA+ predicts
+    with (the bias feature's weight times its value as the intercept); and the rule that stops
+    on the held-out objective."""
 
     def predicting(score: Callable[[SolverState], float]) -> Callable[[SolverState], float]:
         return lambda state: score(SolverState(coef=state.coef,
@@ -90,13 +73,13 @@ def scorers_for(spec: FitSpec, engine: Engine, record: FittedModel, bias: float,
 
     solver = spec.make_solver(record.n_samples)
     validate = validation_scorer(engine, spec, record, solver, validation)
+    validate = None if validate is None else predicting(validate)
     if held is None:
-        return Scorers(None if validate is None else predicting(validate))
+        return Scoring(validate), None
     # early stopping stops on the held-out objective even with tol=None (then: no gain at all)
     rule = StoppingRule(spec.tol or 0.0, spec.n_iter_no_change, record.history,
                         key="holdout_objective")
-    return Scorers(None if validate is None else predicting(validate),
-                   predicting(holdout_scorer(engine, spec, record, solver, held)), rule)
+    return Scoring(validate, predicting(holdout_scorer(engine, spec, record, solver, held))), rule
 
 
 def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
@@ -166,8 +149,8 @@ def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
         remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
     try:
         if not (ckpt is not None and ckpt.converged):
-            scorers = scorers_for(spec, engine, record, solver.bias, validation, held)
-            run_epochs(spec, engine, solver, source, record, store, scorers)
+            scoring, rule = scoring_for(spec, engine, record, solver.bias, validation, held)
+            run_epochs(spec, engine, solver, source, record, store, scoring, rule)
     finally:
         if temporary:
             remove_store(url)
@@ -243,38 +226,64 @@ def cocoa_window(requested: int | None, source: Source, n_streams: int | None = 
                       n_streams=n_streams)
 
 
+class CocoaStopping:
+    """CoCoA+'s stopping decision: early stopping on the held-out objective (``rule``), else
+    the duality gap (the step's own reason)."""
+
+    def __init__(self, rule: StoppingRule | None) -> None:
+        self.rule = rule
+
+    def decide(self, step: EpochStep, loop: Loop) -> str:
+        stopped = self.rule is not None and self.rule.observe_record(step.record)
+        return "early stopping" if stopped else ""
+
+    def announce(self, epoch: int, reason: str) -> None:
+        logger.info("cocoa: stopped after epoch %d (%s)", epoch, reason)
+
+
+class CocoaEpochs:
+    """CoCoA+'s :class:`~dsvm.training.driver.EpochStrategy`: :func:`run_epoch` after
+    :func:`run_epoch` from the record's model, which it updates, until ``spec.max_epochs``."""
+
+    def __init__(self, spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
+                 record: FittedModel, store: DualStore, window: int) -> None:
+        self.spec, self.engine, self.solver, self.source = spec, engine, solver, source
+        self.record, self.store, self.window = record, store, window
+
+    def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
+        tol = self.spec.tol
+        for epoch in range(self.record.n_iter, self.spec.max_epochs):
+            state, row = run_epoch(self.engine, self.solver, self.source, self.record,
+                                   self.store, epoch, self.window)
+            self.record.state = state
+            gap = tol is not None and row["relative_gap"] <= tol
+            yield EpochStep(epoch, row, state, stop="duality gap within tol" if gap else "")
+            if loop.converged:
+                break
+
+    def adopt(self, held: Any) -> None:  # pragma: no cover (no CoCoA+ callback replaces it)
+        raise NotImplementedError("a CoCoA+ fit goes on from its own model and duals")
+
+
 def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
-               record: FittedModel, store: DualStore, scorers: Scorers | None = None) -> None:
-    scorers = scorers or Scorers()
+               record: FittedModel, store: DualStore, scoring: Scoring | None = None,
+               rule: StoppingRule | None = None) -> None:
+    """Up to ``spec.max_epochs`` epochs in :func:`dsvm.training.driver.drive`: the checkpoint
+    (and the duals of its epoch kept) after each, then the hooks."""
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
     plan = cocoa_window(spec.params.get("shuffle_window"), source, record.n_streams)
     if record.n_iter == 0:
         progress.note(f"shuffle window: {plan.describe()}")
-    window = plan.chunks
-    try:
-        for epoch in range(record.n_iter, spec.max_epochs):
-            state, row = run_epoch(engine, solver, source, record, store, epoch, window)
-            record.state = state
-            stopped_early = scorers.measure(state, row)
-            record.history.append(row)
-            progress.update(row)
-            record.converged = stopped_early or (spec.tol is not None
-                                                 and row["relative_gap"] <= spec.tol)
-            if spec.checkpoint is not None:
-                save_checkpoint(spec.checkpoint, checkpoint_of(
-                    spec, state, history=record.history, converged=record.converged,
-                    classes=record.classes, seed=record.seed, n_streams=record.n_streams,
-                    n_features=record.n_features_in, n_chunks=source.n_chunks,
-                    source=source.describe()))
-            for hook in EPOCH_HOOKS.get():
-                hook(spec, state, record.history, record.converged)
-            store.drop(epoch)  # version epoch + 1 is complete (and checkpointed)
-            if record.converged:
-                logger.info("cocoa: stopped after epoch %d (%s)", epoch + 1,
-                            "early stopping" if stopped_early else "duality gap within tol")
-                break
-    finally:
-        progress.close()
+    callbacks: list[EpochCallback] = []
+    if spec.checkpoint is not None:
+        callbacks.append(CheckpointEachEpoch(spec, record, source))
+    callbacks.append(HooksEachEpoch(spec))
+    # version epoch + 1 of the duals is complete (and checkpointed)
+    callbacks.append(lambda step, loop: store.drop(step.epoch))
+    epochs = CocoaEpochs(spec, engine, solver, source, record, store, plan.chunks)
+    loop = drive(epochs, history=record.history, progress=progress,
+                 stopping=CocoaStopping(rule), callbacks=callbacks, scoring=scoring)
+    record.converged = loop.converged
 
 
 def publish(record: FittedModel, solver: CocoaSolver, dtype: np.dtype) -> FittedModel:

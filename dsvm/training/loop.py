@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from dsvm.engine.local import Engine
 from dsvm.engine.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.held_out import HeldOutRows
+from dsvm.training.driver import EpochDecision, EpochStep, Loop, Scoring, drive
 from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
 from dsvm.training.progress import EpochProgress
 
@@ -51,16 +52,6 @@ class FitPlan:
     # early stopping on the row fold: the stopping rule follows the held-out objective of
     # ``held_out``'s (one) model, known one epoch late (:func:`lagged_holdout`)
     early_stopping: bool = False
-
-
-@dataclass
-class EpochDecision:
-    """What an ``on_epoch`` callback of :func:`run_epochs` may change: the held outcome the
-    next epoch starts from (None: keep it), and a reason to stop after this epoch ("": go
-    on)."""
-
-    held: Any = None  # what replaces the held outcome (made by engine.apply from it)
-    stop: str = ""
 
 
 @dataclass
@@ -276,6 +267,121 @@ def _run_ahead(engine: Engine, another: bool, rule: StoppingRule) -> bool:
     return RUN_AHEAD and engine.runs_ahead and another and not rule.may_stop_next()
 
 
+@dataclass
+class EpochTask:
+    """What every epoch of a stochastic fit (or of the CV grid) runs: the solver, how partials
+    combine, the rows and their classes and weights, the plan."""
+
+    engine: Engine
+    solver: LocalSolver
+    combiner: Combiner
+    source: Source
+    classes: np.ndarray | None
+    class_weight: np.ndarray | None
+    plan: FitPlan
+
+    def submit(self, epoch: int, start: Any) -> SubmittedEpoch:
+        # (through the module's name: tests watch the epochs submitted and recorded)
+        return submit_epoch(self.engine, self.solver, self.combiner, self.source, self.classes,
+                            start, self.plan, epoch, self.class_weight)
+
+
+class StochasticEpochs:
+    """The stochastic family's :class:`~dsvm.training.driver.EpochStrategy`: the state is
+    held by the engine from epoch to epoch and comes here only for what asks for it
+    (``wants_state``: validation, early stopping on chunks, a callback that takes the state;
+    otherwise at the end). On a cluster the next epoch is submitted while one runs when it will
+    run anyway (:func:`_run_ahead`); every ANCHOR_EPOCHS epochs the model is sent again. An
+    epoch's ``seconds`` run from the previous epoch's summary to its own."""
+
+    def __init__(self, task: EpochTask, state: SolverState, rule: StoppingRule, *,
+                 first_epoch: int, n_epochs: int, wants_state: bool) -> None:
+        self.task, self.state, self.rule = task, state, rule
+        self.first, self.n_epochs, self.wants_state = first_epoch, n_epochs, wants_state
+        self.held: Any = None
+        self.pending: SubmittedEpoch | None = None  # the epoch sent ahead
+        self.epoch = first_epoch  # the epoch running (or last run)
+        self.current: SubmittedEpoch | None = None  # and what it was submitted as
+
+    def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
+        engine, first = self.task.engine, self.first
+        self.held, anchored = engine.hold(Outcome(self.state), name="state"), first
+        last = first + self.n_epochs - 1
+        done = None  # when the last summary arrived
+        try:
+            for epoch in range(first, last + 1):
+                self.epoch = epoch
+                current = self.pending if self.pending is not None else self.task.submit(
+                    epoch, self.held)
+                self.current = current  # (held as long as the fit's frames are, an error's too)
+                anchor = epoch + 1 - anchored >= ANCHOR_EPOCHS
+                ahead = _run_ahead(engine, epoch < last and not anchor, self.rule)
+                self.pending = self.task.submit(epoch + 1, current.outcome) if ahead else None
+                summary = engine.fetch(current.summary, what=f"epoch {epoch + 1}")
+                now = time.perf_counter()
+                seconds, done = now - max(current.submitted, done or 0.0), now
+                self.held = current.outcome
+                if self.wants_state or anchor:
+                    self.state = self.fetch(epoch)
+                    if anchor:
+                        self.held = engine.hold(Outcome(self.state, summary), name="state")
+                        anchored = epoch + 1
+                record = epoch_record(epoch, summary, seconds, None)
+                scored = lagged_holdout(self.task.plan, loop.history, summary.stats.held_out)
+                yield EpochStep(epoch, record, self.state if self.wants_state else None,
+                                self.held, scored, extra={"held_out": summary.stats.held_out})
+                if loop.converged:
+                    break
+            if not self.wants_state and self.n_epochs > 0:
+                self.state = engine.fetch(self.held, what="the fitted model").state
+        finally:
+            if self.pending is not None:  # (an error, or an interrupt, while it was in flight)
+                engine.release(self.pending.outcome, self.pending.summary)
+
+    def fetch(self, epoch: int) -> SolverState:
+        held = self.task.engine.fetch(self.held, what=f"the model after epoch {epoch + 1}")
+        return held.state  # type: ignore[no-any-return]
+
+    def adopt(self, held: Any) -> None:
+        """Go on from ``held`` (a callback's, made from the held outcome): an epoch sent ahead
+        from the outcome it replaces is dropped and sent again."""
+        if self.pending is not None:
+            self.task.engine.release(self.pending.outcome, self.pending.summary)
+        self.held, self.pending = held, None
+        if self.wants_state:
+            self.state = self.fetch(self.epoch)
+
+
+class RuleStopping:
+    """The stochastic family's stopping decision: :class:`StoppingRule` on the epoch's record
+    (or, with early stopping on a row fold, on the earlier record its passes scored)."""
+
+    def __init__(self, rule: StoppingRule) -> None:
+        self.rule = rule
+
+    def decide(self, step: EpochStep, loop: Loop) -> str:
+        tracked = step.scored or step.record
+        return self.rule.reason(tracked) if self.rule.observe_record(tracked) else ""
+
+    def announce(self, epoch: int, reason: str) -> None:
+        logger.info("stopped after epoch %d: %s", epoch, reason)
+
+
+class OnEpoch:
+    """``on_epoch`` of :func:`run_epochs` as a callback of the loop: given the state, or the
+    held outcome (``takes_held``), and the epoch's held-out sums (``takes_held_out``)."""
+
+    def __init__(self, on_epoch: Callable[..., EpochDecision | None]) -> None:
+        self.on_epoch = on_epoch
+        self.takes_held = bool(getattr(on_epoch, "takes_held", False))
+        self.takes_sums = bool(getattr(on_epoch, "takes_held_out", False))  # (the grid's)
+
+    def __call__(self, step: EpochStep, loop: Loop) -> EpochDecision | None:
+        sums = {"held_out": step.extra["held_out"]} if self.takes_sums else {}
+        model = step.held if self.takes_held else step.state
+        return self.on_epoch(model, loop.history, loop.converged, **sums)
+
+
 def run_epochs(
     *,
     engine: Engine,
@@ -293,7 +399,8 @@ def run_epochs(
     history: list[dict[str, Any]] | None = None,
     on_epoch: Callable[..., EpochDecision | None] | None = None,
 ) -> LoopResult:
-    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``.
+    """Run up to ``n_epochs`` epochs starting at epoch number ``first_epoch``
+    (:class:`StochasticEpochs` in :func:`dsvm.training.driver.drive`).
 
     ``validate(state)`` scores the validation data into ``history[i]["val_accuracy"]``;
     ``holdout(state)`` the objective on the chunks held out for early stopping (CoCoA+, BSGD;
@@ -306,77 +413,22 @@ def run_epochs(
     starts from instead (an epoch sent ahead from the old one is dropped and sent again), and
     a reason to stop. With a row fold (``plan.held_out``) a callback with
     ``takes_held_out = True`` also gets ``held_out=``, the epoch's held-out sums (of the
-    models the epoch started from). The
-    candidate grid of :mod:`dsvm.training.grid` scores its candidates from those, freezes
-    some, and stops when all are frozen: K stacked models never come to the client between
-    epochs. An epoch's ``seconds``
-    run from the previous epoch's summary to its own (the next may be submitted early,
-    :func:`_run_ahead`)."""
+    models the epoch started from). The candidate grid of :mod:`dsvm.training.grid` scores its
+    candidates from those, freezes some, and stops when all are frozen: K stacked models never
+    come to the client between epochs."""
     history = list(history or [])
     progress = EpochProgress(n_epochs, plan.verbose)
     rule = stopping_rule(plan, history, early=holdout is not None or plan.early_stopping)
-    converged, reason = False, f"{n_epochs} epoch(s) run"
     if plan.window_note and first_epoch == 0:
         progress.note(f"shuffle window: {plan.window_note}")
-    held, anchored = engine.hold(Outcome(state), name="state"), first_epoch
-    # the model comes to the client only for what asks for it (validation, early stopping,
-    # checkpoints and hooks: every epoch; otherwise at the end)
-    # (a callback with ``takes_held = True`` is given the held outcome instead of the state:
-    # it works where the model is, and the model does not come here for it)
-    takes_held = bool(getattr(on_epoch, "takes_held", False))
-    wants_sums = bool(getattr(on_epoch, "takes_held_out", False))  # (the grid's tracker)
+    callback = None if on_epoch is None else OnEpoch(on_epoch)
     wants_state = validate is not None or holdout is not None or (
-        on_epoch is not None and not takes_held)
-    last = first_epoch + n_epochs - 1
-
-    def submit(epoch: int, start: Any) -> SubmittedEpoch:
-        return submit_epoch(engine, solver, combiner, source, classes, start, plan, epoch,
-                            class_weight)
-
-    pending, done = None, None  # (the epoch sent ahead; when the last summary arrived)
-    try:
-        for epoch in range(first_epoch, last + 1):
-            current = pending if pending is not None else submit(epoch, held)
-            anchor = epoch + 1 - anchored >= ANCHOR_EPOCHS
-            ahead = _run_ahead(engine, epoch < last and not anchor, rule)
-            pending = submit(epoch + 1, current.outcome) if ahead else None
-            summary = engine.fetch(current.summary, what=f"epoch {epoch + 1}")
-            now = time.perf_counter()
-            seconds, done = now - max(current.submitted, done or 0.0), now
-            held = current.outcome
-            if wants_state or anchor:
-                state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
-                if anchor:
-                    held, anchored = engine.hold(Outcome(state, summary), name="state"), epoch + 1
-            record = epoch_record(epoch, summary, seconds,
-                                  validate(state) if validate is not None else None)
-            if holdout is not None:
-                record["holdout_objective"] = holdout(state)
-            scored = lagged_holdout(plan, history, summary.stats.held_out)
-            history.append(record)
-            progress.update(record, scored)
-            converged = rule.observe_record(scored or record)
-            if converged:
-                reason = rule.reason(scored or record)
-                logger.info("stopped after epoch %d: %s", epoch + 1, reason)
-            if on_epoch is not None:
-                sums = {"held_out": summary.stats.held_out} if wants_sums else {}
-                decision = on_epoch(held if takes_held else state, history, converged, **sums)
-                if decision is not None and decision.held is not None:
-                    if pending is not None:  # sent ahead from the outcome being replaced
-                        engine.release(pending.outcome, pending.summary)
-                    held, pending = decision.held, None
-                    if wants_state:
-                        state = engine.fetch(held, what=f"the model after epoch {epoch + 1}").state
-                if decision is not None and decision.stop and not converged:
-                    converged, reason = True, decision.stop
-                    logger.info("stopped after epoch %d: %s", epoch + 1, reason)
-            if converged:
-                break
-        if not wants_state and n_epochs > 0:
-            state = engine.fetch(held, what="the fitted model").state
-    finally:
-        if pending is not None:  # (an error, or an interrupt, while it was in flight)
-            engine.release(pending.outcome, pending.summary)
-        progress.close()
-    return LoopResult(state=state, history=history, converged=converged, stop_reason=reason)
+        callback is not None and not callback.takes_held)
+    task = EpochTask(engine, solver, combiner, source, classes, class_weight, plan)
+    epochs = StochasticEpochs(task, state, rule, first_epoch=first_epoch, n_epochs=n_epochs,
+                              wants_state=wants_state)
+    loop = drive(epochs, history=history, progress=progress, stopping=RuleStopping(rule),
+                 callbacks=() if callback is None else (callback,),
+                 scoring=Scoring(validate, holdout), reason=f"{n_epochs} epoch(s) run")
+    return LoopResult(state=epochs.state, history=loop.history, converged=loop.converged,
+                      stop_reason=loop.reason)

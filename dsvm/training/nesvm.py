@@ -9,23 +9,25 @@ process applies the paper's update (:func:`dsvm.solvers.nesvm_run.nesvm_minimize
 from __future__ import annotations
 
 import warnings
+from collections.abc import Generator
 from typing import Any
 
 import numpy as np
 
 from dsvm.combine.gradient import add_shares
 from dsvm.data.sources import Source, input_features, map_source
-from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine, LocalEngine, spread
 from dsvm.engine.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
 from dsvm.io.checkpoints import save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
-from dsvm.solvers.nesvm_run import NesvmResult, nesvm_minimize
+from dsvm.solvers.nesvm_run import NesvmResult, nesvm_run
 from dsvm.training import outcome
+from dsvm.training.callbacks import HooksEachEpoch
 from dsvm.training.checkpoints import checkpoint_of
 from dsvm.training.class_weights import class_weight_vector
+from dsvm.training.driver import EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import check_validation_features, evaluate
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import validation_source
@@ -138,22 +140,25 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     done = [] if ckpt is None else list(ckpt.history)
     history = list(done)  # every pass's record, those of a resumed fit first
     progress = EpochProgress(settings.max_passes - len(done), spec.verbose)
-    on_pass = _pass_callback(engine, spec, values, progress, text, validation, settings.mu,
-                             source.n_features, scaling, history)
     dtype = source.dtype
     writer = None if spec.checkpoint is None else PassCheckpoints(
         spec, source, shown, len(oracle.groups), history)
-    try:
-        if ckpt is not None and ckpt.converged:
-            result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
-                                 intercept=ckpt.extra["best_b"].copy(), history=done,
-                                 converged=True, n_passes=len(done))
-        else:
-            result = nesvm_minimize(
-                oracle, problem, settings, coef0, intercept0, on_pass=on_pass,
-                checkpoints=writer, resume=None if ckpt is None else (ckpt.extra, done))
-    finally:
+    if ckpt is not None and ckpt.converged:
         progress.close()
+        result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
+                             intercept=ckpt.extra["best_b"].copy(), history=done,
+                             converged=True, n_passes=len(done))
+    else:
+        run = nesvm_run(oracle, problem, settings, coef0, intercept0, checkpoints=writer,
+                        resume=None if ckpt is None else (ckpt.extra, done))
+        passes = NesvmPasses(run)
+        drive(passes, history=history, progress=progress,
+              stopping=NesvmStopping(spec, settings.mu, history),
+              callbacks=[HooksEachEpoch(spec, copy_history=True)],
+              scoring=Scoring(_validator(engine, spec, values, text, validation,
+                                         source.n_features, scaling)))
+        assert passes.result is not None  # (the run ends when its passes do)
+        result = passes.result
     state = SolverState(coef=result.coef.astype(dtype),
                         intercept=result.intercept.astype(dtype), t=float(result.n_passes))
     record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
@@ -188,38 +193,66 @@ def text_of(warm: Any) -> np.ndarray | None:
     return classes if classes is not None and classes.dtype.kind not in "biuf" else None
 
 
-def _pass_callback(engine: Engine, spec: FitSpec, values: np.ndarray, progress: EpochProgress,
-                   text: np.ndarray | None, validation: Any, target_mu: float,
-                   n_features: int, scaling: Any, history: list[dict[str, Any]]) -> Any:
-    """What runs after every pass: validation, progress, and the epoch hooks (a detached job
-    publishes its progress and checks for cancellation there)."""
-    val_source = None if validation is None else validation_source(
-        validation, classify=True, chunk_rows=spec.chunk_rows, text_classes=text)
-    if val_source is not None:
-        check_validation_features(val_source, n_features)
-        val_source = map_source(val_source, scaling)  # the model is in the fit's scaled units
-    hooks = EPOCH_HOOKS.get()
-    rule = StoppingRule(spec.tol, max(spec.n_iter_no_change, MIN_PATIENCE), [])
-    for record in history:  # a resumed fit's passes, replayed as on_pass observed them
-        if record["mu"] == target_mu:
-            rule.observe(float(record["objective"]))
+def _validator(engine: Engine, spec: FitSpec, values: np.ndarray, text: np.ndarray | None,
+               validation: Any, n_features: int, scaling: Any) -> Any:
+    """The accuracy on ``validation`` of the model the fit would return after a pass (the
+    solver's best measured point); None without validation data."""
+    if validation is None:
+        return None
+    val_source = validation_source(validation, classify=True, chunk_rows=spec.chunk_rows,
+                                   text_classes=text)
+    check_validation_features(val_source, n_features)
+    val_source = map_source(val_source, scaling)  # the model is in the fit's scaled units
+    return lambda state: evaluate(engine, state.coef, state.intercept, val_source, values,
+                                  "hinge").accuracy
 
-    def on_pass(record: dict[str, Any], coef: np.ndarray, intercept: np.ndarray) -> bool:
-        record["val_accuracy"] = None
-        if val_source is not None:
-            # the model that fit would return now: the solver's best measured point
-            record["val_accuracy"] = evaluate(engine, coef, intercept, val_source, values,
-                                              "hinge").accuracy
-        progress.update(record)
-        history.append(record)
-        # homotopy: stages before the target mu end on their own rule, not on tol
-        stop = record["mu"] == target_mu and rule.observe(float(record["objective"]))
-        for hook in hooks:
-            hook(spec, SolverState(coef=coef, intercept=intercept, t=float(len(history))),
-                 list(history), stop)
-        return stop
 
-    return on_pass
+class NesvmStopping:
+    """NESVM's stopping decision: :class:`StoppingRule` on the exact objective of the best
+    point, waiting at least MIN_PATIENCE passes; homotopy's stages before the target mu end on
+    their own rule, not on tol (their passes are not observed)."""
+
+    def __init__(self, spec: FitSpec, target_mu: float, history: list[dict[str, Any]]) -> None:
+        self.target_mu = target_mu
+        self.rule = StoppingRule(spec.tol, max(spec.n_iter_no_change, MIN_PATIENCE), [])
+        for record in history:  # a resumed fit's passes, replayed as they were observed
+            if record["mu"] == target_mu:
+                self.rule.observe(float(record["objective"]))
+
+    def decide(self, step: EpochStep, loop: Loop) -> str:
+        record = step.record
+        stop = record["mu"] == self.target_mu and self.rule.observe(float(record["objective"]))
+        return "tol met" if stop else ""
+
+    def announce(self, epoch: int, reason: str) -> None:
+        pass  # (the fit's stop reason says it: _stop_reason)
+
+
+class NesvmPasses:
+    """NESVM's :class:`~dsvm.training.driver.EpochStrategy`: the passes of
+    :func:`~dsvm.solvers.nesvm_run.nesvm_run`, each told whether the loop stops there (the run
+    then writes its checkpoint); the model of a step is the best measured point so far."""
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.result: NesvmResult | None = None
+
+    def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
+        passes = self.run.iterate()
+        try:
+            record = next(passes)
+            while True:
+                record["val_accuracy"] = None  # (set by the loop's scoring, with validation)
+                coef, intercept = self.run.best_model()
+                state = SolverState(coef=coef, intercept=intercept,
+                                    t=float(len(loop.history) + 1))
+                yield EpochStep(int(record["epoch"]) - 1, record, state)
+                record = passes.send(loop.converged)
+        except StopIteration as end:
+            self.result = end.value
+
+    def adopt(self, held: Any) -> None:  # pragma: no cover (no NESVM callback replaces it)
+        raise NotImplementedError("a NESVM fit goes on from its own iterates")
 
 
 class PassCheckpoints:

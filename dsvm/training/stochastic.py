@@ -27,11 +27,12 @@ from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine
 from dsvm.engine.tasks import Calibrate, first
 from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import checkpoint_exists, save_checkpoint
+from dsvm.io.checkpoints import checkpoint_exists
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training import kernel_maps, outcome
-from dsvm.training.checkpoints import check_resumable, checkpoint_of, load_checkpoint, state_of
+from dsvm.training.callbacks import write_checkpoint
+from dsvm.training.checkpoints import check_resumable, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
@@ -137,10 +138,7 @@ def epoch_callback(fit: Fit) -> Callable[[SolverState, list, bool], None] | None
 
     def on_epoch(state: SolverState, history: list, converged: bool) -> None:
         if spec.checkpoint is not None:
-            save_checkpoint(spec.checkpoint, checkpoint_of(
-                spec, state, history=history, converged=converged, classes=record.classes,
-                seed=record.seed, n_streams=record.n_streams, n_features=record.n_features_in,
-                n_chunks=fit.source.n_chunks, source=fit.source.describe()))
+            write_checkpoint(spec, record, fit.source, state, history, converged)
         for hook in hooks:
             hook(spec, state, history, converged)
 
