@@ -7,8 +7,12 @@ package for the keyword ``fastmath=`` anywhere else.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
@@ -160,3 +164,40 @@ def kernels_not_compiled(cache_dir: Path | None = None) -> bool:
     if not folder.exists() and not os.access(folder.parent, os.W_OK):
         return False
     return not any(folder.glob(_FIRST_FIT_INDEX))
+
+
+def run_kernel(kernel: Any, *args: Any) -> Any:
+    """``kernel(*args)``, its specialisation for ``args`` first compiled (or loaded from the
+    disk cache) under a lock that every process of this machine takes.
+
+    The two workers of a cluster run the same tasks at the same moment, so without it each
+    compiled every new pass kernel variant itself, both at once (9-10 s each on a cold cache):
+    a third of the suite's compiling was the same variant compiled twice. With the lock the
+    second process waits for the first and loads its result from the cache. Only for kernels
+    called from Python (a jitted caller compiles its callees itself), and only with the disk
+    cache on (without it every process compiles anyway).
+    """
+    if CACHE:
+        types = tuple(kernel.typeof_pyval(a) for a in args)
+        if types not in kernel.overloads:
+            with _compile_lock(kernel.py_func.__qualname__):
+                kernel.compile(types)
+    return kernel(*args)
+
+
+@contextlib.contextmanager
+def _compile_lock(name: str) -> Iterator[None]:
+    try:
+        folder = Path(numba.config.CACHE_DIR or _KERNELS_DIR / "__pycache__")
+        folder.mkdir(exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            raise OSError(folder)
+    except OSError:  # a read-only install: a folder of this user's in the temporary one
+        folder = Path(tempfile.gettempdir()) / f"dsvm-compile-{os.getuid()}"
+        folder.mkdir(exist_ok=True)
+    with open(folder / f"{name}.compile-lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released by the kernel when a process dies
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -23,6 +23,7 @@ import numpy as np
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.features.maps import KernelExpansion
 from dsvm.kernels import bsgd as kb
+from dsvm.kernels._jit import run_kernel
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.bsgd_tables import merge_tables
 
@@ -107,7 +108,7 @@ class BSGDSolver:
         merge_seconds = 0.0
         X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
         while True:
-            k = kb.bsgd_pass(X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
+            k = run_kernel(kb.bsgd_pass, X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
             if k < 0:
                 break
             tic = time.perf_counter()

@@ -102,3 +102,49 @@ def test_cache_fingerprint_matches_current_sources():
     assert _jit.drop_stale_cache() is False
     stamp = Path(_jit.__file__).parent / "__pycache__" / "dsvm-kernels.fingerprint"
     assert stamp.read_text() == _jit._sources_digest()
+
+
+_RACE = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from dsvm.kernels._jit import run_kernel
+from dsvm.kernels.combine import weighted_mean
+go = Path(sys.argv[1])
+Path(sys.argv[2]).touch()  # imported
+while not go.exists():  # both processes start compiling at the same moment
+    time.sleep(0.01)
+out = np.zeros(4)
+run_kernel(weighted_mean, (np.ones(4), np.ones(4)), np.ones(2), np.zeros(0), 0.0, 0.0, 2.0, out)
+assert out.tolist() == [1.0] * 4
+stats = weighted_mean.stats
+print(sum(stats.cache_misses.values()), sum(stats.cache_hits.values()))
+"""
+
+
+def test_processes_compiling_the_same_variant_at_once_compile_it_once(tmp_path):
+    """Two processes (a cluster's two workers starting the same task) asking for a variant no
+    cache holds: one compiles it, the other waits for the lock and loads it from the cache."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    go = tmp_path / "go"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "DSVM_NUMBA_CACHE": "1"}
+    ready = [tmp_path / f"ready{i}" for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", _RACE, str(go), str(flag)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for flag in ready]
+    deadline = time.monotonic() + 120
+    while not all(flag.exists() for flag in ready) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    go.touch()
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+        results.append(tuple(int(v) for v in out.split()))
+    # (misses, hits) of the kernel's disk cache in each process: one compiled, one loaded
+    assert sorted(results) == [(0, 1), (1, 0)], results
