@@ -26,17 +26,17 @@ from dsvm.solvers.nesvm_run import NesvmResult, nesvm_run
 from dsvm.training import outcome
 from dsvm.training.callbacks import HooksEachEpoch
 from dsvm.training.checkpoints import checkpoint_of
-from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.driver import EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import check_validation_features, evaluate
+from dsvm.training.finish import finish_fit
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import validation_source
 from dsvm.training.loop import StoppingRule
+from dsvm.training.prepare import prepare_fit
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import fold_init
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import resume_checkpoint
 
 # NESVM's best objective can stand still for several passes that are not convergence: after a
 # step is taken back the step factor recovers by doubling, one pass each (ijcnn1: 9 passes at
@@ -97,17 +97,12 @@ def _settings(spec: FitSpec) -> NesvmSettings:
     return settings
 
 
-def _classes(source: Source, init: Any, previous: Any) -> np.ndarray:
-    values = np.unique(np.asarray(source.label_values()))
-    if len(values) < 2:
-        raise ValueError(
-            f"The training data ({source.describe()}) has one class only ({values.tolist()}); "
-            "a classifier needs at least two.")
+def preferred_classes(init: Any, warm: Any) -> Any:
+    """The classes of the model a fit starts from (``init``, else the warm start's), or None."""
     if init is not None and hasattr(init, "classes_"):
         return np.asarray(init.classes_)
-    if previous is not None:
-        return np.asarray(previous)
-    return values
+    previous = None if warm is None else getattr(warm, "classes_", None)
+    return None if previous is None else np.asarray(previous)
 
 
 def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any = None,
@@ -116,34 +111,26 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     fit (``warm_start=True``), whose classes and model it continues (its text labels are
     ``data.text``: :func:`text_of`). ``resume``: go on from ``spec.checkpoint`` (written after
     every pass), with the passes the uninterrupted fit makes."""
-    engine, source, text, scaling = data.engine, data.source, data.text, data.scaling
-    ckpt = resume_checkpoint(spec, source) if resume else None
+    p = prepare_fit(spec, data, resume=resume, seeded=False,
+                    preferred=preferred_classes(init, warm))
+    spec, engine, source, ckpt = p.spec, p.engine, p.rows, p.ckpt
+    assert p.classes is not None and p.values is not None  # (NESVM classifies)
     start_from = None if ckpt is not None else init if init is not None else warm
-    if ckpt is not None:
-        shown = ckpt.classes
-    else:
-        shown = text if text is not None else _classes(
-            source, init, None if warm is None else getattr(warm, "classes_", None))
-    values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
-              else np.asarray(shown, dtype=np.float64))
-    coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
+    coef0, intercept0 = starting_point(start_from, n_outputs_for(len(p.values)),
                                        source.n_features)
-    coef0, intercept0 = fold_init(scaling, coef0, intercept0)
-    p = spec.params
-    problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
-                           fit_intercept=bool(p["fit_intercept"]))
+    coef0, intercept0 = fold_init(data.scaling, coef0, intercept0)
+    problem = NesvmProblem(loss=spec.loss_name, penalty=spec.penalty, alpha=spec.alpha,
+                           fit_intercept=spec.fit_intercept)
     settings = _settings(spec)
-    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
     # a resumed fit sums its passes over the same groups of chunks: the same bits
-    oracle = GradientOracle(engine, source, problem, values, class_weight=weights,
+    oracle = GradientOracle(engine, source, problem, p.values, class_weight=p.weights,
                             n_tasks=ckpt.n_streams if ckpt is not None else spec.n_streams)
     done = [] if ckpt is None else list(ckpt.history)
     history = list(done)  # every pass's record, those of a resumed fit first
     progress = EpochProgress(settings.max_passes - len(done), spec.verbose)
-    dtype = source.dtype
     writer = None if spec.checkpoint is None else PassCheckpoints(
-        spec, source, shown, len(oracle.groups), history)
-    if ckpt is not None and ckpt.converged:
+        spec, source, p.classes, len(oracle.groups), history)
+    if p.done:
         progress.close()
         result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
                              intercept=ckpt.extra["best_b"].copy(), history=done,
@@ -155,28 +142,24 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
         drive(passes, history=history, progress=progress,
               stopping=NesvmStopping(spec, settings.mu, history),
               callbacks=[HooksEachEpoch(spec, copy_history=True)],
-              scoring=Scoring(_validator(engine, spec, values, text, validation,
-                                         source.n_features, scaling)))
+              scoring=Scoring(_validator(engine, spec, p.values, data.text, validation,
+                                         source.n_features, data.scaling)))
         assert passes.result is not None  # (the run ends when its passes do)
         result = passes.result
+    dtype = source.dtype
     state = SolverState(coef=result.coef.astype(dtype),
                         intercept=result.intercept.astype(dtype), t=float(result.n_passes))
-    record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
-                         classes=shown, class_values=values,
-                         n_features_in=input_features(source),
-                         n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
-                         history=result.history, converged=bool(result.converged),
-                         feature_names=data.feature_names,
-                         stop_reason=_stop_reason(spec, result), scaling=scaling)
-    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
-    outcome.report(spec, record.outcome)
-    if spec.tol is not None and not result.converged and not record.outcome.failed:
-        warnings.warn(
-            f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
+    record = p.model_record(state, n_streams=len(oracle.groups), history=result.history,
+                            converged=bool(result.converged))
+    return finish_fit(spec, engine, record, p.source, reason=_stop_reason(spec, result),
+                      not_converged=None if spec.tol is None else still_improving,
+                      stacklevel=5)  # (the user's call of fit)
+
+
+def still_improving(spec: FitSpec, record: FittedModel) -> str:
+    return (f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
             f"while its objective still improved by more than tol={spec.tol} (relative) within "
-            f"{spec.n_iter_no_change} passes; consider more passes.",
-            ConvergenceWarning, stacklevel=5)
-    return record
+            f"{spec.n_iter_no_change} passes; consider more passes.")
 
 
 def _stop_reason(spec: FitSpec, result: Any) -> str:
