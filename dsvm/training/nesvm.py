@@ -15,18 +15,16 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine.gradient import add_shares
-from dsvm.data.sources import Source, input_features, map_source
+from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, LocalEngine, spread
 from dsvm.engine.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
 from dsvm.solvers.nesvm_run import NesvmResult, nesvm_run
 from dsvm.training import outcome
-from dsvm.training.callbacks import HooksEachEpoch
-from dsvm.training.checkpoints import checkpoint_of
-from dsvm.training.driver import EpochStep, Loop, Scoring, drive
+from dsvm.training.callbacks import CheckpointEachEpoch, HooksEachEpoch
+from dsvm.training.driver import EpochCallback, EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import check_validation_features, evaluate
 from dsvm.training.finish import finish_fit
 from dsvm.training.fitdata import FitData
@@ -128,20 +126,23 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     done = [] if ckpt is None else list(ckpt.history)
     history = list(done)  # every pass's record, those of a resumed fit first
     progress = EpochProgress(settings.max_passes - len(done), spec.verbose)
-    writer = None if spec.checkpoint is None else PassCheckpoints(
-        spec, source, p.classes, len(oracle.groups), history)
     if p.done:
         progress.close()
         result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
                              intercept=ckpt.extra["best_b"].copy(), history=done,
                              converged=True, n_passes=len(done))
     else:
-        run = nesvm_run(oracle, problem, settings, coef0, intercept0, checkpoints=writer,
+        run = nesvm_run(oracle, problem, settings, coef0, intercept0,
                         resume=None if ckpt is None else (ckpt.extra, done))
-        passes = NesvmPasses(run)
+        passes = NesvmPasses(run, source.dtype)
+        callbacks: list[EpochCallback] = [HooksEachEpoch(spec, copy_history=True)]
+        if spec.checkpoint is not None:  # after the hooks (a hook that stops a pass: not kept)
+            header = p.model_record(SolverState(coef0, intercept0),
+                                    n_streams=len(oracle.groups))
+            callbacks.append(CheckpointEachEpoch(spec, header, source, model=passes.saved))
         drive(passes, history=history, progress=progress,
               stopping=NesvmStopping(spec, settings.mu, history),
-              callbacks=[HooksEachEpoch(spec, copy_history=True)],
+              callbacks=callbacks,
               scoring=Scoring(_validator(engine, spec, p.values, data.text, validation,
                                          source.n_features, data.scaling)))
         assert passes.result is not None  # (the run ends when its passes do)
@@ -213,12 +214,21 @@ class NesvmStopping:
 
 class NesvmPasses:
     """NESVM's :class:`~dsvm.training.driver.EpochStrategy`: the passes of
-    :func:`~dsvm.solvers.nesvm_run.nesvm_run`, each told whether the loop stops there (the run
-    then writes its checkpoint); the model of a step is the best measured point so far."""
+    :func:`~dsvm.solvers.nesvm_run.nesvm_run`, each told whether the loop stops there; the
+    model of a step is the best measured point so far."""
 
-    def __init__(self, run: Any) -> None:
-        self.run = run
+    def __init__(self, run: Any, dtype: np.dtype) -> None:
+        self.run, self.dtype = run, dtype
         self.result: NesvmResult | None = None
+
+    def saved(self, step: EpochStep, loop: Loop) -> SolverState:
+        """The checkpoint's model after ``step``: the best point in the data's dtype, and the
+        run's whole state in float64 (``extra``), from which
+        :func:`~dsvm.solvers.nesvm_run.nesvm_run` goes on exactly."""
+        snapshot = self.run.snapshot_after(loop.converged)
+        return SolverState(coef=snapshot["best_w"].astype(self.dtype),
+                           intercept=snapshot["best_b"].astype(self.dtype),
+                           t=float(snapshot["passes"]), extra=snapshot)
 
     def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
         passes = self.run.iterate()
@@ -236,29 +246,6 @@ class NesvmPasses:
 
     def adopt(self, held: Any) -> None:  # pragma: no cover (no NESVM callback replaces it)
         raise NotImplementedError("a NESVM fit goes on from its own iterates")
-
-
-class PassCheckpoints:
-    """Writes ``spec.checkpoint`` after every NESVM pass: the best point as the model (in the
-    data's dtype) and the run's whole state in float64 (``extra``), from which
-    :func:`~dsvm.solvers.nesvm_run.nesvm_minimize` goes on exactly."""
-
-    def __init__(self, spec: FitSpec, source: Any, classes: np.ndarray, n_tasks: int,
-                 history: list[dict[str, Any]]) -> None:
-        self.spec, self.source, self.classes = spec, source, classes
-        self.n_tasks, self.history = n_tasks, history
-
-    def __call__(self, snapshot: dict[str, np.ndarray], stopped: bool) -> None:
-        assert self.spec.checkpoint is not None  # (made only for a fit with one)
-        dtype = self.source.dtype
-        state = SolverState(coef=snapshot["best_w"].astype(dtype),
-                            intercept=snapshot["best_b"].astype(dtype),
-                            t=float(snapshot["passes"]), extra=snapshot)
-        save_checkpoint(self.spec.checkpoint, checkpoint_of(
-            self.spec, state, history=list(self.history), converged=stopped,
-            classes=self.classes, seed=0, n_streams=self.n_tasks,
-            n_features=input_features(self.source), n_chunks=self.source.n_chunks,
-            source=self.source.describe()))
 
 
 def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:
