@@ -85,12 +85,10 @@ def starting_point(init: Any, n_outputs: int, n_features: int) -> tuple[np.ndarr
 
 
 def _settings(spec: FitSpec) -> NesvmSettings:
-    p = spec.params
     # tol means the same for every solver (training.loop.StoppingRule, on the exact objective
     # of the best point so far): Algorithm 1's own test (absolute, on the paper's scale) is off,
     # and homotopy stages end on the smoothing-error rule (solvers.nesvm, "Homotopy").
-    settings = NesvmSettings(mu=float(p["mu"]), mu0=None if p.get("mu0") is None
-                             else float(p["mu0"]), tol=None, max_passes=spec.max_epochs)
+    settings = NesvmSettings(mu=spec.mu, mu0=spec.mu0, tol=None, max_passes=spec.max_epochs)
     _warn_if_homotopy_cannot_finish(settings, spec.estimator)
     return settings
 

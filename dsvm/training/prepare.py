@@ -180,7 +180,8 @@ def resume_checkpoint(spec: FitSpec, source: Source, state_dtype: np.dtype | Non
 
 def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int) -> Any:
     """The kernel map of a fit with ``kernel=...``, fitted on ``source`` (None: linear)."""
-    fmap = kernel_maps.make_feature_map(spec.kernel, spec.params.get("n_components", 1024),
+    # (gamma stays "scale" for a linear fit, which has no map: read as given)
+    fmap = kernel_maps.make_feature_map(spec.kernel, spec.n_components,
                                         spec.params.get("gamma", 1.0), seed)
     if fmap is not None:
         kernel_maps.fit_feature_map(fmap, engine, source, seed)
