@@ -1,9 +1,12 @@
 """A NESVM fit: one exact gradient pass per iteration, Eq. 33-35 applied here.
 
-NESVM is not a per-row stochastic pass, so it does not go through the epoch loop: each
-iteration is one exact data pass (:class:`dsvm.engine.tasks.GradientPass`, one task per
-group of chunks, the shares added in a tree on the workers through the engine), and this
-process applies the paper's update (:func:`dsvm.solvers.nesvm_run.nesvm_minimize`).
+NESVM is not a per-row stochastic pass: each iteration is one exact data pass
+(:class:`dsvm.engine.tasks.GradientPass`, one task per group of chunks, the shares added in a
+tree on the workers through the engine), and this process applies the paper's update
+(:func:`dsvm.solvers.nesvm_run.nesvm_run`). The passes run in the one epoch loop
+(:class:`NesvmPasses` in :func:`dsvm.training.driver.drive`), with the preparation and finish
+every fit shares (:mod:`dsvm.training.prepare`, :mod:`dsvm.training.finish`); the checkpoint
+after each pass is the loop's callback, written after the hooks.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """A stochastic fit from start to finish: source, feature map, start or resume, epochs, record.
 
 ``fit_stochastic`` is what ``fit`` and ``partial_fit`` of every estimator call for the
-per-row solvers (pegasos, sgd, asset, bsgd): it resolves the input to a source, opens the
-engine, fits the kernel map, starts the solver (or restores it from a checkpoint, or continues
-an earlier fit), runs the epoch loop with its stopping rule, checkpoints and hooks, and returns
-a :class:`~dsvm.training.record.FittedModel`. Only this layer composes solvers, combiners,
+per-row solvers (pegasos, sgd, asset, bsgd): after the preparation every fit shares
+(:mod:`dsvm.training.prepare`: resume, seed, hold-out, kernel map, classes, the start record),
+or continuing an earlier fit, it runs the epoch loop with its stopping rule, checkpoints and
+hooks, and ends as every fit does (:mod:`dsvm.training.finish`), returning a
+:class:`~dsvm.training.record.FittedModel`. Only this layer composes solvers, combiners,
 engines and checkpoints.
 """
 
