@@ -166,6 +166,7 @@ class _Run:
         self.stall = _Stall()
         self.stage_no, self.stage_done = 0, False
         self.on_snapshot: Callable[[dict[str, np.ndarray], bool], None] | None = None
+        self.pass_solved = False  # whether the pass just yielded solved its stage
 
     def begin_stage(self, stage_no: int, mu: float, start: float) -> None:
         settings = self.settings
@@ -305,6 +306,7 @@ class _Run:
             record["seconds"] = self.clock() - tic
             record["rows_per_s"] = record["n_rows"] / max(record["seconds"], 1e-12)
             self.result.history.append(record)
+            self.pass_solved = done
             stop = bool((yield record))
             self.stage_done = done or stop
             if self.on_snapshot is not None:
@@ -342,6 +344,14 @@ class _Run:
         if prev is not None:
             out.update({f"prev_{k}": getattr(prev, k) for k in _PREVIOUS_FIELDS})
         return {k: np.array(v, dtype=np.float64) for k, v in out.items()}
+
+    def snapshot_after(self, stop: bool) -> dict[str, np.ndarray]:
+        """The :meth:`snapshot` of the pass just yielded as it is once the run is sent ``stop``
+        (its stage ends there if the pass solved it or the caller stops): the training layer's
+        checkpoint, written before the run goes on."""
+        out = self.snapshot()
+        out["stage_done"] = np.array(self.pass_solved or stop, dtype=np.float64)
+        return out
 
     def restore(self, saved: dict[str, np.ndarray], history: list[dict[str, Any]]) -> None:
         """Go on from a :meth:`snapshot` (and the history of its passes)."""

@@ -4,6 +4,7 @@ progress and checks for cancellation there)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dsvm.engine.hooks import EPOCH_HOOKS
@@ -26,14 +27,17 @@ def write_checkpoint(spec: FitSpec, record: FittedModel, source: Any, state: Sol
 
 
 class CheckpointEachEpoch:
-    """Writes the checkpoint after every epoch, with the model the epoch ended with."""
+    """Writes the checkpoint after every epoch, with the model the epoch ended with (or the
+    one ``model(step, loop)`` gives: NESVM's best point with the run's whole state)."""
 
-    def __init__(self, spec: FitSpec, record: FittedModel, source: Any) -> None:
-        self.spec, self.record, self.source = spec, record, source
+    def __init__(self, spec: FitSpec, record: FittedModel, source: Any, *,
+                 model: Callable[[EpochStep, Loop], SolverState] | None = None) -> None:
+        self.spec, self.record, self.source, self.model = spec, record, source, model
 
     def __call__(self, step: EpochStep, loop: Loop) -> None:
-        assert step.state is not None  # (a strategy brings the model here for it)
-        write_checkpoint(self.spec, self.record, self.source, step.state, loop.history,
+        state = step.state if self.model is None else self.model(step, loop)
+        assert state is not None  # (a strategy brings the model here for it)
+        write_checkpoint(self.spec, self.record, self.source, state, loop.history,
                          loop.converged)
 
 

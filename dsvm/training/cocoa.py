@@ -17,9 +17,7 @@ model returned is the one after that epoch, which has gone one more epoch up the
 from __future__ import annotations
 
 import logging
-import os
 import time
-import warnings
 from collections.abc import Callable, Generator
 from typing import Any, cast
 
@@ -27,26 +25,23 @@ import numpy as np
 
 from dsvm.combine.adding import add_partials, added
 from dsvm.data.duals import DualStore, dual_store_url, remove_store
-from dsvm.data.order import deal_chunks, draw_seed, epoch_chunk_order
+from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.data.sources import Source
 from dsvm.engine.cocoa_tasks import CocoaRound
 from dsvm.engine.local import Engine
-from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import checkpoint_exists
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training import outcome
 from dsvm.training.callbacks import CheckpointEachEpoch, HooksEachEpoch
-from dsvm.training.checkpoints import check_resumable, load_checkpoint
 from dsvm.training.driver import EpochCallback, EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
+from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
-from dsvm.training.holdout import split_for_early_stopping
 from dsvm.training.loop import StoppingRule
+from dsvm.training.prepare import prepare_fit, start_record
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import restored, start
 from dsvm.training.window import Window, window_for
 
 logger = logging.getLogger(__name__)
@@ -54,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 def check_cocoa(spec: FitSpec) -> None:
     """What CoCoA+ does not do, with the reason."""
-    kernel = spec.params.get("kernel", "linear")
+    kernel = spec.kernel
     if not (isinstance(kernel, str) and kernel == "linear"):
         raise ValueError(f"solver='cocoa' trains linear models on the rows (its duals are the "
                          f"rows'); kernel={kernel!r} needs solver='sgd' or 'pegasos'.")
@@ -128,39 +123,30 @@ def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
               resume: bool = False) -> FittedModel:
     """Train with CoCoA+ for up to ``spec.max_epochs`` epochs (see the module notes)."""
     check_cocoa(spec)
-    engine, source, text = data.engine, data.source, data.text
-    ckpt = resumable(spec, source) if resume else None
-    seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
-    held = None
-    if spec.params.get("early_stopping"):  # the same chunks held out on resume (the seed's)
-        source, held = split_for_early_stopping(
-            source, float(spec.params.get("validation_fraction", 0.1)), seed)
-    if ckpt is None:
-        record = start(spec, engine, source, classes=None, text=text, seed=seed, fmap=None)
-    else:
-        record = restored(spec, ckpt, source, None)
-    record.scaling = data.scaling
-    record.feature_names = data.feature_names
+    # CoCoA+ keeps w in float64 whatever the data's dtype (the running sum of the dual steps)
+    p = prepare_fit(spec, data, resume=resume, state_dtype=np.dtype(np.float64),
+                    announce_missing=False)
+    spec, engine, source = p.spec, p.engine, p.rows
+    record = start_record(p)
     # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
     solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
     url, temporary = dual_store_url(spec.checkpoint)
     store = DualStore(url, record.state.n_outputs)
-    if ckpt is None and not temporary:
+    if p.ckpt is None and not temporary:
         remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
     try:
-        if not (ckpt is not None and ckpt.converged):
-            scoring, rule = scoring_for(spec, engine, record, solver.bias, validation, held)
+        if not p.done:
+            scoring, rule = scoring_for(spec, engine, record, solver.bias, validation, p.held)
             run_epochs(spec, engine, solver, source, record, store, scoring, rule)
     finally:
         if temporary:
             remove_store(url)
-    record = publish(record, solver, source.dtype)
-    record.stop_reason = stop_reason(spec, record)
-    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
-    outcome.report(spec, record.outcome)
-    if spec.tol is not None and not record.converged and not record.outcome.failed:
-        warn_not_converged(spec, record)
-    return record
+    # intercept_ = the bias feature's weight times its value
+    record = publish_model(record, record.state.coef, record.state.intercept * solver.bias,
+                           source.dtype)
+    return finish_fit(spec, engine, record, p.source, reason=stop_reason(spec, record),
+                      not_converged=None if spec.tol is None else not_converged,
+                      stacklevel=5)  # (the user's call of fit)
 
 
 # A relative duality gap still above this after max_epochs: the dual has hardly moved from
@@ -182,33 +168,19 @@ def stop_reason(spec: FitSpec, record: FittedModel) -> str:
     return f"{outcome.max_epochs_reason(spec)}, relative duality gap {gap:.3g}"
 
 
-def warn_not_converged(spec: FitSpec, record: FittedModel) -> None:
-    """CoCoA+ ran out of epochs with its duality gap above tol: say so, and name unscaled
-    features when the gap never came down."""
+def not_converged(spec: FitSpec, record: FittedModel) -> str | None:
+    """The warning's text of a CoCoA+ fit that ran out of epochs with its duality gap above
+    tol, naming unscaled features when the gap never came down."""
     gaps = [h["relative_gap"] for h in record.history]
     if not gaps:
-        return
+        return None
     stuck = min(gaps) > STUCK_GAP and not (record.outcome and record.outcome.scaled)
     why = (f" The gap stayed above {STUCK_GAP} in every epoch: "
            f"{outcome.api_advice(record.outcome, spec.estimator)}."
            if stuck else " Consider more epochs (or more local_iters, or a larger alpha).")
-    warnings.warn(
-        f"{spec.estimator}(solver='cocoa') stopped at max_epochs={spec.max_epochs} with a "
-        f"relative duality gap of {gaps[-1]:.3g}, above tol={spec.tol}: it has not "
-        f"converged.{why}", ConvergenceWarning, stacklevel=6)  # (the user's call of fit)
-
-
-def resumable(spec: FitSpec, source: Source) -> Any:
-    """The checkpoint to resume from, or None (see :func:`resume_checkpoint`); CoCoA+ keeps
-    w in float64 whatever the data's dtype (it is the running sum of the dual steps)."""
-    if spec.checkpoint is None:
-        raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
-    if not checkpoint_exists(spec.checkpoint):
-        return None
-    ckpt = load_checkpoint(spec.checkpoint)
-    check_resumable(spec, ckpt, source.n_features, np.dtype(np.float64),
-                    os.fspath(spec.checkpoint))
-    return ckpt
+    return (f"{spec.estimator}(solver='cocoa') stopped at max_epochs={spec.max_epochs} with a "
+            f"relative duality gap of {gaps[-1]:.3g}, above tol={spec.tol}: it has not "
+            f"converged.{why}")
 
 
 def cocoa_window(requested: int | None, source: Source, n_streams: int | None = None) -> Window:
@@ -271,7 +243,7 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Sourc
     """Up to ``spec.max_epochs`` epochs in :func:`dsvm.training.driver.drive`: the checkpoint
     (and the duals of its epoch kept) after each, then the hooks."""
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
-    plan = cocoa_window(spec.params.get("shuffle_window"), source, record.n_streams)
+    plan = cocoa_window(spec.shuffle_window, source, record.n_streams)
     if record.n_iter == 0:
         progress.note(f"shuffle window: {plan.describe()}")
     callbacks: list[EpochCallback] = []
@@ -285,9 +257,3 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Sourc
                  stopping=CocoaStopping(rule), callbacks=callbacks, scoring=scoring)
     record.converged = loop.converged
 
-
-def publish(record: FittedModel, solver: CocoaSolver, dtype: np.dtype) -> FittedModel:
-    """coef_ in the data's dtype; intercept_ = the bias feature's weight times its value."""
-    record.coef = np.array(record.state.coef, dtype=dtype)
-    record.intercept = np.array(record.state.intercept * solver.bias, dtype=dtype)
-    return record

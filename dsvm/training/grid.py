@@ -68,11 +68,12 @@ from dsvm.training.epoch import Outcome
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
+from dsvm.training.prepare import class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import _training_map, class_values, finish, resolve_gamma
+from dsvm.training.stochastic import finish
 from dsvm.training.window import window_for
 
 logger = logging.getLogger(__name__)
@@ -324,7 +325,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         ckpt = checkpoints.resumed(spec, source, values, cv_fraction) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
-        fmap = _training_map(spec, engine, source, seed)
+        fmap = training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
         record, grid = start_grid(spec, engine, mapped, text, seed, values)
         record.feature_map = fmap

@@ -19,8 +19,8 @@ import numpy as np
 
 from dsvm.io.checkpoints import save_checkpoint
 from dsvm.training.checkpoints import checkpoint_of, state_of
+from dsvm.training.prepare import resume_checkpoint
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import resume_checkpoint
 
 
 def grid_params(spec: FitSpec, alphas: np.ndarray, cv_fraction: float) -> FitSpec:

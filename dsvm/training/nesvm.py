@@ -1,9 +1,12 @@
 """A NESVM fit: one exact gradient pass per iteration, Eq. 33-35 applied here.
 
-NESVM is not a per-row stochastic pass, so it does not go through the epoch loop: each
-iteration is one exact data pass (:class:`dsvm.engine.tasks.GradientPass`, one task per
-group of chunks, the shares added in a tree on the workers through the engine), and this
-process applies the paper's update (:func:`dsvm.solvers.nesvm_run.nesvm_minimize`).
+NESVM is not a per-row stochastic pass: each iteration is one exact data pass
+(:class:`dsvm.engine.tasks.GradientPass`, one task per group of chunks, the shares added in a
+tree on the workers through the engine), and this process applies the paper's update
+(:func:`dsvm.solvers.nesvm_run.nesvm_run`). The passes run in the one epoch loop
+(:class:`NesvmPasses` in :func:`dsvm.training.driver.drive`), with the preparation and finish
+every fit shares (:mod:`dsvm.training.prepare`, :mod:`dsvm.training.finish`); the checkpoint
+after each pass is the loop's callback, written after the hooks.
 """
 
 from __future__ import annotations
@@ -15,28 +18,26 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine.gradient import add_shares
-from dsvm.data.sources import Source, input_features, map_source
+from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, LocalEngine, spread
 from dsvm.engine.tasks import GradientPass
 from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import save_checkpoint
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
 from dsvm.solvers.nesvm_run import NesvmResult, nesvm_run
 from dsvm.training import outcome
-from dsvm.training.callbacks import HooksEachEpoch
-from dsvm.training.checkpoints import checkpoint_of
-from dsvm.training.class_weights import class_weight_vector
-from dsvm.training.driver import EpochStep, Loop, Scoring, drive
+from dsvm.training.callbacks import CheckpointEachEpoch, HooksEachEpoch
+from dsvm.training.driver import EpochCallback, EpochStep, Loop, Scoring, drive
 from dsvm.training.evaluation import check_validation_features, evaluate
+from dsvm.training.finish import finish_fit
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import validation_source
 from dsvm.training.loop import StoppingRule
+from dsvm.training.prepare import prepare_fit
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import fold_init
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import resume_checkpoint
 
 # NESVM's best objective can stand still for several passes that are not convergence: after a
 # step is taken back the step factor recovers by doubling, one pass each (ijcnn1: 9 passes at
@@ -87,27 +88,20 @@ def starting_point(init: Any, n_outputs: int, n_features: int) -> tuple[np.ndarr
 
 
 def _settings(spec: FitSpec) -> NesvmSettings:
-    p = spec.params
     # tol means the same for every solver (training.loop.StoppingRule, on the exact objective
     # of the best point so far): Algorithm 1's own test (absolute, on the paper's scale) is off,
     # and homotopy stages end on the smoothing-error rule (solvers.nesvm, "Homotopy").
-    settings = NesvmSettings(mu=float(p["mu"]), mu0=None if p.get("mu0") is None
-                             else float(p["mu0"]), tol=None, max_passes=spec.max_epochs)
+    settings = NesvmSettings(mu=spec.mu, mu0=spec.mu0, tol=None, max_passes=spec.max_epochs)
     _warn_if_homotopy_cannot_finish(settings, spec.estimator)
     return settings
 
 
-def _classes(source: Source, init: Any, previous: Any) -> np.ndarray:
-    values = np.unique(np.asarray(source.label_values()))
-    if len(values) < 2:
-        raise ValueError(
-            f"The training data ({source.describe()}) has one class only ({values.tolist()}); "
-            "a classifier needs at least two.")
+def preferred_classes(init: Any, warm: Any) -> Any:
+    """The classes of the model a fit starts from (``init``, else the warm start's), or None."""
     if init is not None and hasattr(init, "classes_"):
         return np.asarray(init.classes_)
-    if previous is not None:
-        return np.asarray(previous)
-    return values
+    previous = None if warm is None else getattr(warm, "classes_", None)
+    return None if previous is None else np.asarray(previous)
 
 
 def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any = None,
@@ -116,67 +110,58 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     fit (``warm_start=True``), whose classes and model it continues (its text labels are
     ``data.text``: :func:`text_of`). ``resume``: go on from ``spec.checkpoint`` (written after
     every pass), with the passes the uninterrupted fit makes."""
-    engine, source, text, scaling = data.engine, data.source, data.text, data.scaling
-    ckpt = resume_checkpoint(spec, source) if resume else None
+    p = prepare_fit(spec, data, resume=resume, seeded=False,
+                    preferred=preferred_classes(init, warm))
+    spec, engine, source, ckpt = p.spec, p.engine, p.rows, p.ckpt
+    assert p.classes is not None and p.values is not None  # (NESVM classifies)
     start_from = None if ckpt is not None else init if init is not None else warm
-    if ckpt is not None:
-        shown = ckpt.classes
-    else:
-        shown = text if text is not None else _classes(
-            source, init, None if warm is None else getattr(warm, "classes_", None))
-    values = (np.arange(len(shown), dtype=np.float64) if shown.dtype.kind not in "biuf"
-              else np.asarray(shown, dtype=np.float64))
-    coef0, intercept0 = starting_point(start_from, n_outputs_for(len(values)),
+    coef0, intercept0 = starting_point(start_from, n_outputs_for(len(p.values)),
                                        source.n_features)
-    coef0, intercept0 = fold_init(scaling, coef0, intercept0)
-    p = spec.params
-    problem = NesvmProblem(loss=p["loss"], penalty=p["penalty"], alpha=float(p["alpha"]),
-                           fit_intercept=bool(p["fit_intercept"]))
+    coef0, intercept0 = fold_init(data.scaling, coef0, intercept0)
+    problem = NesvmProblem(loss=spec.loss_name, penalty=spec.penalty, alpha=spec.alpha,
+                           fit_intercept=spec.fit_intercept)
     settings = _settings(spec)
-    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
     # a resumed fit sums its passes over the same groups of chunks: the same bits
-    oracle = GradientOracle(engine, source, problem, values, class_weight=weights,
+    oracle = GradientOracle(engine, source, problem, p.values, class_weight=p.weights,
                             n_tasks=ckpt.n_streams if ckpt is not None else spec.n_streams)
     done = [] if ckpt is None else list(ckpt.history)
     history = list(done)  # every pass's record, those of a resumed fit first
     progress = EpochProgress(settings.max_passes - len(done), spec.verbose)
-    dtype = source.dtype
-    writer = None if spec.checkpoint is None else PassCheckpoints(
-        spec, source, shown, len(oracle.groups), history)
-    if ckpt is not None and ckpt.converged:
+    if p.done:
         progress.close()
         result = NesvmResult(coef=ckpt.extra["best_w"].copy(),
                              intercept=ckpt.extra["best_b"].copy(), history=done,
                              converged=True, n_passes=len(done))
     else:
-        run = nesvm_run(oracle, problem, settings, coef0, intercept0, checkpoints=writer,
+        run = nesvm_run(oracle, problem, settings, coef0, intercept0,
                         resume=None if ckpt is None else (ckpt.extra, done))
-        passes = NesvmPasses(run)
+        passes = NesvmPasses(run, source.dtype)
+        callbacks: list[EpochCallback] = [HooksEachEpoch(spec, copy_history=True)]
+        if spec.checkpoint is not None:  # after the hooks (a hook that stops a pass: not kept)
+            header = p.model_record(SolverState(coef0, intercept0),
+                                    n_streams=len(oracle.groups))
+            callbacks.append(CheckpointEachEpoch(spec, header, source, model=passes.saved))
         drive(passes, history=history, progress=progress,
               stopping=NesvmStopping(spec, settings.mu, history),
-              callbacks=[HooksEachEpoch(spec, copy_history=True)],
-              scoring=Scoring(_validator(engine, spec, values, text, validation,
-                                         source.n_features, scaling)))
+              callbacks=callbacks,
+              scoring=Scoring(_validator(engine, spec, p.values, data.text, validation,
+                                         source.n_features, data.scaling)))
         assert passes.result is not None  # (the run ends when its passes do)
         result = passes.result
+    dtype = source.dtype
     state = SolverState(coef=result.coef.astype(dtype),
                         intercept=result.intercept.astype(dtype), t=float(result.n_passes))
-    record = FittedModel(coef=state.coef, intercept=state.intercept, state=state,
-                         classes=shown, class_values=values,
-                         n_features_in=input_features(source),
-                         n_samples=source.n_samples, seed=0, n_streams=len(oracle.groups),
-                         history=result.history, converged=bool(result.converged),
-                         feature_names=data.feature_names,
-                         stop_reason=_stop_reason(spec, result), scaling=scaling)
-    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason)
-    outcome.report(spec, record.outcome)
-    if spec.tol is not None and not result.converged and not record.outcome.failed:
-        warnings.warn(
-            f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
+    record = p.model_record(state, n_streams=len(oracle.groups), history=result.history,
+                            converged=bool(result.converged))
+    return finish_fit(spec, engine, record, p.source, reason=_stop_reason(spec, result),
+                      not_converged=None if spec.tol is None else still_improving,
+                      stacklevel=5)  # (the user's call of fit)
+
+
+def still_improving(spec: FitSpec, record: FittedModel) -> str:
+    return (f"{spec.estimator}(solver='nesvm') used max_epochs={spec.max_epochs} data passes "
             f"while its objective still improved by more than tol={spec.tol} (relative) within "
-            f"{spec.n_iter_no_change} passes; consider more passes.",
-            ConvergenceWarning, stacklevel=5)
-    return record
+            f"{spec.n_iter_no_change} passes; consider more passes.")
 
 
 def _stop_reason(spec: FitSpec, result: Any) -> str:
@@ -230,12 +215,21 @@ class NesvmStopping:
 
 class NesvmPasses:
     """NESVM's :class:`~dsvm.training.driver.EpochStrategy`: the passes of
-    :func:`~dsvm.solvers.nesvm_run.nesvm_run`, each told whether the loop stops there (the run
-    then writes its checkpoint); the model of a step is the best measured point so far."""
+    :func:`~dsvm.solvers.nesvm_run.nesvm_run`, each told whether the loop stops there; the
+    model of a step is the best measured point so far."""
 
-    def __init__(self, run: Any) -> None:
-        self.run = run
+    def __init__(self, run: Any, dtype: np.dtype) -> None:
+        self.run, self.dtype = run, dtype
         self.result: NesvmResult | None = None
+
+    def saved(self, step: EpochStep, loop: Loop) -> SolverState:
+        """The checkpoint's model after ``step``: the best point in the data's dtype, and the
+        run's whole state in float64 (``extra``), from which
+        :func:`~dsvm.solvers.nesvm_run.nesvm_run` goes on exactly."""
+        snapshot = self.run.snapshot_after(loop.converged)
+        return SolverState(coef=snapshot["best_w"].astype(self.dtype),
+                           intercept=snapshot["best_b"].astype(self.dtype),
+                           t=float(snapshot["passes"]), extra=snapshot)
 
     def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
         passes = self.run.iterate()
@@ -253,29 +247,6 @@ class NesvmPasses:
 
     def adopt(self, held: Any) -> None:  # pragma: no cover (no NESVM callback replaces it)
         raise NotImplementedError("a NESVM fit goes on from its own iterates")
-
-
-class PassCheckpoints:
-    """Writes ``spec.checkpoint`` after every NESVM pass: the best point as the model (in the
-    data's dtype) and the run's whole state in float64 (``extra``), from which
-    :func:`~dsvm.solvers.nesvm_run.nesvm_minimize` goes on exactly."""
-
-    def __init__(self, spec: FitSpec, source: Any, classes: np.ndarray, n_tasks: int,
-                 history: list[dict[str, Any]]) -> None:
-        self.spec, self.source, self.classes = spec, source, classes
-        self.n_tasks, self.history = n_tasks, history
-
-    def __call__(self, snapshot: dict[str, np.ndarray], stopped: bool) -> None:
-        assert self.spec.checkpoint is not None  # (made only for a fit with one)
-        dtype = self.source.dtype
-        state = SolverState(coef=snapshot["best_w"].astype(dtype),
-                            intercept=snapshot["best_b"].astype(dtype),
-                            t=float(snapshot["passes"]), extra=snapshot)
-        save_checkpoint(self.spec.checkpoint, checkpoint_of(
-            self.spec, state, history=list(self.history), converged=stopped,
-            classes=self.classes, seed=0, n_streams=self.n_tasks,
-            n_features=input_features(self.source), n_chunks=self.source.n_chunks,
-            source=self.source.describe()))
 
 
 def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:

@@ -116,6 +116,17 @@ class FitSpec:
         return int(self.params["n_components"])
 
     @property
+    def mu(self) -> float:
+        """NESVM's smoothing of the hinge (the classifier's; none for a regressor)."""
+        return float(self.params["mu"])
+
+    @property
+    def mu0(self) -> float | None:
+        """Homotopy NESVM's first mu (None: plain NESVM)."""
+        value = self.params.get("mu0")
+        return None if value is None else float(value)
+
+    @property
     def early_stopping(self) -> bool:
         return bool(self.params["early_stopping"])
 

@@ -1,18 +1,17 @@
 """A stochastic fit from start to finish: source, feature map, start or resume, epochs, record.
 
 ``fit_stochastic`` is what ``fit`` and ``partial_fit`` of every estimator call for the
-per-row solvers (pegasos, sgd, asset, bsgd): it resolves the input to a source, opens the
-engine, fits the kernel map, starts the solver (or restores it from a checkpoint, or continues
-an earlier fit), runs the epoch loop with its stopping rule, checkpoints and hooks, and returns
-a :class:`~dsvm.training.record.FittedModel`. Only this layer composes solvers, combiners,
+per-row solvers (pegasos, sgd, asset, bsgd): after the preparation every fit shares
+(:mod:`dsvm.training.prepare`: resume, seed, hold-out, kernel map, classes, the start record),
+or continuing an earlier fit, it runs the epoch loop with its stopping rule, checkpoints and
+hooks, and ends as every fit does (:mod:`dsvm.training.finish`), returning a
+:class:`~dsvm.training.record.FittedModel`. Only this layer composes solvers, combiners,
 engines and checkpoints.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,26 +19,31 @@ from typing import Any
 import numpy as np
 
 from dsvm.combine import combiner_for
-from dsvm.data.fold import RowFold, fold_for
+from dsvm.data.fold import RowFold
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine
-from dsvm.engine.tasks import Calibrate, first
-from dsvm.exceptions import ConvergenceWarning
-from dsvm.io.checkpoints import checkpoint_exists
-from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.base import SolverState
 from dsvm.solvers.held_out import HeldOutRows
-from dsvm.training import kernel_maps, outcome
+from dsvm.training import outcome
 from dsvm.training.callbacks import write_checkpoint
-from dsvm.training.checkpoints import check_resumable, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.evaluation import holdout_scorer, validation_scorer
+from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
-from dsvm.training.holdout import score_held_rows, split_for_early_stopping
+from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.loop import FitPlan, lagged_holdout, run_epochs
+from dsvm.training.prepare import (
+    Prepared,
+    class_values,
+    prepare_fit,
+    resolve_gamma,
+    start_record,
+    training_map,
+)
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
@@ -59,74 +63,20 @@ class Fit:
     fold: RowFold | None = None  # or the rows of every chunk held out for it (data.fold)
 
 
-def class_values(spec: FitSpec, source: Source, classes: Any,
-                 text: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(classes as shown, float64 values the kernels see) of a new fit; (None, None) for a
-    regression."""
-    if not spec.classifies:
-        dataset = source.dataset
-        if dataset is not None and dataset.classes is not None and len(dataset.classes) <= 2:
-            stored = list(dataset.classes)
-            raise ValueError(
-                f"The training data ({source.describe()}) has {len(stored)} distinct target "
-                f"values ({stored}): a classification dataset? Use SVMClassifier "
-                "(dsvm train --task classification).")
-        return None, None
-    if text is not None:
-        return text, np.arange(len(text), dtype=np.float64)
-    values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
-    if values.dtype.kind not in "biuf":
-        raise ValueError(f"Labels must be numeric; got dtype {values.dtype}.")
-    if len(values) < 2:
-        raise ValueError(f"The training data ({source.describe()}) has one class only "
-                         f"({values.tolist()}); a classifier needs at least two.")
-    return values, np.asarray(values, dtype=np.float64)
-
-
 def start(spec: FitSpec, engine: Engine, source: Source, *, classes: Any, text: np.ndarray | None,
           seed: int, fmap: Any) -> FittedModel:
-    """A fresh fit: classes, the solver's first state, calibrated on the first chunk."""
+    """A fresh fit on ``source`` (through ``fmap``): classes, the solver's first state,
+    calibrated on the first chunk (``partial_fit``'s first call, a fit continuing another
+    solver's model; :func:`dsvm.training.prepare.prepare_fit` prepares a ``fit``)."""
     shown, values = class_values(spec, source, classes, text)
-    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
-    solver = spec.make_solver(source.n_samples)
-    n_outputs = 1 if values is None else n_outputs_for(len(values))
-    state = solver.init_state(source.n_features, n_outputs, source.dtype)
-    state = engine.reduce(Calibrate(state, solver, values, weights), source, [[0]], first,
-                          name="calibrate", what="calibration")
-    return FittedModel(
-        coef=state.coef, intercept=state.intercept, state=state, classes=shown,
-        class_values=values, n_features_in=input_features(source), n_samples=source.n_samples,
-        seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), feature_map=fmap,
-        class_weight=weights)
+    weights = class_weight_vector(spec.class_weight, shown, values, source)
+    return start_record(Prepared(spec, engine, source, source, seed, None, shown, values,
+                                 weights, fmap))
 
 
-def restored(spec: FitSpec, ckpt: Any, source: Source, fmap: Any) -> FittedModel:
-    """The fit a checkpoint holds."""
-    classes = ckpt.classes if len(ckpt.classes) else None  # regressors have none
-    values = None
-    if classes is not None:
-        values = (np.arange(len(classes), dtype=np.float64) if classes.dtype.kind not in "biuf"
-                  else np.asarray(classes, dtype=np.float64))
-    state = state_of(ckpt)
-    return FittedModel(
-        coef=state.coef, intercept=state.intercept, state=state, classes=classes,
-        class_values=values, n_features_in=ckpt.n_features, n_samples=source.n_samples,
-        seed=ckpt.seed, n_streams=ckpt.n_streams, feature_map=fmap, history=list(ckpt.history),
-        converged=ckpt.converged,
-        class_weight=class_weight_vector(spec.params.get("class_weight"), classes, values,
-                                         source))
-
-
-def resume_checkpoint(spec: FitSpec, source: Source) -> Any:
-    """The checkpoint to resume from, or None (no file yet: start from scratch)."""
-    if spec.checkpoint is None:
-        raise ValueError("resume=True needs the 'checkpoint' parameter (a path or URL).")
-    if not checkpoint_exists(spec.checkpoint):
-        logger.info("no checkpoint at %s yet: starting from scratch", spec.checkpoint)
-        return None
-    ckpt = load_checkpoint(spec.checkpoint)
-    check_resumable(spec, ckpt, source.n_features, source.dtype, os.fspath(spec.checkpoint))
-    return ckpt
+def resolved_params(spec: FitSpec) -> dict[str, Any]:
+    """What the fit resolved and a later fit of the estimator reuses (gamma="scale")."""
+    return {k: spec.params[k] for k in ("gamma",) if k in spec.params}
 
 
 def epoch_callback(fit: Fit) -> Callable[[SolverState, list, bool], None] | None:
@@ -149,7 +99,7 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
     """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
-    window = window_for(spec.params.get("shuffle_window"), fit.source,
+    window = window_for(spec.shuffle_window, fit.source,
                         n_streams=record.n_streams)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
                    n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
@@ -177,23 +127,23 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
 
 def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Source, *,
            warn: bool) -> FittedModel:
-    """The end of a fit: why it stopped, the published model measured on the training rows
-    (:mod:`dsvm.training.outcome`, one evaluation pass), reported; and the
-    ``ConvergenceWarning`` of a fit that ran out of epochs while still improving (not for a
-    failed one: the estimator warns ``FitFailedWarning`` for it)."""
-    if not record.converged:
-        record.stop_reason = outcome.max_epochs_reason(spec)
+    """The end of a stochastic fit (:func:`dsvm.training.finish.finish_fit`): the reason of a
+    fit that ran out of epochs, BSGD's expansion measured without a penalty, and with ``warn``
+    the ``ConvergenceWarning`` of a fit that ran out of epochs while still improving."""
+    reason = record.stop_reason if record.converged else outcome.max_epochs_reason(spec)
     penalized = getattr(spec.make_solver(record.n_samples), "predictor", None) is None
-    record.outcome = outcome.measure(engine, spec, record, source, record.stop_reason,
-                                     penalized=penalized)
-    outcome.report(spec, record.outcome)
-    if warn and not record.converged and not record.outcome.failed and record.n_iter > 1:
-        warnings.warn(
-            f"{spec.estimator} stopped at max_epochs={spec.max_epochs} while its objective still "
-            f"improved by more than tol={spec.tol} (relative) within {spec.n_iter_no_change} "
-            "epochs; it has not converged: consider more epochs.", ConvergenceWarning,
-            stacklevel=6)  # (the user's call of fit)
-    return record
+    return finish_fit(spec, engine, record, source, reason=reason, penalized=penalized,
+                      not_converged=still_improving if warn else None,
+                      stacklevel=6)  # (the user's call of fit)
+
+
+def still_improving(spec: FitSpec, record: FittedModel) -> str | None:
+    """The warning's text of a stochastic fit that ran out of epochs (None after one epoch)."""
+    if record.n_iter <= 1:
+        return None
+    return (f"{spec.estimator} stopped at max_epochs={spec.max_epochs} while its objective "
+            f"still improved by more than tol={spec.tol} (relative) within "
+            f"{spec.n_iter_no_change} epochs; it has not converged: consider more epochs.")
 
 
 def publish(record: FittedModel, state: SolverState, solver: Any, *,
@@ -205,31 +155,10 @@ def publish(record: FittedModel, state: SolverState, solver: Any, *,
     predictor = getattr(solver, "predictor", None)
     if predictor is not None:  # BSGD: the kernel expansion
         coef, intercept, fmap = predictor(state)
-    dtype = state.coef.dtype
-    record.coef, record.intercept = np.array(coef, dtype=dtype), np.array(intercept, dtype=dtype)
+    publish_model(record, coef, intercept, state.coef.dtype)
     record.state, record.history, record.converged = state, history, converged
     record.feature_map = fmap
     return record
-
-
-def _training_map(spec: FitSpec, engine: Engine, source: Source, seed: int) -> Any:
-    fmap = kernel_maps.make_feature_map(spec.params.get("kernel", "linear"),
-                                        spec.params.get("n_components", 1024),
-                                        spec.params.get("gamma", 1.0), seed)
-    if fmap is not None:
-        kernel_maps.fit_feature_map(fmap, engine, source, seed)
-    return fmap
-
-
-def resolve_gamma(spec: FitSpec, engine: Engine, source: Source, ckpt: Any = None) -> FitSpec:
-    """The spec with ``gamma="scale"`` replaced by its value: the checkpoint's when resuming
-    (so that a resumed fit rebuilds the same map), else measured on the data."""
-    if spec.params.get("gamma") != "scale" or not kernel_maps.needs_gamma(spec.params):
-        return spec
-    recorded = None if ckpt is None else ckpt.params.get("gamma")
-    if isinstance(recorded, (int, float)):
-        return spec.with_params(gamma=float(recorded))
-    return spec.with_params(gamma=kernel_maps.scale_gamma(engine, source))
 
 
 def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
@@ -238,38 +167,20 @@ def fit_stochastic(spec: FitSpec, data: FitData, *, validation: Any = None,
     ``spec.max_epochs`` epochs."""
     if data.continues is not None:
         return fit_warm(spec, data, data.continues, validation=validation)
-    engine, source, text = data.engine, data.source, data.text
-    ckpt = resume_checkpoint(spec, source) if resume else None
-    spec = resolve_gamma(spec, engine, source, ckpt)
-    seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
-    held, fold = None, None
-    if spec.params.get("early_stopping"):
-        fraction = float(spec.params.get("validation_fraction", 0.1))
-        if getattr(spec.make_solver(source.n_samples), "predictor", None) is None:
-            # rows of every chunk (data.fold), left out of and scored by the epochs' passes
-            fold = fold_for(seed, fraction, source)
-        else:  # BSGD predicts with its kernel expansion, which a pass does not score
-            source, held = split_for_early_stopping(source, fraction, seed)
-    fmap = _training_map(spec, engine, source, seed)
-    mapped = map_source(source, fmap)
-    if ckpt is None:
-        record = start(spec, engine, mapped, classes=None, text=text, seed=seed, fmap=fmap)
-    else:
-        record = restored(spec, ckpt, mapped, fmap)
-    record.scaling = data.scaling
-    record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-    record.feature_names = data.feature_names
-    fit = Fit(spec, mapped, record, held, fold)
+    p = prepare_fit(spec, data, resume=resume, held_rows=True)
+    spec, engine = p.spec, p.engine
+    record = start_record(p)
+    record.resolved = resolved_params(spec)
     remaining = spec.max_epochs - record.n_iter
-    if remaining > 0 and not (ckpt is not None and ckpt.converged):
-        record = run(fit, engine, remaining, validation)
+    if remaining > 0 and not p.done:
+        record = run(Fit(spec, p.rows, record, p.held, p.fold), engine, remaining, validation)
     else:
         solver = spec.make_solver(record.n_samples)
         record = publish(record, record.state, solver, history=record.history,
                          converged=record.converged)
         if record.converged:
             record.stop_reason = "the checkpoint's fit had converged"
-    return finish(spec, engine, record, source, warn=spec.tol is not None)
+    return finish(spec, engine, record, p.source, warn=spec.tol is not None)
 
 
 def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = None,
@@ -288,7 +199,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         if previous is None:
             spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
-            fmap = _training_map(spec, engine, source, seed)
+            fmap = training_map(spec, engine, source, seed)
             mapped = map_source(source, fmap)
             previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
                              fmap=fmap)
@@ -301,7 +212,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         if input_features(mapped) != previous.n_features_in:
             raise ValueError(f"X has {input_features(mapped)} features, but {spec.estimator} "
                              f"is expecting {previous.n_features_in} features as input.")
-        previous.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
+        previous.resolved = resolved_params(spec)
         record = run(Fit(spec, mapped, previous), engine, 1, validation)
         record.stop_reason = record.stop_reason if record.converged else "one partial_fit epoch"
         record.outcome = None  # measured by fit only (one extra pass a call would double it)
@@ -320,7 +231,7 @@ def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
         raise ValueError(f"A {spec.solver!r} fit cannot continue the kernel model of a "
                          f"{other.solver!r} fit; fit it afresh (warm_start=False).")
     if other.solver == "cocoa":
-        bias = 1.0 if spec.params.get("fit_intercept", True) else 0.0
+        bias = 1.0 if spec.fit_intercept else 0.0
         coef, intercept = other.state.coef, other.state.intercept * bias
     else:
         coef, intercept = other.state.model()
@@ -357,6 +268,6 @@ def fit_warm(spec: FitSpec, data: FitData, previous: FittedModel, *,
 def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
     """The feature map the training rows go through: the kernel map of a fit with
     ``kernel=...``; none for BSGD, whose published map is its own kernel expansion."""
-    kernel = spec.params.get("kernel", "linear")
+    kernel = spec.kernel
     return None if isinstance(kernel, str) and kernel == "linear" else record.feature_map
 
