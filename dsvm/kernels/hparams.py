@@ -31,7 +31,11 @@ AVG_POWER = 15  # iterate of step s weighs (s - AVG_START) ** AVG_POWER: 0 unifo
 LOSS_PARAM = 16  # the loss's parameter: mu (smoothed hinge) or epsilon (epsilon-insensitive)
 L1 = 17  # FOLOS: lambda_1 of the L1 prox (dsvm.kernels.prox)
 L2 = 18  # FOLOS: lambda_2 of the L2 shrink (ALPHA still sets the step schedule)
-SIZE = 19
+# 1.0: ``codes`` holds real targets (regression losses); 0.0: class codes stored as float64
+# integers. A run-time flag, not the codes' dtype, so that each pass kernel compiles once per
+# (rule, layout, dtype) rather than twice (see dsvm.kernels.weights.code_target).
+REGRESSION = 19
+SIZE = 20
 
 # Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
 # Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
@@ -61,6 +65,7 @@ def make_hp(
     loss_param: float = 0.0,
     l1: float = 0.0,
     l2: float = math.nan,
+    regression: bool = False,
 ) -> np.ndarray:
     """Pack keyword hyper-parameters into a fresh ``hp`` array (see the index constants)."""
     hp = np.empty(SIZE, dtype=np.float64)
@@ -83,4 +88,5 @@ def make_hp(
     hp[LOSS_PARAM] = loss_param
     hp[L1] = l1
     hp[L2] = alpha if math.isnan(l2) else l2
+    hp[REGRESSION] = 1.0 if regression else 0.0
     return hp

@@ -40,8 +40,9 @@ name                       loss(p, y)                       dloss(p, y)
 * ``squared`` is the least-squares loss (y - p)^2, without a 1/2: for y in {-1, +1} it equals
   (1 - y p)^2, the LS-SVM loss, as ``squared_hinge`` is without its 1/2.
 
-For the regression losses y is the real target; the pass kernels get it from a float64 target
-array instead of int class codes (see :func:`dsvm.kernels.weights.ovr_target`).
+For the regression losses y is the real target; the stochastic pass kernels read it from their
+float64 ``codes`` array when ``hp[REGRESSION]`` is set, where they otherwise read class indices
+(see :func:`dsvm.kernels.weights.code_target`).
 """
 
 from __future__ import annotations

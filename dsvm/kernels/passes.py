@@ -8,8 +8,11 @@ They take the same leading arguments (:func:`sgd_prox_pass` keeps no average and
 X : (n_rows, n_features) C-contiguous float32/float64 array, or a CSR triple
     ``(indptr int64 (n_rows + 1,), indices int32 (nnz,), data float32/float64 (nnz,))``.
     Compiled once per layout and dtype (see :mod:`dsvm.kernels.rows`); may be read-only.
-codes : (n_rows,) int32 class indices (one output: 1 -> +1, 0 -> -1; K outputs: one-vs-rest),
-    or (n_rows,) float64 real targets for the regression losses (see ``ovr_target``).
+codes : (n_rows,) float64: class indices stored as integers (one output: 1 -> +1, 0 -> -1;
+    K outputs: one-vs-rest), or, with ``hp[REGRESSION]`` set, the real targets of the
+    regression losses (see :func:`dsvm.kernels.weights.code_target`). Always float64, the
+    meaning a run-time flag: a dtype that picked the meaning at compile time made numba compile
+    every kernel twice (int32 and float64 codes, ~9 s each on a cold cache).
 sample_weight : (n_rows,) float64, or an empty array for unit weights.
 order : (n_steps_rows,) int64 row indices into X, visited in this order (a permutation, a
     subset or with repeats: the kernel does not care). Consecutive runs of ``hp[BATCH]``

@@ -69,7 +69,7 @@ from dsvm.kernels.support import (
     sup_zero,
     track_support,
 )
-from dsvm.kernels.weights import ovr_target, vec_sqnorm
+from dsvm.kernels.weights import code_target, vec_sqnorm
 
 
 class PassRows(NamedTuple):
@@ -106,6 +106,7 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
     code = int(hp[H.LOSS])
     loss_a = hp[H.LOSS_PARAM]
     fit_b = hp[H.FIT_INTERCEPT] != 0.0
+    regression = hp[H.REGRESSION] != 0.0  # codes: real targets, or float64 class indices
     scale_min = hp[H.SCALE_MIN]
     average = averages(rule) and hp[H.AVERAGE] != 0.0
     avg_start = hp[H.AVG_START]
@@ -167,7 +168,7 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
             for k in range(K):
                 if prox:
                     prox_catch_up(rule, X, i, W, k, q_prox, last)
-                y = ovr_target(c, k, K)
+                y = code_target(c, k, K, regression)
                 p = scale[k] * row_dot(X, i, W, k) + b[k]
                 loss_sum += sw * loss_value_p(code, p, y, loss_a)
                 G[r, k] = sw * loss_deriv_p(code, p, y, loss_a)

@@ -89,13 +89,36 @@ def shrink_scale(W, k, scale, sq, factor, scale_min):
     return scale, sq
 
 
+@njit_inline
+def code_target(code, k, n_outputs, regression):
+    """The target of output k for a row whose entry in the stochastic passes' float64 ``codes``
+    array is ``code``; ``regression`` is ``hp[REGRESSION] != 0`` (:mod:`dsvm.kernels.hparams`).
+
+    Regression (``codes`` holds the targets themselves): the target, whatever k. Otherwise
+    ``code`` is a class index stored as a float64 integer (exact up to 2^53), one-vs-rest: one
+    output (binary) code 1 -> +1, else -1; K outputs: +1 where code == k, else -1.
+
+    Why a run-time flag and not the codes' dtype (as :func:`ovr_target` does): a dtype choice
+    compiles every pass kernel twice (int32 class codes, float64 targets), about 9 s a variant
+    on a cold cache, paid by every test process, first fit and fresh worker. The flag is one
+    well-predicted branch per row and output.
+    """
+    if regression:
+        return code
+    if n_outputs == 1:
+        return 1.0 if code == 1.0 else -1.0
+    return 1.0 if code == k else -1.0
+
+
 def ovr_target(code, k, n_outputs):
-    """The target of output k for a row whose entry in the kernels' ``codes`` array is ``code``.
+    """The target of output k for a row whose entry in a kernel's ``codes`` array is ``code``,
+    the semantics chosen at compile time from the array's dtype (the overload below).
 
     Int class index (classification, one-vs-rest): one output (binary) code 1 -> +1, code 0 ->
     -1; K outputs: +1 where code == k, else -1. Float (regression: ``codes`` holds the float64
-    targets themselves): the target, whatever k. The choice is made at compile time from the
-    array's dtype (the overload below), so every pass kernel serves both without a branch.
+    targets themselves): the target, whatever k. Only NESVM's pass uses it (its codes arrive as
+    the labels were encoded); the stochastic passes and the probe take float64 codes always and
+    a run-time flag (:func:`code_target`), so that they compile half as many variants.
     """
     if isinstance(code, float):
         return code

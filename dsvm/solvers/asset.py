@@ -233,6 +233,7 @@ class AssetSolver:
             loss=loss_code(self.loss), fit_intercept=self.uses_intercept, dtype=state.coef.dtype,
             radius=R, bias_bound=B, eta0=eta0, power=power, average=self.averaging,
             avg_start=self.avg_start(), n_avg=state.n_avg, loss_param=float(self.loss_param),
+            regression=args.regression,
         )
         return run_pass_kernel(asset_pass, state, args, hp, average=self.averaging, who=who,
                                paired=True)

@@ -126,10 +126,11 @@ class KernelInputs(NamedTuple):
     """Arguments of a pass kernel for one block (all read-only views)."""
 
     X: Any  # (n, d) C-contiguous array, or the CSR triple (indptr, indices, data)
-    codes: np.ndarray  # (n,) int32 class codes, or float64 targets (regression)
+    codes: np.ndarray  # (n,) float64: class codes as integers, or the targets (regression)
     sample_weight: np.ndarray  # (n,) float64, or (0,) for unit weights
     order: np.ndarray  # (m,) int64, every entry in [0, n)
     weight_sum: float  # sum of the sample weights of the rows in ``order``
+    regression: bool  # ``codes`` are real targets (hparams.REGRESSION), else class codes
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -147,7 +148,9 @@ def kernel_inputs(
     """Check ``block``, ``codes``, ``order`` and ``state`` against each other; build kernel args.
 
     ``who`` names the solver in error messages. The state's weights must have the block's dtype
-    and feature count (float32 data trains float32 weights).
+    and feature count (float32 data trains float32 weights). Float ``codes`` are regression
+    targets (:func:`dsvm.solvers.targets.targets_for`), integer ones class codes; the kernels
+    get both as float64 and the difference as ``regression`` (for ``hp[REGRESSION]``).
     """
     n = block.n_samples
     if block.dtype not in (np.float32, np.float64):
@@ -195,12 +198,14 @@ def kernel_inputs(
         weight_sum = float(sw[order].sum())
     return KernelInputs(
         X=X,
-        # float targets (regression) stay float64; class codes are int32
-        codes=_readonly(np.ascontiguousarray(
-            codes, dtype=np.float64 if codes.dtype.kind == "f" else np.int32)),
+        # One codes dtype for classification and regression, the meaning a run-time flag: a
+        # dtype per meaning compiled every pass kernel twice (~9 s a variant on a cold cache).
+        # Class codes are small integers, exact in float64.
+        codes=_readonly(np.ascontiguousarray(codes, dtype=np.float64)),
         sample_weight=_readonly(sw),
         order=_readonly(np.ascontiguousarray(order)),
         weight_sum=weight_sum,
+        regression=codes.dtype.kind == "f",
     )
 
 

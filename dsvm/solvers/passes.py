@@ -305,7 +305,7 @@ def probe_losses(state: SolverState, block: Block, codes: np.ndarray,
     n_probes = state.probe_coef.shape[0] // state.n_outputs
     sums = np.zeros((2, n_probes))
     loss = ProbeLoss(state.n_outputs, loss_code(solver.loss),
-                     float(getattr(solver, "loss_param", 0.0)))
+                     float(getattr(solver, "loss_param", 0.0)), args.regression)
     weight, count = run_kernel(
         probe_loss_sums, args.X, args.codes, args.sample_weight, block.n_samples,
         int(state.probe_stride),

@@ -262,10 +262,9 @@ class PegasosSolver:
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
         max_w = float(args.sample_weight.max()) if args.sample_weight.size else 1.0
-        # Regression targets (float codes): no ball is known without the targets' range, so
-        # no projection (Pegasos converges without it; the projection only speeds it up).
-        radius = (math.inf if args.codes.dtype.kind == "f"
-                  else ball_radius(self.loss, self.alpha, max_w))
+        # Regression targets: no ball is known without the targets' range, so no projection
+        # (Pegasos converges without it; the projection only speeds it up).
+        radius = math.inf if args.regression else ball_radius(self.loss, self.alpha, max_w)
         hp = H.make_hp(
             alpha=self.alpha,
             t=state.t,
@@ -280,6 +279,7 @@ class PegasosSolver:
             avg_power=AVERAGE_POWER,
             n_avg=state.n_avg,
             loss_param=float(self.loss_param),
+            regression=args.regression,
         )
         return run_pass_kernel(pegasos_pass, state, args, hp, average=self.average, who=who,
                                paired=True)

@@ -231,7 +231,7 @@ class SGDSolver:
         """Objective on the sample after one constant-step pass over it from ``state``."""
         coef = np.array(state.coef, order="C")
         intercept = np.array(state.intercept, order="C")
-        hp = self._hp(state, eta0=eta, power=0.0, average=False)
+        hp = self._hp(state, args, eta0=eta, power=0.0, average=False)
         # The trial keeps the intercept fixed: on imbalanced data one pass over 1,000 rows moving
         # only the bias (tiny steps) beats any step that starts learning w, which picked eta0 ~
         # 1e-3 and a model predicting the majority class (ijcnn1 through a Nystroem map: 90.5%).
@@ -260,13 +260,14 @@ class SGDSolver:
         else:
             P = np.asarray(X[rows], dtype=np.float64) @ c64.T
         P = P + intercept.astype(np.float64)
-        Y = output_targets(args.codes[rows], c64.shape[0])
+        Y = output_targets(args.codes[rows], c64.shape[0], regression=args.regression)
         per_row = pointwise_losses(LossSpec(self.loss, float(self.loss_param)), P, Y).sum(axis=1)
         sw = args.sample_weight[rows] if args.sample_weight.size else None
         mean = float(per_row.mean()) if sw is None else float(sw @ per_row) / len(rows)
         return penalty_value(self, c64) + mean
 
-    def _hp(self, state: SolverState, *, eta0: float, power: float, average: bool) -> np.ndarray:
+    def _hp(self, state: SolverState, args: KernelInputs, *, eta0: float, power: float,
+            average: bool) -> np.ndarray:
         return H.make_hp(
             alpha=self.alpha,
             t=state.t,
@@ -282,6 +283,7 @@ class SGDSolver:
             loss_param=float(self.loss_param),
             l1=l1_part(self),
             l2=l2_part(self),
+            regression=args.regression,
         )
 
     def run_block(
@@ -303,7 +305,7 @@ class SGDSolver:
             state.avg_coef = np.zeros(state.coef.shape, dtype=np.float64)
             state.avg_intercept = np.zeros(state.intercept.shape, dtype=np.float64)
         writable_weights(state)
-        hp = self._hp(state, eta0=state.eta0, power=self.power, average=self.averaging)
+        hp = self._hp(state, args, eta0=state.eta0, power=self.power, average=self.averaging)
         if self.penalty != "l2":
             return run_prox_kernel(state, args, hp, who=who)
         return run_pass_kernel(sgd_pass, state, args, hp, average=self.average, who=who,

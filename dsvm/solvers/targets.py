@@ -1,9 +1,12 @@
 """Targets and losses on the NumPy side: class codes or real targets, every loss of a prediction.
 
-Classification feeds the pass kernels int32 class codes (:func:`dsvm.solvers.base.encode_labels`);
-regression feeds them the float64 targets themselves, in the same ``codes`` argument (the kernels
-tell the two apart by dtype, see :func:`dsvm.kernels.weights.ovr_target`). Everything that reads a
-block's labels goes through :func:`targets_for`, where ``classes=None`` means regression.
+Classification has int class codes (:func:`dsvm.solvers.base.encode_labels`), regression the
+float64 targets themselves, in the same ``codes`` argument; on this side the dtype tells the two
+apart. The stochastic pass kernels get both as float64
+(:func:`dsvm.solvers.objective.kernel_inputs`) and the difference as a run-time flag,
+``hp[REGRESSION]`` (see :func:`dsvm.kernels.weights.code_target`): a dtype per meaning compiled
+each of them twice. Everything that reads a block's labels goes through :func:`targets_for`,
+where ``classes=None`` means regression.
 
 :class:`LossSpec` carries a loss with its parameter (mu of the smoothed hinge, epsilon of the
 epsilon-insensitive loss) wherever a loss name alone used to travel (evaluation, validation);
@@ -67,7 +70,7 @@ def pointwise_losses(loss: Any, P: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 
 def targets_for(y: np.ndarray, classes: np.ndarray | None, where: str) -> np.ndarray:
-    """What the kernels read as ``codes``: int32 class codes, or (``classes`` None) float64 y.
+    """A block's ``codes``: int32 class codes, or (``classes`` None) the float64 targets y.
 
     Real targets must be finite: a NaN target would silently poison the weights.
     """
@@ -81,10 +84,17 @@ def targets_for(y: np.ndarray, classes: np.ndarray | None, where: str) -> np.nda
     return t
 
 
-def output_targets(codes: np.ndarray, n_outputs: int) -> np.ndarray:
-    """(n_rows, n_outputs) float64 targets: +-1 from class codes, or real targets as a column."""
+def output_targets(
+    codes: np.ndarray, n_outputs: int, *, regression: bool | None = None
+) -> np.ndarray:
+    """(n_rows, n_outputs) float64 targets: +-1 from class codes, or real targets as a column.
+
+    ``regression`` None: float ``codes`` are real targets, others class codes. The kernels'
+    float64 codes (:class:`dsvm.solvers.objective.KernelInputs`) say which they are instead.
+    """
     codes = np.asarray(codes)
-    if codes.dtype.kind == "f":
+    real = codes.dtype.kind == "f" if regression is None else regression
+    if real:
         return codes.astype(np.float64)[:, None]
     if n_outputs == 1:
         return np.where(codes == 1, 1.0, -1.0)[:, None]

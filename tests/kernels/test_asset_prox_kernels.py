@@ -1,15 +1,16 @@
 """The ASSET and FOLOS kernels against the eager NumPy references (dense and CSR, both dtypes,
 class codes and real targets).
 
-Each (layout, dtype, kind of target) is a specialisation of its own that numba compiles for
-10-15 s on a cold cache (a dense float32 one twice that: it has the unit variant too). The row
-primitives behind the layouts and dtypes are checked for every combination by
-test_kernel_passes.py; what these tests add is the rule (ASSET's steps, projection and average,
-FOLOS' lazy prox) and how it meets each layout, dtype and kind of target. So each test covers
-every *pair* of those three (each layout in both dtypes, each with class codes and with real
-targets) rather than all eight triples, with the triples that the estimator tests compile anyway
-(`fit` on NumPy float64 rows and on scipy CSR, float32 zarr datasets) among them: three
-specialisations fewer per rule, the same assertions on each case.
+Each (layout, dtype) is a specialisation of its own that numba compiles for 10-15 s on a cold
+cache (a dense float32 one twice that: it has the unit variant too); the kind of target is not
+(the kernels get float64 codes either way, as kernel_inputs builds them, and hp[REGRESSION]
+says which they are). The row primitives behind the layouts and dtypes are checked for every
+combination by test_kernel_passes.py; what these tests add is the rule (ASSET's steps,
+projection and average, FOLOS' lazy prox) and how it meets each layout, dtype and kind of
+target. So each test covers every *pair* of those three (each layout in both dtypes, each with
+class codes and with real targets) rather than all eight triples, with the pairs that the
+estimator tests compile anyway (`fit` on NumPy float64 rows and on scipy CSR, float32 zarr
+datasets) among them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.pairs import pair_scratch
 from dsvm.kernels.passes import asset_pass, pegasos_pass, sgd_prox_pass
-from tests.kernels.test_kernel_passes import _ro, kernel_X, make_problem
+from tests.kernels.test_kernel_passes import _ro, kernel_codes, kernel_X, make_problem
 from tests.reference_asset import asset_pass_ref, folos_pass_ref
 
 LAYOUTS = ["dense", "csr"]
@@ -73,10 +74,11 @@ def test_asset_pass_matches_reference(layout, dtype, case):
     hp = H.make_hp(alpha=kw["alpha"], t=kw["t"], batch_size=1, loss=LOSS_CODES[loss],
                    fit_intercept=True, dtype=np.dtype(dtype), radius=kw["radius"],
                    bias_bound=kw["bias_bound"], eta0=kw["eta0"], power=kw["power"], average=True,
-                   avg_start=kw["avg_start"], n_avg=kw["n_avg"], loss_param=a)
+                   avg_start=kw["avg_start"], n_avg=kw["n_avg"], loss_param=a,
+                   regression=regression)
     Xk = kernel_X(X, layout, dtype)
     # (a CSR pass pairs w with its average in the scratch: kernels.pairs)
-    lsum = asset_pass(Xk, _ro(codes), _ro(sw), _ro(order), W, b, A, ab, hp,
+    lsum = asset_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W, b, A, ab, hp,
                       pair_scratch(Xk, W, A, True))
     ref = asset_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, A0, ab0, **kw)
     tol = TOL[dtype]
@@ -105,13 +107,13 @@ def test_asset_star_is_pegasos_without_averaging_or_intercept(layout):
     W1, b1 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp1 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R, eta0=1.0 / alpha, power=1.0)
-    asset_pass(Xk, _ro(codes), _ro(sw), _ro(order), W1, b1, np.zeros((1, 0)), np.zeros(1), hp1,
-               np.empty((0, 0, 2)))
+    asset_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W1, b1, np.zeros((1, 0)),
+               np.zeros(1), hp1, np.empty((0, 0, 2)))
     W2, b2 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp2 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R)
-    pegasos_pass(Xk, _ro(codes), _ro(sw), _ro(order), W2, b2, np.zeros((1, 0)), np.zeros(1), hp2,
-                 np.empty((0, 0, 2)))
+    pegasos_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W2, b2, np.zeros((1, 0)),
+                 np.zeros(1), hp2, np.empty((0, 0, 2)))
     np.testing.assert_allclose(W1, W2, rtol=1e-12, atol=1e-14)
     assert np.any(W1 != 0.0)
 
@@ -139,8 +141,10 @@ def test_folos_pass_matches_eager_reference(layout, dtype, penalty, regression):
               fit_intercept=True, eta0=0.5, power=1.0)
     W, b = W0.copy(), b0.copy()
     hp = H.make_hp(alpha=alpha, t=2.0, batch_size=2, loss=LOSS_CODES[loss], fit_intercept=True,
-                   dtype=np.dtype(dtype), eta0=0.5, power=1.0, loss_param=0.1, l1=l1, l2=l2)
-    lsum = sgd_prox_pass(kernel_X(X, layout, dtype), _ro(codes), _ro(sw), _ro(order), W, b, hp)
+                   dtype=np.dtype(dtype), eta0=0.5, power=1.0, loss_param=0.1, l1=l1, l2=l2,
+                   regression=regression)
+    lsum = sgd_prox_pass(kernel_X(X, layout, dtype), kernel_codes(codes), _ro(sw), _ro(order),
+                         W, b, hp)
     Wr, br, tr, lr = folos_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, **kw)
     tol = TOL[dtype]
     np.testing.assert_allclose(W, Wr, **tol)
@@ -163,6 +167,7 @@ def test_folos_fold_of_the_scale_keeps_pending_thresholds_exact():
         hp = H.make_hp(alpha=0.05, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                        dtype=np.dtype(np.float64), eta0=0.5, power=1.0, l1=0.02, l2=0.03)
         hp[H.SCALE_MIN] = scale_min
-        sgd_prox_pass(kernel_X(X, "csr", np.float64), _ro(codes), _ro(sw), _ro(order), W, b, hp)
+        sgd_prox_pass(kernel_X(X, "csr", np.float64), kernel_codes(codes), _ro(sw), _ro(order),
+                      W, b, hp)
         out.append(W)
     np.testing.assert_allclose(out[0], out[1], rtol=1e-10, atol=1e-13)

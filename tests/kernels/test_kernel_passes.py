@@ -1,8 +1,9 @@
 """Pass kernels against the row-by-row NumPy references in tests/reference.py.
 
-Every kernel call here gets read-only inputs, as the solvers pass them, so the whole module
-compiles 8 specialisations (2 algorithms x 2 layouts x 2 dtypes), which the disk cache keeps.
-(Pegasos without an average gets a (K, 0) average array, the same type as with one.)
+Every kernel call here gets read-only inputs and float64 codes, as the solvers pass them
+(dsvm.solvers.objective.kernel_inputs), so the whole module compiles 8 specialisations (2
+algorithms x 2 layouts x 2 dtypes), the ones the fits use, which the disk cache keeps. (Pegasos
+without an average gets a (K, 0) average array, the same type as with one.)
 """
 
 from __future__ import annotations
@@ -17,10 +18,16 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.pairs import UNIT, pair_scratch
 from dsvm.kernels.passes import pegasos_pass, sgd_pass
+from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.kernels.rows import max_row_sqnorm
 from dsvm.kernels.rules import pegasos_rule, sgd_rule
 from dsvm.kernels.stochastic import PassModel, PassRows, stochastic_steps
-from tests.reference import averaged_pegasos_pass_ref, pegasos_pass_ref, sgd_pass_ref
+from tests.reference import (
+    averaged_pegasos_pass_ref,
+    pegasos_pass_ref,
+    sgd_pass_ref,
+    targets_ref,
+)
 
 ALPHA = 0.05
 ETA0 = 0.3
@@ -31,6 +38,13 @@ def _ro(a):
     v = np.ascontiguousarray(a).view()
     v.flags.writeable = False
     return v
+
+
+def kernel_codes(codes):
+    """The kernels' view of int class ``codes`` (or float targets): float64 and read-only, as
+    kernel_inputs builds them. Int32 codes would compile variants of their own (~9 s each on a
+    cold cache) that no fit uses; the references keep the int codes."""
+    return _ro(np.asarray(codes, dtype=np.float64))
 
 
 def strided(a):
@@ -98,7 +112,7 @@ def run_avg_pegasos(X, codes, sw, order, W, b, A, ab, **kw):
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
     sw_arg = np.empty(0) if sw is None else sw
-    loss = pegasos_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
+    loss = pegasos_pass(X, kernel_codes(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
                         pair_scratch(X, W, A, hp[H.AVERAGE] != 0.0))
     return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
 
@@ -121,7 +135,7 @@ def run_sgd(X, codes, sw, order, W, b, A, ab, **kw):
     if "scale_min" in kw:
         hp[H.SCALE_MIN] = kw["scale_min"]
     sw_arg = np.empty(0) if sw is None else sw
-    loss = sgd_pass(X, _ro(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
+    loss = sgd_pass(X, kernel_codes(codes), _ro(sw_arg), _ro(order), W, b, A, ab, hp,
                     pair_scratch(X, W, A, hp[H.AVERAGE] != 0.0))
     return W, b, A, ab, hp[H.T], hp[H.N_AVG], loss
 
@@ -500,9 +514,9 @@ def test_writable_and_readonly_inputs_agree():
     hp2 = hp1.copy()
     no_avg = np.zeros((1, 0)), np.zeros(1)
     P = np.empty((0, 0, 2))
-    l1 = pegasos_pass(np.ascontiguousarray(X), codes.copy(), sw.copy(), order.copy(), W1, b1,
-                      *no_avg, hp1, P)  # writable
-    l2 = pegasos_pass(_ro(X), _ro(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2, P)
+    l1 = pegasos_pass(np.ascontiguousarray(X), kernel_codes(codes).copy(), sw.copy(),
+                      order.copy(), W1, b1, *no_avg, hp1, P)  # writable
+    l2 = pegasos_pass(_ro(X), kernel_codes(codes), _ro(sw), _ro(order), W2, b2, *no_avg, hp2, P)
     assert_same_to_rounding((l1, W1, b1), (l2, W2, b2), np.float64)
     assert hp1[H.T] == hp2[H.T]
 
@@ -592,12 +606,12 @@ def test_paired_average_is_the_separate_arrays_to_rounding(kind, dtype):
         if scratch == "separate":
             # strided views, as a pass hands W and A to its steps: its specialisation serves
             Ws, As = strided(W), strided(A)
-            loss = stochastic_steps(rule(h), PassRows(Xk, codes, sw, order),
+            loss = stochastic_steps(rule(h), PassRows(Xk, kernel_codes(codes), sw, order),
                                     PassModel(Ws, b, As, ab), h, True, False)
             W[:], A[:] = Ws, As
         else:
             P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
-            loss = kernel(Xk, codes, sw, order, W, b, A, ab, h, P)
+            loss = kernel(Xk, kernel_codes(codes), sw, order, W, b, A, ab, h, P)
         results.append((loss, W, b, A, ab, h))
     for other in results[1:]:
         assert_same_to_rounding(other, results[0], dtype)
@@ -624,9 +638,43 @@ def test_the_unit_variant_is_the_general_pass_to_rounding(kind):
             A, ab = np.full((1, X.shape[1] if average else 0), 0.25), np.full(1, 0.5)
             h = hp.copy()
             h[H.N_AVG] = 2.0 if average else 0.0
-            loss = stochastic_steps(rule(h), PassRows(Xk, codes, sw, order),
+            loss = stochastic_steps(rule(h), PassRows(Xk, kernel_codes(codes), sw, order),
                                     PassModel(W, b, A, ab), h, True, unit)
             results.append((loss, W, b, A, ab, h))
         assert_same_to_rounding(results[1], results[0], np.float32)
         assert results[1][-1][H.T] == results[0][-1][H.T]  # the same steps were taken
         assert results[1][-1][H.N_AVG] == results[0][-1][H.N_AVG]
+
+
+@pytest.mark.parametrize(("n_outputs", "regression"), [(1, False), (3, False), (1, True)])
+def test_the_regression_flag_says_what_float64_codes_mean(n_outputs, regression):
+    """The stochastic kernels' float64 codes are class indices (one output: 1 -> +1, else -1;
+    K outputs: +1 at output code) or, with the flag, the targets themselves: checked through
+    the probe's losses (kernels.probe, the same codes and target helper as the passes) of two
+    models, against the targets computed in NumPy."""
+    rng = np.random.default_rng(30)
+    n, d, n_models = 40, 5, 2
+    X = rng.normal(size=(n, d))
+    if regression:
+        codes = rng.normal(scale=3.0, size=n)
+        codes[:4] = [0.0, 1.0, 2.0, -1.0]  # values that class indices could take, too
+        Y = codes[:, None]
+    else:
+        codes = rng.integers(0, max(n_outputs, 2), size=n)
+        Y = targets_ref(codes, n_outputs)
+    M = rng.normal(size=(n_models * n_outputs, d))
+    m = rng.normal(size=n_models * n_outputs)
+    sums = np.zeros((2, n_models))
+    loss = ProbeLoss(n_outputs, LOSS_CODES["squared"], 0.0, regression)
+    weight, count = probe_loss_sums(_ro(X), kernel_codes(codes), _ro(np.empty(0)), n, 1,
+                                    M, m, loss, sums)
+    assert (weight, count) == (n, n)
+    for q in range(n_models):
+        P = X @ M[q * n_outputs:(q + 1) * n_outputs].T + m[q * n_outputs:(q + 1) * n_outputs]
+        expected = np.sum((Y - P) ** 2)
+        assert sums[0, q] == pytest.approx(expected, rel=1e-12)
+    # the other reading of the same codes gives other losses
+    other = np.zeros((2, n_models))
+    probe_loss_sums(_ro(X), kernel_codes(codes), _ro(np.empty(0)), n, 1, M, m,
+                    loss._replace(regression=not regression), other)
+    assert not np.allclose(other[0], sums[0])

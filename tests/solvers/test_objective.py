@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -112,3 +113,46 @@ def test_passes_in_one_thread_keep_one_pairing_scratch_and_give_the_same_model(s
     np.testing.assert_array_equal(kept.avg_coef, alone.avg_coef)
     assert kept.t == alone.t and kept.n_avg == alone.n_avg
     assert getattr(objective._kept, "scratch", None) is None
+
+
+def test_kernel_inputs_give_one_float64_codes_dtype_and_say_which_kind():
+    """Class codes and real targets reach the pass kernels as one dtype, float64 and read-only
+    (a dtype per kind compiled every pass kernel twice); ``regression`` says which they are,
+    and the values are kept exactly."""
+    from dsvm.solvers.objective import kernel_inputs
+    from dsvm.solvers.pegasos import init_linear_state
+
+    _, codes, _, block, _, _ = problem(3, "csr")
+    state = init_linear_state(5, 3, np.float64)
+    order = np.arange(30)
+    classes = kernel_inputs(block, codes, order, state, "test")
+    assert classes.codes.dtype == np.float64 and not classes.codes.flags.writeable
+    np.testing.assert_array_equal(classes.codes, codes)
+    assert classes.regression is False
+    y = np.random.default_rng(1).normal(scale=50.0, size=30)
+    targets = kernel_inputs(block, y, order, state, "test")
+    assert targets.codes.dtype == np.float64 and not targets.codes.flags.writeable
+    np.testing.assert_array_equal(targets.codes, y)
+    assert targets.regression is True
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="no dispatchers with NUMBA_DISABLE_JIT=1")
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_classification_and_regression_run_one_compiled_pass(layout):
+    """A classifier's and a regressor's passes over the same rows call the same compiled
+    specialisation of the pass kernel: the regression adds no signature."""
+    from dsvm.kernels.passes import sgd_pass
+    from dsvm.solvers.sgd import SGDSolver
+
+    X, codes, _, block, _, _ = problem(1, layout)
+    order = np.arange(30)
+    classifier = SGDSolver(alpha=0.01, eta0=0.1)
+    classifier.run_block(classifier.init_state(5, 1, np.float64), block, codes, order)
+    compiled = set(sgd_pass.signatures)
+    assert compiled
+    regressor = SGDSolver(alpha=0.01, eta0=0.1, loss="epsilon_insensitive")
+    y = X @ np.arange(1.0, 6.0) + 3.0
+    state = regressor.init_state(5, 1, np.float64)
+    regressor.run_block(state, block, y, order)
+    assert set(sgd_pass.signatures) == compiled
+    assert np.any(state.coef != 0.0)
