@@ -114,7 +114,7 @@ def grid_spec(spec: FitSpec) -> FitSpec:
         raise ValueError(f"solver={spec.solver!r} cannot train a grid of alphas in one pass "
                          "(CoCoA+ keeps duals per row, NESVM and BSGD other models); use "
                          "solver='sgd', 'pegasos' or 'auto'.")
-    if spec.params.get("early_stopping"):
+    if spec.early_stopping:
         raise ValueError("early_stopping=True: the grid holds out its own rows "
                          "(cv_fraction) and stops each candidate on them already.")
     return spec
@@ -387,7 +387,7 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     """The grid's first state (every candidate calibrated on the first training chunk), after
     checking that K states fit in a worker's memory."""
     shown, values = class_values(spec, source, None, text)
-    weights = class_weight_vector(spec.params.get("class_weight"), shown, values, source)
+    weights = class_weight_vector(spec.class_weight, shown, values, source)
     grid = grid_solvers(lambda a: spec.with_params(alpha=a).make_solver(source.n_samples),
                         alphas)
     n_outputs = 1 if values is None else n_outputs_for(len(values))

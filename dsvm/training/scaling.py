@@ -75,7 +75,7 @@ def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,
     if continues is None and mode is not False and scalable(spec.params):
         stats = stored_stats(source) or feature_stats(engine, source)
         scaling = None if stats is None else choose_scaling(
-            stats, mode, fit_intercept=bool(spec.params.get("fit_intercept", True)),
+            stats, mode, fit_intercept=spec.fit_intercept,
             regression=not spec.classifies)
         if scaling is not None:
             fit_note(scaling.describe(), spec.verbose)

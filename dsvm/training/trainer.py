@@ -66,7 +66,7 @@ def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool,
                       weighted: bool = False) -> None:
     """What the solver cannot do with this fit, refused before any work, with the reason."""
     if spec.solver == "nesvm":
-        if spec.params.get("early_stopping"):
+        if spec.early_stopping:
             raise ValueError("early_stopping covers the stochastic solvers; solver='nesvm' "
                              "stops on tol (its passes are exact: nothing to hold out).")
     elif spec.solver == "cocoa":
@@ -76,7 +76,7 @@ def check_combination(spec: FitSpec, *, init: Any, warm: Any, resume: bool,
     elif init is not None:
         raise ValueError(f"init= needs solver='nesvm'; solver={spec.solver!r} trains from zero "
                          "(use partial_fit to continue a fit).")
-    if spec.solver == "bsgd" and (weighted or spec.params.get("class_weight") is not None):
+    if spec.solver == "bsgd" and (weighted or spec.class_weight is not None):
         raise ValueError("solver='bsgd' supports neither sample weights nor class_weight (its "
                          "support-vector merging, papers/001, is stated for unweighted rows); "
                          "use a kernel map (kernel='nystroem') with a linear solver.")
@@ -107,7 +107,7 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
         raise ValueError(
             "solver='nesvm' is a full-gradient method and has no partial_fit; call fit "
             "(with warm_start=True to continue from the current model).")
-    if spec.params.get("class_weight") == "balanced":
+    if spec.class_weight == "balanced":
         raise ValueError(
             "class_weight='balanced' needs the class counts of all the data, which partial_fit "
             "does not see; pass the weights as a dict (e.g. from sklearn.utils.class_weight."
