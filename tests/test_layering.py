@@ -392,3 +392,29 @@ def test_an_in_memory_fit_loads_no_cluster_code():
         f"an in-memory fit loaded cluster code: {sorted(loaded - set(IN_MEMORY_DEBT))}"
     paid = sorted(set(IN_MEMORY_DEBT) - loaded)
     assert not paid, f"no longer loaded by an in-memory fit: remove from IN_MEMORY_DEBT: {paid}"
+
+
+# What a worker imports to run the tasks of a linear fit (unpickling a stream task, a
+# CoCoA+ round, a NESVM pass and the solvers they carry).
+_WORKER_SIDE = """
+import sys
+import dsvm.engine.tasks, dsvm.engine.cocoa_tasks, dsvm.distributed.engine
+import dsvm.solvers.sgd, dsvm.solvers.pegasos, dsvm.solvers.asset, dsvm.solvers.cocoa
+import dsvm.solvers.nesvm, dsvm.solvers.grid, dsvm.combine
+print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn')[:5])
+"""
+
+
+def test_a_worker_running_a_linear_fit_does_not_import_scikit_learn():
+    """scikit-learn is for the estimators and the kernel maps (sklearn transformers); a worker
+    of a linear fit never needs it, and importing it cost every new worker 1.3 s."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _WORKER_SIDE], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]", done.stdout
