@@ -20,7 +20,11 @@ Accuracy (a9a, w8a, ijcnn1, criteo_sample): the test accuracy of the model the g
 its held-out rows (a share of every chunk's, dsvm.data.fold), against the best test
 accuracy of the 8 alphas trained separately on all the training rows (in this process).
 
-    python -m benchmarks.bench_cv [--epochs 10] [--skip-dask-ml]
+    python -m benchmarks.bench_cv [--epochs 10] [--skip-dask-ml] [--sets a9a w8a sparse22]
+        [--accuracy a9a w8a w8a-shuffled ijcnn1 criteo_sample] [--no-write]
+
+``sparse22`` is the issue's 400,000 x 2^22 set with 40 nonzeros a row (generated as in
+bench_kernels; its test rows are 100,000 more of the same teacher).
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ from benchmarks._common import write_section
 DATA = Path(os.environ.get("DSVM_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
 SEED = 0
 REPEATS = 3
+DEFAULT_SETS = ["a9a", "w8a"]
+DEFAULT_ACCURACY = ["a9a", "w8a", "w8a-shuffled", "ijcnn1", "criteo_sample"]
 READING = (
     "Reading: the grid costs one read of the chunks per epoch plus K times a pass's "
     'arithmetic; the held-out rows are scored inside the training pass (the models the '
@@ -90,6 +96,10 @@ def load(name: str) -> tuple[Any, np.ndarray, Any, np.ndarray]:
         Xt, yt = load_svmlight("ijcnn1/ijcnn1.t.bz2", 22)
         X = sp.vstack([tr[0], va[0]]).toarray()
         return X, np.concatenate([tr[1], va[1]]), Xt.toarray(), yt
+    if name == "sparse22":  # the issue's 400,000 x 2^22 set, 40 nonzeros a row (bench_kernels')
+        from benchmarks.bench_kernels import sparse_problem
+
+        return sparse_problem(400_000, 2 ** 22, 40, seed=SEED)
     raise ValueError(name)
 
 
@@ -140,7 +150,8 @@ def incremental_search(X: Any, y: np.ndarray, alphas: np.ndarray, epochs: int,
     return seconds
 
 
-def timing_rows(name: str, work: Path, client: Any, epochs: int, dask_ml: bool) -> list[str]:
+def timing_rows(name: str, work: Path, client: Any, epochs: int, dask_ml: bool,
+                repeats: int = REPEATS) -> list[str]:
     from sklearn.model_selection import GridSearchCV
 
     import dsvm
@@ -166,7 +177,7 @@ def timing_rows(name: str, work: Path, client: Any, epochs: int, dask_ml: bool) 
     gs = GridSearchCV(SVMClassifier(tol=None, **common), {"alpha": list(alphas)}, cv=3,
                       n_jobs=1)
     runs: dict[str, list[float]] = {k: [] for k in ("one", "grid", "stop", "mem", "gs")}
-    for _ in range(REPEATS):  # interleaved, the least disturbed of each kept (shared machine)
+    for _ in range(repeats):  # interleaved, the least disturbed of each kept (shared machine)
         runs["one"].append(timed(lambda: one.fit(str(path)))[0])
         runs["grid"].append(timed(lambda: grid_all.fit(str(path)))[0])
         runs["stop"].append(timed(lambda: grid_stop.fit(str(path)))[0])
@@ -219,9 +230,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--skip-dask-ml", action="store_true")
-    parser.add_argument("--sets", nargs="*", default=["a9a", "w8a"])
-    parser.add_argument("--accuracy", nargs="*",
-                        default=["a9a", "w8a", "w8a-shuffled", "ijcnn1", "criteo_sample"])
+    parser.add_argument("--sets", nargs="*", default=DEFAULT_SETS)
+    parser.add_argument("--accuracy", nargs="*", default=DEFAULT_ACCURACY)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave RESULTS.md")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help="interleaved runs of each timing, the least kept")
     args = parser.parse_args()
     from distributed import Client, LocalCluster
 
@@ -237,11 +250,12 @@ def main() -> None:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             for name in args.sets:
-                timing += timing_rows(name, work, client, args.epochs, dask_ml_ok)
+                timing += timing_rows(name, work, client, args.epochs, dask_ml_ok,
+                                      args.repeats)
         accuracy = [accuracy_row(name, work, args.epochs) for name in args.accuracy]
     body = (
         f"8 alphas (`alphas='auto'`: log-spaced over 1e-3..1e3 / n), {args.epochs} epochs, "
-        f"solver sgd, seed 0. Seconds of wall time, the least of {REPEATS} interleaved runs "
+        f"solver sgd, seed 0. Seconds of wall time, the least of {args.repeats} interleaved runs "
         "of each (the machine is shared); from zarr (chunks of 4,096 rows) on a "
         "LocalCluster of 2 worker processes, except GridSearchCV (in-memory arrays, "
         "n_jobs=1, cv=3: 24 fits and a refit) and the grid in process on the same arrays "
@@ -252,7 +266,8 @@ def main() -> None:
         "| data | one fit, one alpha | grid of 8, all epochs (x one fit) | grid of 8, "
         "per-candidate stopping | grid of 8, all epochs, in process (arrays) | "
         "GridSearchCV cv=3 (arrays) | dask-ml IncrementalSearchCV |\n"
-        "|---|---|---|---|---|---|---|\n" + "\n".join(timing) + "\n\n"
+        "|---|---|---|---|---|---|---|\n" + "\n".join(timing) + "\n\n")
+    accuracy_part = (
         "Test accuracy (%) of the alpha the grid chose on its held-out rows (10% of every "
         "chunk's rows, by a hash of seed, chunk and row: dsvm.data.fold), against the best "
         "of the 8 alphas trained separately on all the training rows (in this process); "
@@ -262,9 +277,16 @@ def main() -> None:
         "same rows permuted once, as `dsvm convert --shuffle` writes them.\n\n"
         "| data | chosen alpha | its test accuracy | best alpha | best test accuracy | gap "
         "| the 8 separately (small to large alpha) |\n|---|---|---|---|---|---|---|\n"
-        + "\n".join(accuracy) + "\n\n" + READING + "\n")
-    write_section("#27: a grid of alphas in one read (SVMClassifierCV)", body,
-                  "python -m benchmarks.bench_cv")
+        + "\n".join(accuracy) + "\n\n")
+    body += (accuracy_part if accuracy else "") + READING + "\n"
+    title = "#27: a grid of alphas in one read (SVMClassifierCV)"
+    command = "python -m benchmarks.bench_cv"
+    if args.sets != DEFAULT_SETS or args.accuracy != DEFAULT_ACCURACY:  # its own section
+        title += ": " + ", ".join(args.sets + args.accuracy)
+        command += (" --sets " + " ".join(args.sets) + " --accuracy " + " ".join(args.accuracy)
+                    + f" --repeats {args.repeats}")
+    if not args.no_write:
+        write_section(title, body, command)
     print(body)
 
 

@@ -62,16 +62,32 @@ def _matrix(block: Block) -> np.ndarray | sp.csr_matrix:
 
 def decision_block(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.ndarray:
     """(n_rows, n_outputs) float64 decision values X @ coef.T + intercept."""
-    coef64 = np.asarray(coef, dtype=np.float64)
     b64 = np.asarray(intercept, dtype=np.float64)
     X = _matrix(block)
     if sp.issparse(X):
-        out = np.asarray(X @ coef64.T, dtype=np.float64)
+        X, coef = touched_columns(sp.csr_matrix(X), coef)
+        out = np.asarray(X @ np.asarray(coef, dtype=np.float64).T, dtype=np.float64)
     else:
         # float64 products for float32 data too: this costs a float64 copy of the block, but
         # evaluation is not the hot path and its sums should not depend on the storage dtype.
-        out = np.asarray(X, dtype=np.float64) @ coef64.T
+        out = np.asarray(X, dtype=np.float64) @ np.asarray(coef, dtype=np.float64).T
     return out + b64
+
+
+def touched_columns(X: sp.csr_matrix, coef: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``X`` and ``coef`` cut to the columns ``X``'s rows touch, when they are few.
+
+    A block of a few thousand rows of a 2^22-feature set touches a small share of the
+    columns, and ``X @ coef.T`` with the whole (K, d) model cost two O(K d) copies per block
+    (the float64 conversion, and scipy's C-order copy of the transposed model): scoring the
+    held-out rows of the 8 candidates of a grid made its epochs 7x slower than the training.
+    The entries keep their order in each row, so the products are summed exactly as before.
+    """
+    if X.nnz >= X.shape[1] // 4:
+        return X, coef
+    cols, inverse = np.unique(X.indices, return_inverse=True)
+    cut = sp.csr_matrix((X.data, inverse.reshape(-1), X.indptr), shape=(X.shape[0], cols.size))
+    return cut, coef[:, cols]
 
 
 def loss_block(

@@ -156,3 +156,21 @@ def test_classification_and_regression_run_one_compiled_pass(layout):
     regressor.run_block(state, block, y, order)
     assert set(sgd_pass.signatures) == compiled
     assert np.any(state.coef != 0.0)
+
+
+def test_a_wide_sparse_block_is_scored_on_the_columns_it_touches_with_the_same_sums():
+    """decision_block cuts a 2^20-column block and model to the columns the rows touch (no
+    O(K d) copies of the model per block); the decision values are bit for bit the full
+    product's: every row's entries are summed in the same order."""
+    from dsvm.solvers.objective import decision_block, touched_columns
+
+    rng = np.random.default_rng(5)
+    d, n = 2 ** 20, 60
+    X = sp.random(n, d, density=8 / d, format="csr", random_state=rng, dtype=np.float32)
+    coef = rng.standard_normal((3, d)).astype(np.float32)
+    b = rng.standard_normal(3)
+    cut, part = touched_columns(X, coef)
+    assert cut.shape[1] == np.unique(X.indices).size < d // 1000 and part.shape == (3, cut.shape[1])
+    expected = np.asarray(X @ coef.astype(np.float64).T) + b
+    got = decision_block(coef, b, block_from_arrays(X, np.ones(n)))
+    np.testing.assert_array_equal(got, expected)
