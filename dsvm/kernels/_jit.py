@@ -177,7 +177,7 @@ def run_kernel(kernel: Any, *args: Any) -> Any:
     called from Python (a jitted caller compiles its callees itself), and only with the disk
     cache on (without it every process compiles anyway).
     """
-    if CACHE:
+    if CACHE and hasattr(kernel, "overloads"):  # (a plain function with NUMBA_DISABLE_JIT=1)
         types = tuple(kernel.typeof_pyval(a) for a in args)
         if types not in kernel.overloads:
             with _compile_lock(kernel.py_func.__qualname__):

@@ -122,6 +122,7 @@ print(sum(stats.cache_misses.values()), sum(stats.cache_hits.values()))
 """
 
 
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="nothing compiles with NUMBA_DISABLE_JIT=1")
 def test_processes_compiling_the_same_variant_at_once_compile_it_once(tmp_path):
     """Two processes (a cluster's two workers starting the same task) asking for a variant no
     cache holds: one compiles it, the other waits for the lock and loads it from the cache."""
