@@ -107,14 +107,16 @@ class BSGDSolver:
         codes = np.ascontiguousarray(codes, dtype=np.int32)
         merge_seconds = 0.0
         X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
-        while True:
-            k = run_kernel(kb.bsgd_pass, X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
-            if k < 0:
-                break
+        args = (X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
+        # the pass returns at each merge and is called again from its cursor: only the first
+        # call needs the compile lock (run_kernel looks up the variant, a few microseconds)
+        k = run_kernel(kb.bsgd_pass, *args)
+        while k >= 0:
             tic = time.perf_counter()
             n_sv[k] = kb.merge_once(sv[k], alpha[k], int(n_sv[k]), float(self.gamma), code,
                                     self.compare_merges, H, WD, stats[k])
             merge_seconds += time.perf_counter() - tic
+            k = kb.bsgd_pass(*args)
         ex["merge_seconds"][0] += merge_seconds
         state.t = float(acc[0])
         if not np.isfinite(acc[1]) or not np.all(np.isfinite(alpha)):
