@@ -18,6 +18,7 @@ import contextlib
 import logging
 import pickle
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -157,7 +158,12 @@ class DaskEngine:
     def hold(self, value: Any, *, name: str = "held") -> Any:
         """``value`` as a future (see :func:`_held`): sent once, then used where it is."""
         self._calls += 1
-        return self.client.submit(_held, value, key=self._key(name, self._calls), pure=False)
+        with warnings.catch_warnings():
+            # the model rides in the task on purpose (see _held): distributed's advice against
+            # "Sending large graph" (a grid's 8 stacked models of 2^18 features: 32 MiB) is
+            # noise here, sent once and used where it is
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(_held, value, key=self._key(name, self._calls), pure=False)
 
     def apply(self, fn: Callable[..., Any], *args: Any, name: str = "apply") -> Any:
         """A future of ``fn(*args)``, run where its held arguments are."""
