@@ -193,9 +193,14 @@ def process_cluster():
     cluster.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_client():
-    """A LocalCluster of 2 worker processes (1 thread each) and a Client on it."""
+    """A LocalCluster of 2 worker processes (1 thread each) and a Client on it, shared by the
+    session (each xdist worker has its own): starting one costs two worker processes and their
+    imports, about 8 CPU-seconds, which 15 files paid each. A test that changes the cluster
+    undoes it (scheduler plugins: tests/distributed/test_data_stays_on_workers.py
+    ``result_sizes``; patched worker functions: test_state_shipping.py); one that breaks or
+    restarts workers starts a cluster of its own."""
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

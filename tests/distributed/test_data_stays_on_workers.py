@@ -3,6 +3,9 @@ only task results are states and partials, whose size depends on n_features, not
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+
 import numpy as np
 import pytest
 from distributed.diagnostics.plugin import SchedulerPlugin
@@ -31,6 +34,19 @@ class ResultSizes(SchedulerPlugin):
                 self.sizes[str(key)] = max(self.sizes.get(str(key), 0), int(ts.nbytes))
 
 
+@contextlib.contextmanager
+def result_sizes(client, name: str = ResultSizes.name) -> Iterator[Callable[[], dict]]:
+    """A :class:`ResultSizes` on the scheduler while the block runs; yields a function that
+    reads what it recorded. The plugin is removed after: the test cluster is shared by the
+    session (tests/conftest.py ``local_client``)."""
+    client.register_plugin(ResultSizes(), name=name)
+    try:
+        yield lambda: client.run_on_scheduler(
+            lambda dask_scheduler: dict(dask_scheduler.plugins[name].sizes))
+    finally:
+        client.unregister_scheduler_plugin(name)
+
+
 def test_dask_sees_the_real_size_of_dsvm_objects(tmp_path):
     from dask.sizeof import sizeof
 
@@ -55,11 +71,10 @@ def test_task_results_are_model_sized_not_data_sized(tmp_path, local_client):
     y = np.where(X[:, 0] + 0.2 * rng.normal(size=40_000) > 0, 1.0, -1.0)
     ds = dsvm.write_arrays(tmp_path / "d.zarr", X, y, chunk_rows=5000, dtype="float64")
     chunk_bytes = 5000 * 30 * 8
-    local_client.register_plugin(ResultSizes())
-    clf = dsvm.SVMClassifier(max_epochs=2, tol=None, random_state=0, client=local_client)
-    clf.fit(ds, validation=ds)
-    sizes = local_client.run_on_scheduler(
-        lambda dask_scheduler: dict(dask_scheduler.plugins[ResultSizes.name].sizes))
+    with result_sizes(local_client) as recorded:
+        clf = dsvm.SVMClassifier(max_epochs=2, tol=None, random_state=0, client=local_client)
+        clf.fit(ds, validation=ds)
+        sizes = recorded()
     dsvm_keys = {k: v for k, v in sizes.items() if k.startswith("dsvm-")}
     assert any(k.startswith("dsvm-pass") for k in dsvm_keys), sizes
     # a state/partial of 30 features is a few KB; one chunk of X is 1.2 MB

@@ -77,17 +77,16 @@ def test_shares_add_in_any_grouping(problem):
 
 def test_only_model_sized_sums_travel(tmp_path, local_client):
     """A pass's task results (shares and their tree sums) are sized by n_features, not data."""
-    from tests.distributed.test_data_stays_on_workers import ResultSizes
+    from tests.distributed.test_data_stays_on_workers import result_sizes
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40_000, 30))
     y = np.where(X[:, 0] + 0.2 * rng.normal(size=40_000) > 0, 1.0, -1.0)
     ds = dsvm.write_arrays(tmp_path / "d.zarr", X, y, chunk_rows=5000, dtype="float64")
-    local_client.register_plugin(ResultSizes(), name="nesvm-sizes")
-    clf = SVMClassifier(solver="nesvm", max_epochs=3, tol=None, n_streams=4,
-                        client=local_client).fit(ds)
-    sizes = local_client.run_on_scheduler(
-        lambda dask_scheduler: dict(dask_scheduler.plugins["nesvm-sizes"].sizes))
+    with result_sizes(local_client, name="nesvm-sizes") as recorded:
+        clf = SVMClassifier(solver="nesvm", max_epochs=3, tol=None, n_streams=4,
+                            client=local_client).fit(ds)
+        sizes = recorded()
     keys = {k: v for k, v in sizes.items() if k.startswith("dsvm-nesvm-")}
     assert any("-pass-" in k for k in keys) and any("-add-" in k for k in keys), sizes
     assert max(keys.values()) < 5000 * 30 * 8 / 50, keys  # one chunk of X is 1.2 MB

@@ -51,8 +51,19 @@ def _count_big_pickles(big: int) -> None:
                 dp._dsvm_counts.append(("dumps", type(x).__name__))
             return frames
 
+        dp._dsvm_original = loads, dumps
         dp.loads, dp.dumps = counted_loads, counted_dumps
     dp._dsvm_counts = []
+
+
+def _stop_counting() -> None:
+    """In a worker: put distributed's own pickle functions back (the cluster is shared by the
+    session's other tests)."""
+    import distributed.protocol.pickle as dp
+
+    if hasattr(dp, "_dsvm_original"):
+        dp.loads, dp.dumps = dp._dsvm_original
+        del dp._dsvm_original, dp._dsvm_counts
 
 
 def _take_counts() -> list:
@@ -130,6 +141,7 @@ def _counted_fit(local_client, ds, n_streams: int, monkeypatch) -> tuple[list, l
                            n_streams=n_streams, random_state=0).fit(ds)
     finally:
         local_client.run_on_scheduler(_stealing, on=True)
+        local_client.run(_stop_counting)
         monkeypatch.undo()
     return windows, on_client, order
 

@@ -15,7 +15,7 @@ import pytest
 import dsvm
 from dsvm.data.predictions import PredictionStore
 from dsvm.exceptions import DataFormatError
-from tests.distributed.test_data_stays_on_workers import ResultSizes
+from tests.distributed.test_data_stays_on_workers import result_sizes
 
 pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
 
@@ -33,16 +33,16 @@ def problem(tmp_path_factory):
 def test_labels_and_decision_values_equal_predict(problem, tmp_path, local_client):
     _, X, y, ds = problem
     clf = dsvm.SVMClassifier(max_epochs=3, tol=None, random_state=0, client=local_client).fit(ds)
-    local_client.register_plugin(ResultSizes())
-    url = clf.write_predictions(ds, tmp_path / "labels.zarr")
-    assert url == str(tmp_path / "labels.zarr") and os.listdir(tmp_path) == ["labels.zarr"]
-    np.testing.assert_array_equal(dsvm.read_predictions(url), clf.predict(ds))
-    scores = dsvm.read_predictions(clf.write_predictions(ds, tmp_path / "dec.zarr", decision=True))
+    with result_sizes(local_client) as recorded:
+        url = clf.write_predictions(ds, tmp_path / "labels.zarr")
+        assert url == str(tmp_path / "labels.zarr") and os.listdir(tmp_path) == ["labels.zarr"]
+        np.testing.assert_array_equal(dsvm.read_predictions(url), clf.predict(ds))
+        scores = dsvm.read_predictions(clf.write_predictions(ds, tmp_path / "dec.zarr",
+                                                             decision=True))
+        sizes = recorded()
     assert scores.shape == (20_000, 3)
     np.testing.assert_allclose(scores, clf.decision_function(ds), rtol=1e-12)
     # the values stayed on the workers: every write task returned a row count
-    sizes = local_client.run_on_scheduler(
-        lambda dask_scheduler: dict(dask_scheduler.plugins[ResultSizes.name].sizes))
     writes = {k: v for k, v in sizes.items() if "write-predictions" in k}
     assert len(writes) == 2 * ds.n_chunks and max(writes.values()) < 1000, writes
     with pytest.raises(FileExistsError, match="already exists"):
