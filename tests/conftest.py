@@ -194,16 +194,25 @@ def process_cluster():
 
 
 @pytest.fixture(scope="session")
-def local_client():
-    """A LocalCluster of 2 worker processes (1 thread each) and a Client on it, shared by the
-    session (each xdist worker has its own): starting one costs two worker processes and their
-    imports, about 8 CPU-seconds, which 15 files paid each. A test that changes the cluster
-    undoes it (scheduler plugins: tests/distributed/test_data_stays_on_workers.py
-    ``result_sizes``; patched worker functions: test_state_shipping.py); one that breaks or
-    restarts workers starts a cluster of its own."""
+def _session_client():
+    """The LocalCluster behind ``local_client``, started once per session (each xdist worker
+    has its own): starting one costs two worker processes and their imports and kernel loads,
+    which 15 files paid each (356 CPU-s for those files, 241 with one cluster). Not the
+    default client: a test that did not ask for the cluster trains as if it did not exist."""
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None, memory_limit="2GiB") as cluster:
-        with Client(cluster) as client:
+        with Client(cluster, set_as_default=False) as client:
             yield client
+
+
+@pytest.fixture
+def local_client(_session_client):
+    """A LocalCluster of 2 worker processes (1 thread each) and a Client on it, the current
+    client while the test runs. The cluster is shared by the session: a test that changes it
+    undoes it (scheduler plugins: tests/distributed/test_data_stays_on_workers.py
+    ``result_sizes``; patched worker functions: test_state_shipping.py); one that breaks or
+    restarts workers starts a cluster of its own."""
+    with _session_client.as_current():
+        yield _session_client
