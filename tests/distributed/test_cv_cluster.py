@@ -13,9 +13,8 @@ from dsvm import SVMClassifier, SVMClassifierCV
 pytestmark = [pytest.mark.distributed, pytest.mark.timeout(300)]
 
 
-def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path):
-    from distributed import Client, LocalCluster
-
+def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path, _session_client):
+    # (the session's cluster, given explicitly: it is not current while the in-process fits run)
     rng = np.random.default_rng(7)
     X = rng.normal(size=(4000, 12)).astype(np.float32)
     W = rng.normal(size=(12, 3))
@@ -31,11 +30,8 @@ def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path):
     one = dict(solver="sgd", alpha=1e-3, max_epochs=3, tol=None, random_state=2, n_streams=2,
                scale=False, early_stopping=True)
     local_one = SVMClassifier(chunk_rows=200, **one).fit(X, y)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, memory_limit="600MiB") as cluster, \
-            Client(cluster) as client:
-        remote = SVMClassifierCV(client=client, **kw).fit(ds)
-        remote_one = SVMClassifier(client=client, **one).fit(ds)
+    remote = SVMClassifierCV(client=_session_client, **kw).fit(ds)
+    remote_one = SVMClassifier(client=_session_client, **one).fit(ds)
     # the held-out chunks are the ones scored on the cluster too (they once shipped as the
     # training part: distributed.engine keyed a chunk subset on its whole source)
     np.testing.assert_allclose([h["holdout_objective"] for h in remote_one.history_],
