@@ -34,7 +34,10 @@ pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT,
                                 reason="plain Python functions with NUMBA_DISABLE_JIT=1")
 
 ROWS, DENSE_FEATURES, SPARSE_FEATURES, NNZ = 65_536, 100, 2 ** 16, 20
-BUSY_SECONDS = 0.3  # how long the pass runs, repeated, while the ticks are counted
+BUSY_SECONDS = 0.5  # how long the pass runs, repeated, while the ticks are counted
+# Ticks that a GIL-free half second gives at the least: ~450 on an idle machine, 70 seen at a
+# load of 40 on 2 cores (each wake-up waits for a core); a held GIL gives 0-1
+MIN_TICKS = 10
 
 
 class _Chunks:
@@ -117,8 +120,8 @@ def test_a_stream_pass_lets_another_thread_run(layout, solver_name):
     ticks, seconds = _ticks_while(lambda: task(source, [0], start))
 
     # released: about one tick a millisecond of the pass (fewer on a loaded machine);
-    # held: none but at the few points between kernels where the pass waits for nothing
-    assert ticks >= 0.05 * seconds * 1000, (ticks, seconds)
+    # held: none, the pass's Python between its kernels is not made to let go either
+    assert ticks >= MIN_TICKS, (ticks, seconds)
 
 
 def test_a_kernel_that_holds_the_gil_stops_the_other_thread():
@@ -134,7 +137,7 @@ def test_a_kernel_that_holds_the_gil_stops_the_other_thread():
     releasing = numba.njit(**jit_options(cache=False))(spin)
     n = 1
     holding(n), releasing(n)
-    while True:  # one call of about 0.2 s
+    while True:  # one call of 0.2 s or more
         tic = time.perf_counter()
         holding(n)
         if time.perf_counter() - tic > 0.2 or n > 1 << 40:
@@ -142,4 +145,4 @@ def test_a_kernel_that_holds_the_gil_stops_the_other_thread():
         n *= 4
     held, held_s = _ticks_while(lambda: holding(n))
     released, released_s = _ticks_while(lambda: releasing(n))
-    assert held < 0.05 * held_s * 1000 <= released, (held, held_s, released, released_s)
+    assert held < MIN_TICKS <= released, (held, held_s, released, released_s)
