@@ -29,8 +29,8 @@ The dask-ml ``Incremental(SGDClassifier(loss='hinge'))`` comparison runs on the 
 uncompressed set (one fit, its wall time over its one pass), beside the bound that reading
 sets on 2 workers (the read-only epoch).
 
-    python -m benchmarks.bench_read_speed [--dense-rows 4000000] [--rounds 3] [--quick]
-        [--no-write] [--skip-dask-ml]
+    python -m benchmarks.bench_read_speed [--dense-rows 3000000] [--rounds 3] [--quick]
+        [--solvers sgd pegasos] [--parts epoch model] [--no-write] [--skip-dask-ml]
 """
 
 from __future__ import annotations
@@ -514,7 +514,7 @@ def main(argv: list[str]) -> None:
     if args.quick:
         args.dense_rows, args.sparse_rows, args.rounds = 400_000, 200_000, 1
         args.model_rows = 100_000
-    cmd = "python -m benchmarks.bench_read_speed" + (" --quick" if args.quick else "")
+    cmd = " ".join(["python -m benchmarks.bench_read_speed", *argv])
     WORK.mkdir(parents=True, exist_ok=True)
     streams: list[dict[str, Any]] = []
     if "model" in args.parts:
@@ -529,7 +529,7 @@ def main(argv: list[str]) -> None:
         print(body, flush=True)
         if not args.no_write:
             write_section("#28 item 3: the model's broadcast and combine at 2^22 features, "
-                          "and at 64 streams", body, cmd + " --parts model")
+                          "and at 64 streams", body, cmd)
     if "epoch" not in args.parts:
         return
     with tempfile.TemporaryDirectory(dir=WORK) as tmp_name:
