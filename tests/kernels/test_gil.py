@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT,
 
 ROWS, DENSE_FEATURES, SPARSE_FEATURES, NNZ = 65_536, 100, 2 ** 16, 20
 BUSY_SECONDS = 0.5  # how long the pass runs, repeated, while the ticks are counted
-# Ticks that a GIL-free half second gives at the least: ~450 on an idle machine, 70 seen at a
+# Ticks that a GIL-free half second gives at the least: ~400 on an idle machine, 70 seen at a
 # load of 40 on 2 cores (each wake-up waits for a core); a held GIL gives 0-1
 MIN_TICKS = 10
 
