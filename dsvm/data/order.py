@@ -50,7 +50,10 @@ MIN_CHUNK_RUNS = 512
 # 0.43x; runs of 512, 4 open 0.87x, 8 open 0.53x (earlier, quieter: runs of 4 rows one after
 # the other 0.18 s against 0.055 s in stored order). bench_order with 4 open against 8: a9a
 # sorted 0.27 points from its shuffled copy (8: 0.43), w8a 0.32 (0.42), the drifting stream
-# -0.10 (-0.08).
+# -0.10 (-0.08). dsvm's own averaged Pegasos pass, which prefetches each row 8 steps ahead
+# (dsvm.kernels.prefetch), gained only 1-3% (0.080 -> 0.078 s; 0.064 s in stored order): the
+# misses were mostly hidden from it already (benchmarks/RESULTS.md, "Kernels: what the
+# numbers above say").
 ROUND_STREAMS = 4
 
 
