@@ -191,3 +191,69 @@ def test_rows_go_in_runs_of_their_bytes_read_a_few_at_a_time():
     first_round = order[:counts[0] - 1000]  # inside the first round: a quarter of every chunk
     chunk_of = np.searchsorted(np.cumsum([0, *counts]), first_round, side="right") - 1
     assert np.all(np.bincount(chunk_of, minlength=4) > counts[0] // 6)
+
+
+def test_dense_rows_in_large_chunks_go_in_long_runs_few_open_at_once():
+    """Dense rows in large chunks (2,000,000 x 100 float32 in 65,536-row chunks, a window of 5:
+    bench_kernels' shape) go in runs of 128 stored rows (51 KB), each read in stored order,
+    ROUND_STREAMS of them open at a time, so that the hardware prefetchers follow every one
+    (they followed 4 interleaved streams of rows here, not 8); every row once."""
+    from dsvm.data.order import ROUND_STREAMS, run_rows, window_order
+
+    counts = [65536] * 5
+    run = run_rows(400, counts)
+    assert run == 128
+    assert ROUND_STREAMS <= 4
+    order = window_order(0, 1, 0, counts, row_bytes=400)
+    assert np.array_equal(np.sort(order), np.arange(sum(counts)))
+    position = np.argsort(order)
+    first, last = position[::run], position[run - 1::run]  # each run's first and last step
+    rows = np.arange(sum(counts)).reshape(-1, run)
+    assert np.all(np.diff(position[rows], axis=1) > 0)  # a run is read in stored order
+    opened = np.zeros(order.size + 1, np.int64)  # runs open at each step: +1 at a run's
+    np.add.at(opened, first, 1)  # first step, -1 after its last
+    np.add.at(opened, last + 1, -1)
+    assert np.cumsum(opened)[:-1].max() == ROUND_STREAMS
+
+
+def test_dense_and_csr_copies_of_a_window_are_visited_in_the_same_order():
+    """The runs are sized by a row's dense bytes whatever its layout, so that the same rows
+    stored dense or CSR train in the same order (the same model up to rounding)."""
+    import scipy.sparse as sp
+
+    from dsvm.data.blocks import CSRBlock, DenseBlock
+    from dsvm.data.order import ROUND_RUN_ROWS, run_rows
+    from dsvm.solvers.passes import pass_over_window
+    from dsvm.solvers.pegasos import PegasosSolver
+
+    seen = []
+
+    class Recording(PegasosSolver):  # (a frozen dataclass: the orders go to ``seen``)
+        def run_block(self, state, block, codes, order):
+            seen.append(order.copy())
+            return super().run_block(state, block, codes, order)
+
+    rng = np.random.default_rng(0)
+    rows, n_chunks = 8192, 3  # 32-byte rows: runs of 16 (a chunk keeps 512 runs)
+    X = rng.normal(size=(rows * n_chunks, 8)).astype(np.float32)
+    X[X < 0.5] = 0.0  # sparse enough for CSR to store far fewer bytes than the dense rows
+    y = np.where(X[:, 0] > 0.6, 1.0, -1.0)
+    assert run_rows(8 * 4, [rows] * n_chunks) == 16 > ROUND_RUN_ROWS  # runs by dense bytes
+    for dense in (True, False):
+        window = []
+        for c in (2, 0, 1):
+            Xc, yc = X[c * rows:(c + 1) * rows].copy(), y[c * rows:(c + 1) * rows].copy()
+            if dense:
+                window.append((c, DenseBlock(Xc, yc)))
+            else:
+                A = sp.csr_matrix(Xc)
+                window.append((c, CSRBlock(A.indptr, A.indices, A.data, yc, 8)))
+        solver = Recording(alpha=1e-3)
+        pass_over_window(solver, solver.init_state(8, 1, np.float32), window,
+                         classes=np.array([-1.0, 1.0]), epoch=1, seed=3,
+                         where=lambda c: f"chunk {c}")
+    orders = seen
+    assert len(orders) == 2
+    np.testing.assert_array_equal(orders[0], orders[1])
+    position = np.argsort(orders[0])  # read in runs of 16 stored rows, whatever the layout
+    assert np.all(np.diff(position[np.arange(rows * n_chunks).reshape(-1, 16)], axis=1) > 0)

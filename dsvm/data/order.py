@@ -36,15 +36,25 @@ RUN_BYTES = 64 * 1024
 # of it in any stretch of steps: label-sorted a9a in 2,000-row chunks (bench_order, 10 epochs,
 # seeds 0/1) lost 1.35 points against its shuffled copy with runs of 31 rows read one after
 # the other, 0.73-0.76 with runs of 31 read 8, 32 or 64 at a time, and 0.43 with runs of 4
-# (this cap), as before runs were sized by bytes. 65,536-row chunks of 400-byte rows get
-# runs of 128 rows (51 KB).
+# (this cap), as before runs were sized by bytes; 0.71 with runs of 15 read 4 at a time (a cap
+# of 128 runs a chunk), 0.27 with runs of 4. 65,536-row chunks of 400-byte rows get runs of 128 rows
+# (51 KB). Longer runs in large chunks trained as well where measured (runs of 512, 4 open:
+# a9a tiled 32 times and sorted, 65,536-row chunks, 0.28 points; a generated dense set, 0.06),
+# but no rule on a chunk's rows gives them to those and keeps a9a's 2,000-row chunks at 4.
 MIN_CHUNK_RUNS = 512
 # Runs are read this many at a time, their rows interleaved one by one at random: consecutive
-# steps come from different places while each run still streams from memory. One averaged
-# Pegasos pass over a window of 8 chunks of 250,000 x 100 float32 rows: runs of 4 rows read one
-# after the other 0.18 s; runs of 64 KB one after the other 0.06 s, 8 at a time 0.069-0.073 s,
-# 32 at a time 0.083 s, 64 at a time 0.088 s; all rows in stored order 0.055 s.
-ROUND_STREAMS = 8
+# steps come from different places while each run still streams from memory. This machine's
+# hardware prefetchers follow 4 interleaved streams of rows but not 8. A plain numba Pegasos
+# pass over 2,000,000 x 100 float32 rows in 65,536-row chunks (one window, best of 9, under
+# load): all rows in stored order 1.00x; runs of 128 rows 2 open 0.62x, 4 open 0.67x, 8 open
+# 0.43x; runs of 512, 4 open 0.87x, 8 open 0.53x (earlier, quieter: runs of 4 rows one after
+# the other 0.18 s against 0.055 s in stored order). bench_order with 4 open against 8: a9a
+# sorted 0.27 points from its shuffled copy (8: 0.43), w8a 0.32 (0.42), the drifting stream
+# -0.10 (-0.08). dsvm's own averaged Pegasos pass, which prefetches each row 8 steps ahead
+# (dsvm.kernels.prefetch), gained only 1-3% (0.080 -> 0.078 s; 0.064 s in stored order): the
+# misses were mostly hidden from it already (benchmarks/RESULTS.md, "Kernels: what the
+# numbers above say").
+ROUND_STREAMS = 4
 
 
 def draw_seed(random_state: int | np.random.Generator | None) -> int:

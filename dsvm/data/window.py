@@ -23,7 +23,8 @@ from typing import Any
 # tried as the default and kept 8: a9a's seeds 0/1 fell to 83.24/84.58% (8: 84.13/84.81%) and a
 # window of 16 holds twice the rows (peak RSS 525 vs 493 MiB in bench_order). Those figures
 # are from runs of 16 rows over the whole window; the rounds of dsvm.data.order.window_order
-# since give 84.57% / 98.32% on seeds 0/1 (84.54% / 98.22% with its interleaved runs).
+# since give 84.57% / 98.32% on seeds 0/1 (84.54% / 98.22% with 8 interleaved runs, 84.67% /
+# 98.31% with 4, solver="pegasos").
 # benchmarks/bench_order.py has the current figures.
 DEFAULT_WINDOW = 8
 WINDOW_BYTES = 128 << 20

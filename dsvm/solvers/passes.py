@@ -74,7 +74,7 @@ def pass_over_window(
     (:func:`dsvm.data.order.window_order`): each chunk is cut into blocks of 4 runs of R
     consecutive stored rows, each chunk's blocks dealt at random into as many rounds as the
     window has chunks, and the rounds visited in a random order. Inside a round its runs are
-    taken in a random order, 8 at a time, each read in stored order, their rows interleaved
+    taken in a random order, 4 at a time, each read in stored order, their rows interleaved
     one by one at random; all re-drawn every epoch. R rows make 64 KB at their dense size
     (n_features x itemsize, whatever the layout: dense and CSR copies of the data train
     alike), at least 4, and a chunk keeps at least 512 runs and as many blocks as the window
@@ -83,15 +83,15 @@ def pass_over_window(
     window's classes (or times) as a permutation of the whole window would show them; rows
     stored within 4R of each other land in the same round (about one chunk's worth of steps)
     and consecutive steps come from different runs. What it buys: a round touches about one
-    chunk's bytes, and the 8 open runs stream from memory (2,000,000 x 100 float32 in
-    65,536-row chunks: runs of 4 rows read one after the other 0.18 s a pass, runs of 128
-    rows 8 at a time 0.07 s). bench_order (label-sorted a9a / w8a as distributed, 2,000-row
-    chunks, hence runs of 4, 2 workers, seeds 0/1): 84.54% / 98.22% against 84.97% / 98.64%
-    shuffled (runs of 4 read one after the other: 84.57% / 98.32%); the drifting stream
-    81.13% in time order against 81.05% shuffled. Epoch rate against one chunk at a time
-    (1M x 50 float32 in 50,000-row chunks, 2 workers from zarr, with the next window read
-    while one trains, :func:`dsvm.engine.tasks.iter_chunks`): see bench_order in
-    benchmarks/RESULTS.md.
+    chunk's bytes, and the 4 open runs stream from memory, which the hardware prefetchers
+    follow (2,000,000 x 100 float32 in 65,536-row chunks, a plain pass: runs of 128 rows 4 at
+    a time 0.67x the speed of stored order, 8 at a time 0.43x; runs of 4 rows one after the
+    other about 0.3x). bench_order (label-sorted a9a / w8a as distributed, 2,000-row chunks,
+    hence runs of 4, 2 workers, seeds 0/1, pegasos): 84.67% / 98.31% against 84.94% / 98.64%
+    shuffled (8 runs open: 84.54% / 98.22%); the drifting stream 81.11% in time order against
+    81.01% shuffled; its large-chunk set and the epoch rate against one chunk at a time: see
+    bench_order in benchmarks/RESULTS.md (next window read while one trains,
+    :func:`dsvm.engine.tasks.iter_chunks`).
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
 
