@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.data.blocks import Block, CSRBlock
+from dsvm.data.blocks import Block, CSRBlock, float64_rows
 
 # Where a dataset keeps its columns' statistics (datasets written before have none)
 STATS_GROUP = "feature_stats"
@@ -59,11 +59,15 @@ def block_stats(chunk: int, block: Block) -> FeatureStats:
         np.maximum.at(max_abs, block.indices, np.abs(block.data.astype(np.float64)))
         return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
             chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))})
-    X = np.asarray(block.X, dtype=np.float64)
-    max_abs = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    d = block.X.shape[1]
+    max_abs, col, col_sq = np.zeros(d), np.zeros(d), np.zeros(d)
+    for _, X in float64_rows(block.X):  # float64 sums, a slice of rows at a time
+        if X.shape[0]:
+            np.maximum(max_abs, np.abs(X).max(axis=0), out=max_abs)
+            col += X.sum(axis=0)
+            col_sq += np.einsum("ij,ij->j", X, X)
     return FeatureStats(sparse=False, max_abs=max_abs, y_max_abs=y_max, sums={
-        chunk: (block.n_samples, X.sum(axis=0), np.einsum("ij,ij->j", X, X), float(y.sum()),
-                float(np.dot(y, y)))})
+        chunk: (block.n_samples, col, col_sq, float(y.sum()), float(np.dot(y, y)))})
 
 
 def merge_stats(parts: list[FeatureStats | None]) -> FeatureStats | None:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.data.blocks import Block, CSRBlock, DenseBlock, float64_rows
 from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.solvers.base import PassStats, SolverState
@@ -68,10 +68,14 @@ def decision_block(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.
         X, coef = touched_columns(sp.csr_matrix(X), coef)
         out = np.asarray(X @ np.asarray(coef, dtype=np.float64).T, dtype=np.float64)
     else:
-        # float64 products for float32 data too: this costs a float64 copy of the block, but
-        # evaluation is not the hot path and its sums should not depend on the storage dtype.
-        out = np.asarray(X, dtype=np.float64) @ np.asarray(coef, dtype=np.float64).T
+        # float64 products for float32 data too, so that the sums do not depend on the
+        # storage dtype; the copy is made a slice of rows at a time (float64_rows)
+        coef64 = np.asarray(coef, dtype=np.float64).T
+        out = np.empty((X.shape[0], coef64.shape[1]))
+        for start, rows in float64_rows(X):
+            out[start:start + rows.shape[0]] = rows @ coef64
     return out + b64
+
 
 
 def touched_columns(X: sp.csr_matrix, coef: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
