@@ -20,10 +20,10 @@ import numpy as np
 
 from dsvm.data.arrays import write_arrays
 from dsvm.data.attrs import DEFAULT_CODEC, check_codec
-from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.blocks import Block
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
+from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.libsvm import LibSVMSource
 from dsvm.data.location import check_destination

@@ -61,7 +61,9 @@ def stored_stats(source: Source) -> Any:
     """The statistics a whole dataset's writer kept (None: none kept, or not a whole
     dataset)."""
     dataset = getattr(source, "dataset", None)
-    return None if dataset is None else dataset.feature_stats()
+    if dataset is None or getattr(source, "fmap", None) is not None:
+        return None  # (rows seen through a map, e.g. renumbered: not the stored columns)
+    return dataset.feature_stats()
 
 
 def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,

@@ -1,0 +1,77 @@
+"""The feature space of a fit, and the user's ids outside it (see dsvm.data.feature_layout).
+
+A dataset written with ``feature_order="frequency"`` stores its sparse features renumbered by
+descending count. A fit trains in the ids of its rows as stored: that is where the speed is
+(the hot weights sit together), and the state, its checkpoints and a ``partial_fit`` or warm
+start that continues it stay in that *space* (``FittedModel.layout``; None: the user's ids).
+Everything the user sees is in the user's ids:
+
+- the published ``coef`` is un-permuted when the fit returns (:func:`to_user_ids`, after the
+  scaling is unfolded, whose column scales are in stored ids like the rows);
+- rows in another layout than the fit's space (a validation set, raw arrays given to a
+  ``partial_fit`` of a fit on a store, another store) are seen through
+  :class:`~dsvm.data.feature_layout.Relabel` (:func:`in_space`);
+- predicting and evaluating a renumbered store permutes the model into its ids once
+  (:func:`model_for`), the rows are read as stored;
+- kernel maps (RFF, Nystroem) and BSGD fit their maps and keep their support vectors on rows
+  in the user's ids, so that the fitted map applies to raw rows: their fits see a renumbered
+  store through the relabelling (handled, at the cost of a renumbering of every chunk read;
+  their epochs are dominated by the map anyway).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsvm.data.feature_layout import FeatureLayout, relabel
+from dsvm.data.sources import Source, map_source
+from dsvm.training.record import FittedModel
+from dsvm.training.spec import FitSpec
+
+
+def stored_layout(source: Source) -> FeatureLayout | None:
+    """The layout the rows of ``source`` are stored in (None: the user's ids)."""
+    dataset = getattr(source, "dataset", None)
+    if dataset is None or getattr(source, "fmap", None) is not None:
+        return None  # not a store, or already seen through a map
+    return dataset.feature_layout()
+
+
+def space_for(spec: FitSpec, source: Source) -> FeatureLayout | None:
+    """The space a new fit trains in: the rows' own, except for kernel maps and BSGD, whose
+    maps and support vectors must apply to rows in the user's ids."""
+    kernel = spec.params.get("kernel", "linear")
+    if spec.solver == "bsgd" or not (isinstance(kernel, str) and kernel == "linear"):
+        return None
+    return stored_layout(source)
+
+
+def in_space(source: Source, space: FeatureLayout | None) -> Source:
+    """``source`` with its rows in the ids of ``space`` (as it is where they already are)."""
+    return map_source(source, relabel(stored_layout(source), space))
+
+
+def to_user_ids(record: FittedModel) -> FittedModel:
+    """The record with its published model in the user's ids (its state stays in its space,
+    for a ``partial_fit`` or warm start that continues it)."""
+    if record.layout is not None:
+        record.coef = record.layout.to_user(record.coef)
+    return record
+
+
+def to_space(space: FeatureLayout | None, coef: Any) -> Any:
+    """A model in the user's ids (a starting point) in the ids of ``space``."""
+    return coef if space is None else space.to_stored(coef)
+
+
+def model_for(source: Source, model: Any) -> tuple[Any, Source]:
+    """(model, rows) to predict ``source`` with a model in the user's ids (a
+    ``LinearModel``): a linear model's weights permuted once into the ids the rows are stored
+    in, the rows read as they are; a model with a feature map as it is, the rows seen in the
+    user's ids."""
+    layout = stored_layout(source)
+    if layout is None:
+        return model, source
+    if model.feature_map is not None:
+        return model, in_space(source, None)
+    return model._replace(coef=layout.to_stored(model.coef)), source
