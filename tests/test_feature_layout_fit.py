@@ -20,7 +20,7 @@ from tests.data.test_feature_layout import zipf_csr
 def stores(tmp_path_factory):
     """The same rows, as given and renumbered, in the same chunks (so the same row order)."""
     tmp = tmp_path_factory.mktemp("layout")
-    X, y = zipf_csr(n=2000, n_features=300, per_row=10)
+    X, y = zipf_csr(n=2000, n_features=3000, per_row=10)  # (some never used)
     given = write_arrays(tmp / "given.zarr", X, y, chunk_rows=500)
     renumbered = write_arrays(tmp / "freq.zarr", X, y, chunk_rows=500, feature_order="frequency")
     assert renumbered.feature_layout() is not None
@@ -57,15 +57,37 @@ def test_warm_start_partial_fit_and_validation_stay_in_user_ids(stores):
         clf = dsvm.SVMClassifier(solver="sgd", random_state=0, max_epochs=2, warm_start=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            clf.fit(url, validation=(X[:400], y[:400]))
+            clf.fit(url, validation=(X[:400], y[:400]))  # raw rows score the stored-id state
             clf.fit(url)
-            clf.partial_fit(X[:600], y[:600])  # raw rows continue the fit on the store
+            clf.partial_fit(url)
         return clf
 
     a, b = run(given), run(renumbered)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-5, atol=1e-6 * np.abs(a.coef_).max())
     assert [h.get("val_accuracy") for h in b.history_] == [h.get("val_accuracy")
                                                           for h in a.history_]
+    assert b.coef_.shape == (1, X.shape[1])
+
+
+def test_a_fit_of_the_used_features_continues_only_on_its_store(stores):
+    X, y, given, renumbered = stores
+    used = int(np.count_nonzero(np.bincount(X.indices, minlength=X.shape[1])))
+    assert used < X.shape[1]  # (the fixture leaves features unused: the compact state)
+    clf = fitted(renumbered, solver="sgd")
+    assert clf.state_.coef.shape[1] == used  # the state covers the used features only
+    assert np.all(clf.coef_[:, np.bincount(X.indices, minlength=X.shape[1]) == 0] == 0)
+    with pytest.raises(ValueError, match="partial_fit on .*cannot continue it"):
+        clf.partial_fit(X[:100], y[:100])
+    # a partial_fit from the first call keeps every feature: raw rows continue it
+    pf = dsvm.SVMClassifier(solver="sgd", random_state=0)
+    pf.partial_fit(renumbered, classes=[-1, 1])
+    pf.partial_fit(X[:300], y[:300])
+    assert pf.state_.coef.shape[1] == X.shape[1]
+    ref = dsvm.SVMClassifier(solver="sgd", random_state=0)
+    ref.partial_fit(given, classes=[-1, 1])
+    ref.partial_fit(X[:300], y[:300])
+    np.testing.assert_allclose(pf.coef_, ref.coef_, rtol=1e-5,
+                               atol=1e-6 * np.abs(ref.coef_).max())
 
 
 def test_a_kernel_map_fit_on_the_renumbered_store_predicts_raw_rows(stores):

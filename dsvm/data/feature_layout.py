@@ -19,6 +19,11 @@ Choices:
 - The store keeps ``order`` (the user id of each stored feature) and the counts in stored
   order (group ``feature_layout``; attribute ``feature_order``). A dataset's column statistics
   (``feature_stats``) are kept in stored ids, as its rows are.
+- The features no row uses (count 0: most of a 2^22 hashing space on a sample) end up last,
+  so that a fit from scratch keeps only the used prefix in its state (``width``, see
+  :meth:`FeatureLayout.compact`): the per-epoch work over the whole state (averaging,
+  copies, checks) shrinks with it. Its model is exactly the full one: a feature no row has
+  keeps weight 0 under every solver and penalty, and is published as 0.
 - Only sparse data is renumbered: a dense pass reads every column of a row in order anyway.
 - Everything a user sees stays in the user's ids: a fit trains in stored ids and un-permutes
   its published model (:mod:`dsvm.training.layout`); rows in another layout (raw arrays, a
@@ -29,6 +34,7 @@ NumPy and SciPy only; zarr is read and written by dsvm.data.dataset and dsvm.dat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
+from dsvm.data.stats import FeatureStats
 
 # ``feature_order=``: "given" keeps the ids as they come; "frequency" renumbers by count
 FEATURE_ORDERS = ("given", "frequency")
@@ -58,16 +65,31 @@ class FeatureLayout:
     """A renumbering of ``n_features`` features: ``order[stored_id]`` is the user's id.
 
     ``counts``: the nonzeros of each stored feature (descending for a frequency layout), or
-    None where not kept.
+    None where not kept. ``width``: a model in this layout covers stored ids
+    ``[0, width)`` only (the others are 0; None: all of them).
     """
 
     order: np.ndarray
     counts: np.ndarray | None = None
     kind: str = "frequency"
+    width: int | None = None
 
     @property
     def n_features(self) -> int:
         return int(self.order.shape[0])
+
+    @property
+    def n_used(self) -> int:
+        """The stored features some row has (all of them where no counts are kept)."""
+        return self.n_features if self.counts is None else int(np.count_nonzero(self.counts))
+
+    @property
+    def state_width(self) -> int:
+        return self.n_features if self.width is None else int(self.width)
+
+    def compact(self) -> FeatureLayout:
+        """This layout for a model of the used features only (see the module's notes)."""
+        return dataclasses.replace(self, width=self.n_used)
 
     @functools.cached_property
     def rank(self) -> np.ndarray:
@@ -77,12 +99,18 @@ class FeatureLayout:
         return rank
 
     def to_stored(self, coef: np.ndarray) -> np.ndarray:
-        """Weights over user ids (last axis) as weights over stored ids (a copy)."""
-        return np.ascontiguousarray(np.asarray(coef)[..., self.order])
+        """Weights over user ids (last axis) as weights over stored ids ``[0, width)``."""
+        return np.ascontiguousarray(np.asarray(coef)[..., self.order[:self.state_width]])
 
     def to_user(self, coef: np.ndarray) -> np.ndarray:
-        """Weights over stored ids (last axis) as weights over user ids (a copy)."""
-        return np.ascontiguousarray(np.asarray(coef)[..., self.rank])
+        """Weights over stored ids ``[0, width)`` (last axis) as weights over user ids (the
+        features beyond the width: 0)."""
+        coef = np.asarray(coef)
+        if self.width is None:
+            return np.ascontiguousarray(coef[..., self.rank])
+        out = np.zeros(coef.shape[:-1] + (self.n_features,), dtype=coef.dtype)
+        out[..., self.order[:self.state_width]] = coef
+        return out
 
     def same_as(self, other: FeatureLayout | None) -> bool:
         return other is not None and (other is self or np.array_equal(other.order, self.order))
@@ -126,17 +154,34 @@ def renumbered(block: CSRBlock, table: np.ndarray) -> CSRBlock:
                     sample_weight=block.sample_weight)
 
 
+def narrowed(block: CSRBlock, width: int) -> CSRBlock:
+    """``block`` over columns ``[0, width)``: the same arrays where every column is below
+    (a renumbered store's own rows for a model of its used features), else without the
+    values beyond (their weights are 0)."""
+    if block.indices.shape[0] == 0 or int(block.indices.max()) < width:
+        return dataclasses.replace(block, n_features=width)
+    keep = block.indices < width
+    rows = np.repeat(np.arange(block.n_samples), np.diff(block.indptr))
+    indptr = np.zeros(block.n_samples + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=block.n_samples), out=indptr[1:])
+    return CSRBlock(indptr=indptr, indices=block.indices[keep], data=block.data[keep],
+                    y=block.y, n_features=width, sample_weight=block.sample_weight)
+
+
 @dataclass(frozen=True, eq=False)
 class Relabel:
-    """Rows stored in layout ``src`` seen in layout ``dst`` (either None: the user's ids): a
-    :class:`~dsvm.data.sources.ChunkMap`. Costs a gather and a per-row sort of each chunk
-    as it is read; a fit uses it only where rows and model are in different layouts."""
+    """Rows stored in one layout seen in another's ids (:func:`relabel`), over its model's
+    ``width`` columns: a :class:`~dsvm.data.sources.ChunkMap`. A renumbering costs a
+    gather and a per-row sort of each chunk as it is read (a fit uses one only where rows and
+    model are in different layouts); narrowing alone (``table`` None) costs nothing for rows
+    that have no column beyond the width."""
 
-    table: np.ndarray  # table[src_id] = dst_id
+    table: np.ndarray | None  # table[src_id] = dst_id; None: the same ids
+    width: int
 
     @property
     def n_output_features(self) -> int:
-        return int(self.table.shape[0])
+        return self.width
 
     @property
     def named_in_descriptions(self) -> bool:
@@ -144,19 +189,37 @@ class Relabel:
 
     def transform_block(self, block: Block) -> Block:
         if isinstance(block, DenseBlock):  # (a dense store is never renumbered)
-            return DenseBlock(X=np.asarray(block.X)[:, np.argsort(self.table)], y=block.y,
-                              sample_weight=block.sample_weight)
-        return renumbered(block, self.table)
+            X = np.asarray(block.X)
+            X = X if self.table is None else X[:, np.argsort(self.table)]
+            return DenseBlock(X=X[:, :self.width], y=block.y, sample_weight=block.sample_weight)
+        if self.table is not None:
+            block = renumbered(block, self.table)
+        return narrowed(block, self.width)
+
+    def stats(self, stats: FeatureStats | None) -> FeatureStats | None:
+        """A store's column statistics seen through this map (None: not derivable)."""
+        if stats is None or self.table is not None:
+            return None
+        w = self.width
+        return FeatureStats(sparse=stats.sparse, max_abs=stats.max_abs[:w],
+                            y_max_abs=stats.y_max_abs,
+                            sums={k: (n, None if s is None else s[:w],
+                                      None if sq is None else sq[:w], ys, ysq)
+                                  for k, (n, s, sq, ys, ysq) in stats.sums.items()})
 
     def describe(self) -> str:
         return "feature renumbering"
 
 
 def relabel(src: FeatureLayout | None, dst: FeatureLayout | None) -> Relabel | None:
-    """The map from rows in layout ``src`` to layout ``dst`` (None where they are the same)."""
-    if src is None and dst is None or src is not None and src.same_as(dst):
+    """The map from rows stored in layout ``src`` to a model in layout ``dst`` (either None:
+    the user's ids), or None where nothing changes."""
+    if src is None and dst is None:
         return None
     n = (src or dst).n_features  # type: ignore[union-attr]
+    width = n if dst is None else dst.state_width
+    if src is not None and src.same_as(dst):
+        return None if width >= n else Relabel(None, width)
     user_of = np.arange(n, dtype=np.int32) if src is None else src.order
     table = user_of if dst is None else dst.rank[user_of]
-    return Relabel(np.ascontiguousarray(table, dtype=np.int32))
+    return Relabel(np.ascontiguousarray(table, dtype=np.int32), width)

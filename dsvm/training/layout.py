@@ -4,6 +4,12 @@ A dataset written with ``feature_order="frequency"`` stores its sparse features 
 descending count. A fit trains in the ids of its rows as stored: that is where the speed is
 (the hot weights sit together), and the state, its checkpoints and a ``partial_fit`` or warm
 start that continues it stay in that *space* (``FittedModel.layout``; None: the user's ids).
+A fit from scratch (no starting model) keeps only the features the store's rows use
+(``FeatureLayout.compact``): the others are last in a frequency layout and keep weight 0, so
+its state is that much smaller (a 2^22 hashing space over a sample uses a few percent of it)
+with the same model. Such a fit continues (warm start, ``partial_fit``) on that store only:
+other rows may have features outside its state, which is refused with the reason.
+
 Everything the user sees is in the user's ids:
 
 - the published ``coef`` is un-permuted when the fit returns (:func:`to_user_ids`, after the
@@ -23,8 +29,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsvm.data.feature_layout import FeatureLayout, relabel
+from dsvm.data.feature_layout import FeatureLayout, Relabel, relabel
 from dsvm.data.sources import Source, map_source
+from dsvm.data.stats import FeatureStats
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
@@ -37,13 +44,43 @@ def stored_layout(source: Source) -> FeatureLayout | None:
     return dataset.feature_layout()
 
 
-def space_for(spec: FitSpec, source: Source) -> FeatureLayout | None:
-    """The space a new fit trains in: the rows' own, except for kernel maps and BSGD, whose
-    maps and support vectors must apply to rows in the user's ids."""
+def space_for(spec: FitSpec, source: Source, *, fresh: bool = True) -> FeatureLayout | None:
+    """The space a new fit trains in: the rows' own (``fresh``: a fit from zero, over the
+    features they use only), except for kernel maps and BSGD, whose maps and support vectors
+    must apply to rows in the user's ids."""
     kernel = spec.params.get("kernel", "linear")
     if spec.solver == "bsgd" or not (isinstance(kernel, str) and kernel == "linear"):
         return None
-    return stored_layout(source)
+    layout = stored_layout(source)
+    return layout.compact() if fresh and layout is not None else layout
+
+
+def check_continuable(space: FeatureLayout | None, source: Source, what: str) -> None:
+    """A fit of a store's used features continues on rows of that store only."""
+    if space is None or space.state_width >= space.n_features:
+        return
+    layout = stored_layout(source)
+    if layout is not None and layout.same_as(space) and layout.n_used <= space.state_width:
+        return
+    raise ValueError(
+        f"This model was trained on the {space.state_width:,} features (of "
+        f"{space.n_features:,}) that the rows of its renumbered dataset use "
+        f"(feature_order='frequency'); {what} on {source.describe()}, whose rows may have "
+        "others, cannot continue it. Continue on that dataset, or fit afresh.")
+
+
+def stats_in_space(source: Source) -> FeatureStats | None:
+    """The column statistics a store's writer kept, for rows seen through ``in_space`` (None:
+    not derivable from them; the scaling stage then measures them)."""
+    dataset = getattr(source, "dataset", None)
+    fmap = getattr(source, "fmap", None)
+    if dataset is None:
+        return None
+    if fmap is None:
+        return dataset.feature_stats()
+    if isinstance(fmap, Relabel) and getattr(getattr(source, "inner", None), "fmap", None) is None:
+        return fmap.stats(dataset.feature_stats())
+    return None
 
 
 def in_space(source: Source, space: FeatureLayout | None) -> Source:

@@ -118,7 +118,8 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     start_from = None if ckpt is not None else init if init is not None else warm
     coef0, intercept0 = starting_point(start_from, n_outputs_for(len(p.values)),
                                        source.n_features)
-    coef0 = to_space(data.layout, coef0)  # (the scaling's columns are in the fit's ids too)
+    if start_from is not None:  # a model in the user's ids (the scaling's are the fit's too)
+        coef0 = to_space(data.layout, coef0)
     coef0, intercept0 = fold_init(data.scaling, coef0, intercept0)
     problem = NesvmProblem(loss=spec.loss_name, penalty=spec.penalty, alpha=spec.alpha,
                            fit_intercept=spec.fit_intercept)

@@ -35,7 +35,7 @@ from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
-from dsvm.training.layout import in_space, space_for
+from dsvm.training.layout import check_continuable, in_space, space_for
 from dsvm.training.loop import FitPlan, lagged_holdout, run_epochs
 from dsvm.training.prepare import (
     Prepared,
@@ -198,7 +198,11 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows, text_classes=text)
         # the rows in the feature ids the state is in (a renumbered store's: training.layout)
-        space = previous.layout if previous is not None else space_for(spec, source)
+        if previous is not None:
+            check_continuable(previous.layout, source, "partial_fit")
+        # (a first call keeps every feature: later calls may bring rows with others)
+        space = previous.layout if previous is not None else space_for(spec, source,
+                                                                        fresh=False)
         source = in_space(source, space)
         if previous is None:
             spec = resolve_gamma(spec, engine, source)

@@ -14,7 +14,7 @@ from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.engines import engine_for
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import source_of
-from dsvm.training.layout import in_space, space_for, to_user_ids
+from dsvm.training.layout import check_continuable, in_space, space_for, to_user_ids
 from dsvm.training.nesvm import fit_nesvm, text_of
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
@@ -50,7 +50,11 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                                  chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
         spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
         continues = warm_record(spec, warm)
-        space = continues.layout if continues is not None else space_for(spec, source)
+        if continues is not None:
+            check_continuable(continues.layout, source, "a warm start")
+        fresh = init is None and getattr(warm, "coef_", None) is None  # (NESVM's start)
+        space = continues.layout if continues is not None else space_for(spec, source,
+                                                                          fresh=fresh)
         source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source, continues=continues)
         data = FitData(engine, source, text, scaling, continues, space)
