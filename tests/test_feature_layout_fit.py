@@ -138,3 +138,23 @@ def test_cli_bad_feature_order_exits_2_with_one_line(tmp_path, capsys, stores):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--feature-order" in err[0] and "'hot'" in err[0]
     assert not (tmp_path / "o.zarr").exists()
+
+
+def test_the_narrowed_store_plans_the_windows_of_the_store(stores):
+    """A fit of the used features reads the store's rows as stored: its shuffle window (sized
+    from the chunks' bytes) is the given store's, so that both fits see the rows in one
+    order (a narrowing taken for a widening feature map once made the windows differ)."""
+    from dsvm.training.inputs import source_of
+    from dsvm.training.layout import in_space, space_for, stored_layout
+    from dsvm.training.spec import FitSpec
+    from dsvm.training.window import chunk_bytes
+
+    _, _, given, renumbered = stores
+    source, _ = source_of(renumbered, None, None, classify=True, chunk_rows=None)
+    spec = FitSpec.from_params("SVMClassifier", "classification",
+                               dsvm.SVMClassifier(solver="sgd").get_params(deep=False))
+    narrowed = in_space(source, space_for(spec, source))
+    assert narrowed.n_features < source.n_features == stored_layout(source).n_features
+    assert chunk_bytes(narrowed) == chunk_bytes(source)
+    plain, _ = source_of(given, None, None, classify=True, chunk_rows=None)
+    assert chunk_bytes(narrowed) == chunk_bytes(plain)
