@@ -27,6 +27,7 @@ Everything the user sees is in the user's ids:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from dsvm.data.feature_layout import FeatureLayout, Relabel, relabel
@@ -52,7 +53,10 @@ def space_for(spec: FitSpec, source: Source, *, fresh: bool = True) -> FeatureLa
     if spec.solver == "bsgd" or not (isinstance(kernel, str) and kernel == "linear"):
         return None
     layout = stored_layout(source)
-    return layout.compact() if fresh and layout is not None else layout
+    if layout is None:
+        return None
+    # (the record keeps the map, not the counts: 12 B a feature less in every pickled model)
+    return dataclasses.replace(layout.compact() if fresh else layout, counts=None)
 
 
 def check_continuable(space: FeatureLayout | None, source: Source, what: str) -> None:
