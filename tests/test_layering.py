@@ -296,15 +296,15 @@ _DEBT = "to take a typed record of options (#26)"
 PARAMETER_EXEMPTIONS: dict[str, tuple[int | None, str]] = {
     "dsvm.estimators.classifier:SVMClassifier.__init__": (None, _SKLEARN),
     "dsvm.estimators.regressor:SVMRegressor.__init__": (None, _SKLEARN),
-    "dsvm.data.convert:convert": (22, _PUBLIC + ", one per flag of `dsvm convert`"),
-    "dsvm.data.arrays:write_arrays": (11, _PUBLIC + ", convert's for arrays"),
+    "dsvm.data.convert:convert": (23, _PUBLIC + ", one per flag of `dsvm convert`"),
+    "dsvm.data.arrays:write_arrays": (12, _PUBLIC + ", convert's for arrays"),
     "dsvm.data.synthetic:write_synthetic": (12, _PUBLIC + ", the generator's"),
     "dsvm.data.table_csv_source:TableCSVSource.__init__": (11, "convert's CSV/TSV options, "
                                                                "keyword-only; " + _DEBT),
-    "dsvm.data.writer:DatasetWriter.__init__": (13, "the dataset's layout, keyword-only; "
+    "dsvm.data.writer:DatasetWriter.__init__": (14, "the dataset's layout, keyword-only; "
                                                     + _DEBT),
-    "dsvm.data.planning:_write": (14, "keyword-only; " + _DEBT),
-    "dsvm.data.arrays:_write_blocks": (14, "keyword-only; " + _DEBT),
+    "dsvm.data.planning:_write": (15, "keyword-only; " + _DEBT),
+    "dsvm.data.arrays:_write_blocks": (15, "keyword-only; " + _DEBT),
     "dsvm.engine.local:Engine.reduce": (11, "the engine protocol's reduce: task, source, "
                                                   "groups, combine and keyword options; " + _DEBT),
     "dsvm.engine.local:LocalEngine.reduce": (11, "implements Engine.reduce"),

@@ -70,7 +70,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     from dsvm import convert
     from dsvm.cli.common import check_output
+    from dsvm.data.feature_layout import check_feature_order
     from dsvm.data.location import DATASET, url_to_fs
+
+    check_feature_order(args.feature_order, "--feature-order")  # before any work
 
     # before the input is read: never the input itself, never a thing that is not a dataset
     check_output(args.dst, flag="dst", kind=DATASET, overwrite=args.overwrite,
@@ -85,7 +88,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = dict(
         labels=args.labels, n_features=args.n_features, chunk_rows=args.chunk_rows,
         layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
-        overwrite=args.overwrite, codec=args.codec,
+        overwrite=args.overwrite, codec=args.codec, feature_order=args.feature_order,
     )
     if args.no_labels:
         if args.labels or label_column is not None:
@@ -102,7 +105,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     ds = convert(args.src, args.dst, **kwargs)
     print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
           f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
-          + ("" if ds.labeled else ", unlabeled (for predict only)"))
+          + ("" if ds.labeled else ", unlabeled (for predict only)")
+          + (", features renumbered by frequency" if ds.feature_order == "frequency" else ""))
     return 0
 
 
@@ -150,6 +154,13 @@ def add_data_commands(sub: Any) -> None:
                    help="how the arrays are compressed: auto (default: blosc-lz4 where it "
                         "shrinks the first chunk 1.5x, else none), blosc-lz4, zstd (level 1) "
                         "or none; see benchmarks/bench_codecs.py")
+    # validated by convert's command (dsvm.data.feature_layout.FEATURE_ORDERS), one line
+    p.add_argument("--feature-order", default="given", metavar="ORDER",
+                   help="given (default): keep the feature ids; frequency: renumber a sparse "
+                        "dataset's features by descending count, so that the frequent ones "
+                        "sit together in the model (faster epochs on skewed data: hashed "
+                        "click logs, text; see benchmarks/bench_layout.py). Models and "
+                        "predictions stay in the original ids")
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
                         "first column)")

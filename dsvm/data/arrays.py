@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from dsvm.data.attrs import DEFAULT_CODEC, DTYPES, check_codec
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset
+from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.location import check_destination
 from dsvm.data.planning import (
     _check_dtype,
@@ -44,6 +45,7 @@ def write_arrays(
     provenance: dict | None = None,
     storage_options: dict | None = None,
     codec: str = DEFAULT_CODEC,
+    feature_order: str = "given",
 ) -> Dataset:
     """Write NumPy, scipy.sparse or dask arrays as a dsvm dataset.
 
@@ -51,9 +53,12 @@ def write_arrays(
     float32/float64 X and stores anything else as float64. ``layout="auto"``: dense arrays
     stay dense; scipy.sparse becomes dense at density >= 0.25; dask arrays follow their meta.
     ``codec``: "auto" (default), "blosc-lz4", "zstd" (level 1) or "none" (see ``convert``).
+    ``feature_order``: "given" (default) or "frequency", sparse features renumbered by
+    descending count (see ``convert``).
     """
     chunk_rows = _check_positive_int("chunk_rows", chunk_rows)
     check_codec(codec)  # validates the option before anything is read
+    check_feature_order(feature_order)
     choose_layout(layout, sparse_input=False, density=None)
     check_destination(dst, overwrite=overwrite, storage_options=storage_options)
     prov = {"source": ["arrays"], "converter": "dsvm.data.write_arrays", **(provenance or {})}
@@ -66,7 +71,8 @@ def write_arrays(
         return _write_blocks(dst, blocks, n_samples=n_samples, n_features=_n_cols(X),
                              sparse_in=sparse_in, density=None, x_dtype=X.dtype, dtype=dtype,
                              layout=layout, chunk_rows=chunk_rows, overwrite=overwrite,
-                             provenance=prov, storage_options=storage_options, codec=codec)
+                             provenance=prov, storage_options=storage_options, codec=codec,
+                             feature_order=feature_order)
     if _is_dask(y) or _is_dask(sample_weight):  # small: 8 bytes per row
         y = np.asarray(y)
         sample_weight = None if sample_weight is None else np.asarray(sample_weight)
@@ -79,7 +85,8 @@ def write_arrays(
     return _write_blocks(dst, [block], n_samples=n, n_features=f,
                          sparse_in=isinstance(block, CSRBlock), density=density, x_dtype=x_dtype,
                          dtype=dtype, layout=layout, chunk_rows=chunk_rows, overwrite=overwrite,
-                         provenance=prov, storage_options=storage_options, codec=codec)
+                         provenance=prov, storage_options=storage_options, codec=codec,
+                         feature_order=feature_order)
 
 
 def _n_cols(X: Any) -> int:
@@ -132,7 +139,7 @@ def _write_blocks(
     dst: str | os.PathLike[str], blocks: Iterable[Block], *, n_samples: int | None,
     n_features: int, sparse_in: bool, density: float | None, x_dtype: Any, dtype: Any,
     layout: str, chunk_rows: int | None, overwrite: bool, provenance: dict,
-    storage_options: dict | None, codec: str,
+    storage_options: dict | None, codec: str, feature_order: str,
 ) -> Dataset:
     if n_features < 1:
         raise ValueError("X must have at least one column")
@@ -150,4 +157,5 @@ def _write_blocks(
                                         n_samples=n_samples)
     return _write(blocks, dst, name="write_arrays input", n_features=n_features, layout=layout,
                   dtype=dt, chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
-                  storage_options=storage_options, chunk_reason=reason, codec=codec)
+                  storage_options=storage_options, chunk_reason=reason, codec=codec,
+                  feature_order=feature_order)

@@ -73,7 +73,8 @@ def compressors(codec: str) -> tuple[Any, ...]:
 _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",
-     "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled", "codec"}
+     "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled", "codec",
+     "feature_order"}
 )
 
 

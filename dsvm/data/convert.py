@@ -23,6 +23,7 @@ from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
+from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.libsvm import LibSVMSource
 from dsvm.data.location import check_destination
@@ -82,10 +83,12 @@ class _Options:
     codec: str = DEFAULT_CODEC
     numeric_transform: str | None = None
     drop: Sequence[int | str] | None = None
+    feature_order: str = "given"
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
         check_codec(self.codec)  # validates the option before anything is read
+        check_feature_order(self.feature_order)
         self.n_features = _check_positive_int("n_features", self.n_features)
         self.chunk_rows = _check_positive_int("chunk_rows", self.chunk_rows)
         choose_layout(self.layout, sparse_input=False, density=None)  # validates the option
@@ -272,6 +275,7 @@ def convert(
     codec: str = DEFAULT_CODEC,
     numeric_transform: str | None = None,
     drop: Sequence[int | str] | None = None,
+    feature_order: str = "given",
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -311,6 +315,11 @@ def convert(
     - ``codec``: how the arrays are compressed: "auto" (default: "blosc-lz4" where it shrinks
       the first chunk's values 1.5x, else "none"), "blosc-lz4", "zstd" (level 1: smaller,
       slower to decode) or "none"; benchmarks/bench_codecs.py measures them.
+    - ``feature_order``: "given" (default) keeps the feature ids; "frequency" renumbers a
+      sparse dataset's features by descending count, so that the frequent ones sit together
+      at the front of the model (faster epochs on skewed data: hashed click logs, text; see
+      dsvm.data.feature_layout and benchmarks/bench_layout.py). Models, ``coef_`` and
+      predictions stay in the original ids; the map is stored with the dataset.
 
     Raises ``DataFormatError`` for malformed input, naming the file and line, row or row
     group, and ``FileExistsError`` when ``dst`` exists; nothing is left at ``dst`` on error.
@@ -321,7 +330,7 @@ def convert(
         delimiter=delimiter, storage_options=storage_options, labeled=labeled,
         feature_columns=feature_columns, fill_missing=fill_missing, format=format,
         categorical=categorical, hash_bits=hash_bits, codec=codec, drop=drop,
-        numeric_transform=numeric_transform,
+        numeric_transform=numeric_transform, feature_order=feature_order,
     ))
 
 
@@ -353,7 +362,8 @@ def _convert(o: _Options) -> Dataset:
                      attrs={"shuffled": bool(o.shuffle),
                             "shuffle_seed": int(o.seed) if o.shuffle else None,
                             "hashing": None if spec is None else spec.attrs()},
-                     labeled=opened.source.labeled, chunk_reason=reason, codec=o.codec)
+                     labeled=opened.source.labeled, chunk_reason=reason, codec=o.codec,
+                     feature_order=o.feature_order)
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:

@@ -25,10 +25,13 @@ Attributes: ``dsvm_format`` (1), ``complete`` (written True last), ``n_samples``
 ``chunk_starts`` array), ``layout``, ``dtype``, ``labeled`` (False for data converted without
 labels, to be scored only; absent means True), ``classes`` (sorted distinct labels, or None
 beyond 1000 distinct values), ``class_counts``, ``nnz`` (sparse), ``has_sample_weight``,
-``provenance``, ``shuffled``, ``shuffle_seed``, ``codec`` (what the arrays are compressed with,
-see dsvm.data.attrs.CODECS; absent before it was recorded, when it was always "blosc-lz4";
-reading takes it from zarr's metadata, not from here) and anything a writer adds
-(``generator``...).
+``provenance``, ``shuffled``, ``shuffle_seed``, ``feature_order`` ("frequency": the sparse
+features were renumbered by descending count, the map kept in the group ``feature_layout``:
+``order`` int32 (n_features,), the user's id of each stored feature, and ``counts`` int64, the
+nonzeros of each; absent: "given", the user's ids; see dsvm.data.feature_layout), ``codec``
+(what the arrays are compressed with, see dsvm.data.attrs.CODECS; absent before it was
+recorded, when it was always "blosc-lz4"; reading takes it from zarr's metadata, not from here)
+and anything a writer adds (``generator``...).
 
 Reading only; the writer is :mod:`dsvm.data.writer`. zarr is imported by these two and by the
 modules that locate stores and hold codecs (location, attrs, predictions), nowhere else.
@@ -51,6 +54,7 @@ from zarr.core.sync import sync as _zarr_sync  # zarr's own event loop (zarr >= 
 
 from dsvm.data.attrs import DTYPES, FORMAT_VERSION, LAYOUTS
 from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.feature_layout import LAYOUT_GROUP, FeatureLayout
 from dsvm.data.location import _Location
 from dsvm.data.stats import STATS_GROUP, FeatureStats, stats_from_arrays
 from dsvm.exceptions import DataFormatError, DataLayoutError
@@ -82,6 +86,7 @@ class Dataset:
             None if chunk_nnz_starts is None else np.asarray(chunk_nnz_starts, dtype=np.int64)
         )
         self._handles: dict[str, Any] | None = None
+        self._layout: FeatureLayout | None = None  # read on first use (feature_layout)
 
     # ---- metadata ------------------------------------------------------------------------
     @property
@@ -151,6 +156,26 @@ class Dataset:
         stats = cast(zarr.Group, group[STATS_GROUP])
         return stats_from_arrays({name: np.asarray(array[...])
                                   for name, array in stats.arrays()})
+
+    @property
+    def feature_order(self) -> str:
+        """"frequency" for a dataset whose features were renumbered when it was written
+        (:mod:`dsvm.data.feature_layout`), else "given"."""
+        return str(self.attrs.get("feature_order") or "given")
+
+    def feature_layout(self) -> FeatureLayout | None:
+        """The renumbering of a dataset written with ``feature_order="frequency"`` (its stored
+        CSR indices are the new ids), read once and kept; None for the user's own ids."""
+        if self.feature_order == "given":
+            return None
+        if self._layout is None:
+            loc = _Location(self.url, self.storage_options)
+            group = zarr.open_group(loc.store(read_only=True), mode="r")
+            arrays = cast(zarr.Group, group[LAYOUT_GROUP])
+            order = np.asarray(cast(zarr.Array, arrays["order"])[...], dtype=np.int32)
+            counts = np.asarray(cast(zarr.Array, arrays["counts"])[...], dtype=np.int64)
+            self._layout = FeatureLayout(order=order, counts=counts, kind=self.feature_order)
+        return self._layout
 
     def chunk_n_rows(self, i: int) -> int:
         i = self._check_chunk_index(i)
@@ -299,8 +324,13 @@ class Dataset:
             "provenance": self.attrs.get("provenance"),
             "shuffled": bool(self.attrs.get("shuffled", False)),
             "shuffle_seed": self.attrs.get("shuffle_seed"),
+            "feature_order": self._describe_order(),
         }
         return out
+
+    def _describe_order(self) -> str:
+        layout = self.feature_layout()
+        return "given (the features' own ids)" if layout is None else layout.describe()
 
     def __repr__(self) -> str:
         return (
@@ -317,6 +347,7 @@ class Dataset:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_handles"] = None  # zarr handles are reopened lazily in the receiving process
+        state["_layout"] = None  # (n_features ints: not shipped with every task)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

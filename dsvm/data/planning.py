@@ -156,7 +156,7 @@ def _write(
     blocks: Iterable[Block], dst: str | os.PathLike[str], *, name: str, n_features: int,
     layout: str, dtype: np.dtype, chunk_rows: int, overwrite: bool, provenance: dict,
     storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
-    chunk_reason: str | None = None, codec: str = DEFAULT_CODEC,
+    chunk_reason: str | None = None, codec: str = DEFAULT_CODEC, feature_order: str = "given",
 ) -> Dataset:
     """Append every block to a new dataset; on any error nothing is left at ``dst``.
 
@@ -170,7 +170,7 @@ def _write(
         with DatasetWriter(dst, n_features=n_features, layout=layout, dtype=dtype,
                            chunk_rows=chunk_rows, provenance=provenance, overwrite=overwrite,
                            storage_options=storage_options, source_name=name,
-                           labeled=labeled, codec=codec,
+                           labeled=labeled, codec=codec, feature_order=feature_order,
                            plan_small=split_counted if planned else None) as writer:
             for block in ahead:
                 writer.append(block)

@@ -155,7 +155,9 @@ def shuffle_dataset(
         with DatasetWriter(dst, n_features=ds.n_features, layout=ds.layout, dtype=ds.dtype,
                            chunk_rows=rows, provenance=provenance, overwrite=overwrite,
                            storage_options=storage_options, labeled=ds.labeled,
-                           inputs=(ds.url,)) as writer:
+                           inputs=(ds.url,),
+                           # the rows keep the ids they are stored in, and so their map
+                           feature_order=ds.feature_layout() or "given") as writer:
             for block in blocks:
                 writer.append(block)
             writer.update_attrs({"shuffled": True, "shuffle_seed": int(seed)})

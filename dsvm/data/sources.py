@@ -335,7 +335,7 @@ class MappedSource(_Wrapper):
 
     @property
     def n_input_features(self) -> int:
-        return int(self.inner.n_features)
+        return input_features(self.inner)  # (the rows as given, under every map)
 
     def read_chunk(self, i: int) -> Block:
         return self.fmap.transform_block(self.inner.read_chunk(i))

@@ -30,6 +30,14 @@ from dsvm.data.attrs import (
 from dsvm.data.block_ops import check_block_values, coerce_block, concat_blocks, slice_block
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset, open_dataset
+from dsvm.data.feature_layout import (
+    LAYOUT_GROUP,
+    FeatureLayout,
+    check_feature_order,
+    count_features,
+    frequency_layout,
+    renumbered,
+)
 from dsvm.data.location import _Location, _make_parents, _remove, check_destination
 from dsvm.data.stats import STATS_GROUP, RunningStats
 from dsvm.exceptions import DataLayoutError
@@ -81,6 +89,13 @@ class DatasetWriter:
     where it shrinks the first chunk's values at least 1.5x, else no compression; the choice
     is the attribute ``codec``.
 
+    ``feature_order="frequency"`` (sparse only): the nonzeros of each feature are counted as
+    the chunks are written, and at close the stored indices are rewritten once, chunk by
+    chunk, into ids ranked by descending count (:mod:`dsvm.data.feature_layout`; one more
+    read and write of the CSR arrays). A :class:`FeatureLayout` instead: the rows appended
+    are already in it (a rewrite of a renumbered dataset, e.g. ``shuffle_dataset``); it is
+    kept with them.
+
     Memory: at most one chunk of pending rows plus the block being appended.
     """
 
@@ -100,8 +115,10 @@ class DatasetWriter:
         codec: str = DEFAULT_CODEC,
         inputs: Sequence[Any] = (),
         plan_small: Callable[[int], tuple[int, str]] | None = None,
+        feature_order: str | FeatureLayout = "given",
     ) -> None:
         self.dtype = _check_writer_args(layout, dtype, n_features, chunk_rows)
+        self._layout, self._counts = _check_layout_args(feature_order, layout, n_features)
         self.codec = check_codec(codec)  # "auto" is resolved at the first chunk
         self._compressors: tuple[Any, ...] = ()
         self.labeled = bool(labeled)
@@ -301,6 +318,8 @@ class DatasetWriter:
         else:
             self._appenders["indptr"].append(chunk.indptr[1:] + self._nnz)
             self._appenders["indices"].append(chunk.indices)
+            if self._counts is not None:
+                self._counts += count_features(chunk.indices, self.n_features)
             self._appenders["data"].append(chunk.data)
             self._nnz += int(chunk.indptr[-1])
         self._stats.add(len(self._chunk_starts) - 1, chunk)  # (as stored: coerced)
@@ -323,6 +342,10 @@ class DatasetWriter:
         for app in self._appenders.values():
             app.finish()
         kw: dict[str, Any] = {"compressors": self._compressors, "fill_value": 0}
+        renumbered_here = self._counts is not None
+        if self._counts is not None:
+            self._layout = frequency_layout(self._counts)
+            self._renumber(self._layout.rank)
         starts = np.asarray(self._chunk_starts, dtype=np.int64)
         g.create_array("chunk_starts", shape=starts.shape, chunks=starts.shape, dtype="int64",
                        **kw)[:] = starts
@@ -334,6 +357,8 @@ class DatasetWriter:
         # the columns' statistics, kept for feature scaling (no pass at fit time)
         stats = g.create_group(STATS_GROUP)
         for name, value in self._stats.arrays().items():
+            if renumbered_here and self._layout is not None and value.shape == (self.n_features,):
+                value = value[self._layout.order]  # kept in stored ids, as the rows are
             stats.create_array(name, shape=value.shape, chunks=value.shape, dtype="float64",
                                **kw)[...] = value
         labels = self._label_counts
@@ -355,10 +380,59 @@ class DatasetWriter:
         }
         if self.layout == "sparse":
             attrs["nnz"] = self._nnz
+        if self._layout is not None:
+            attrs["feature_order"] = self._layout.kind
+            _write_layout(g, self._layout, kw)
         g.attrs.update(attrs)
         g.attrs["complete"] = True  # last: only now may open_dataset accept the group
         if self._loc.is_local:
             _move_into_place(self._loc, self._write_url, overwrite=self._overwrite)
+
+
+    def _renumber(self, table: np.ndarray) -> None:
+        """Rewrite the stored indices (and the data, rows re-sorted) chunk by chunk with
+        column ``j`` renamed ``table[j]``."""
+        assert self._arrays is not None
+        indptr, indices, data = (self._arrays[f"X/{n}"] for n in ("indptr", "indices", "data"))
+        for c in range(len(self._chunk_starts) - 1):
+            start, stop = self._chunk_starts[c], self._chunk_starts[c + 1]
+            n0, n1 = self._nnz_starts[c], self._nnz_starts[c + 1]
+            if n1 == n0:
+                continue
+            rows = np.asarray(indptr[start:stop + 1], dtype=np.int64) - n0
+            block = renumbered(CSRBlock(indptr=rows, indices=np.asarray(indices[n0:n1]),
+                                        data=np.asarray(data[n0:n1]), y=np.zeros(stop - start),
+                                        n_features=self.n_features), table)
+            indices[n0:n1] = block.indices
+            data[n0:n1] = block.data
+
+
+def _check_layout_args(feature_order: str | FeatureLayout, layout: str, n_features: int
+                       ) -> tuple[FeatureLayout | None, np.ndarray | None]:
+    """(the layout the rows come in, the counts to keep): ``feature_order`` checked."""
+    given = feature_order if isinstance(feature_order, FeatureLayout) else None
+    if given is None and check_feature_order(feature_order) == "given":
+        return None, None
+    if layout != "sparse":
+        kind = "a renumbered dataset's layout" if given else f"feature_order={feature_order!r}"
+        raise ValueError(f"{kind} renumbers the features of sparse data; this dataset is "
+                         "stored dense (write it with layout='sparse' to renumber it)")
+    if given is not None:
+        if given.n_features != n_features:
+            raise ValueError(f"feature_order: a layout of {given.n_features} features for a "
+                             f"dataset of n_features={n_features}")
+        return given, None
+    return None, np.zeros(n_features, dtype=np.int64)
+
+
+def _write_layout(group: Any, layout: FeatureLayout, kw: dict[str, Any]) -> None:
+    """The map of a renumbered dataset (see dsvm.data.dataset): ``order`` and ``counts``."""
+    g = group.create_group(LAYOUT_GROUP)
+    counts = layout.counts if layout.counts is not None else np.zeros(layout.n_features,
+                                                                       np.int64)
+    for name, value, dtype in (("order", layout.order, "int32"), ("counts", counts, "int64")):
+        g.create_array(name, shape=value.shape, chunks=value.shape, dtype=dtype,
+                       **kw)[...] = value
 
 
 def _mention_leftovers(url: str) -> None:

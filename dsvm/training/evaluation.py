@@ -18,6 +18,7 @@ from dsvm.engine.tasks import Decide, Evaluate, WritePredictions
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.evaluation import EvalCounts, add_counts
 from dsvm.training.inputs import validation_source
+from dsvm.training.layout import in_space
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
@@ -69,7 +70,9 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
     check_validation_features(source, record.n_features_in)
-    # the states scored are in the fit's scaled units (training.scaling)
+    # the states scored are in the fit's feature ids and scaled units (training.layout,
+    # training.scaling)
+    source = in_space(source, record.layout)
     return source_scorer(engine, spec, record, solver, map_source(source, record.scaling))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dsvm.data.feature_layout import FeatureLayout
 from dsvm.data.sources import Source
 from dsvm.engine.local import Engine
 from dsvm.features.scaling import Scaling
@@ -23,6 +24,8 @@ class FitData:
     scaling: Scaling | None = None
     # the fit a stochastic warm start continues (the estimator's last), or None
     continues: FittedModel | None = None
+    # the feature ids the fit trains in (training.layout; None: the user's)
+    layout: FeatureLayout | None = None
 
     @property
     def feature_names(self) -> list[str] | None:

@@ -67,6 +67,7 @@ from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
+from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
 from dsvm.training.prepare import class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
@@ -320,6 +321,8 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
             raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
                              "rows (one to train on, one held out to score the alphas).")
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
+        space = space_for(spec, source)  # a renumbered store's ids (training.layout)
+        source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
         ckpt = checkpoints.resumed(spec, source, values, cv_fraction) if resume else None
@@ -358,14 +361,14 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         record = best_record(record, report, best)
         record.history, record.converged = result.history, result.converged
         record.stop_reason = result.stop_reason
-        record.scaling = scaling
+        record.scaling, record.layout = scaling, space
         record.feature_names = source.feature_names
         record.solver = spec.solver
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
         logger.info("grid of %d alphas, held-out %s:\n%s", len(values), report.score_name,
                     format_grid(report.table()))
         record = finish(chosen, engine, record, source, warn=False)
-    return unfold_record(record), report
+    return to_user_ids(unfold_record(record)), report
 
 
 def checkpoint_saver(spec: FitSpec, record: FittedModel, source: Source) -> Any:

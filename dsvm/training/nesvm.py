@@ -32,6 +32,7 @@ from dsvm.training.evaluation import check_validation_features, evaluate
 from dsvm.training.finish import finish_fit
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import validation_source
+from dsvm.training.layout import in_space, to_space
 from dsvm.training.loop import StoppingRule
 from dsvm.training.prepare import prepare_fit
 from dsvm.training.progress import EpochProgress
@@ -117,6 +118,8 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     start_from = None if ckpt is not None else init if init is not None else warm
     coef0, intercept0 = starting_point(start_from, n_outputs_for(len(p.values)),
                                        source.n_features)
+    if start_from is not None:  # a model in the user's ids (the scaling's are the fit's too)
+        coef0 = to_space(data.layout, coef0)
     coef0, intercept0 = fold_init(data.scaling, coef0, intercept0)
     problem = NesvmProblem(loss=spec.loss_name, penalty=spec.penalty, alpha=spec.alpha,
                            fit_intercept=spec.fit_intercept)
@@ -144,8 +147,8 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
         drive(passes, history=history, progress=progress,
               stopping=NesvmStopping(spec, settings.mu, history),
               callbacks=callbacks,
-              scoring=Scoring(_validator(engine, spec, p.values, data.text, validation,
-                                         source.n_features, data.scaling)))
+              scoring=Scoring(_validator(engine, spec, p.values, data, validation,
+                                         source.n_features)))
         assert passes.result is not None  # (the run ends when its passes do)
         result = passes.result
     dtype = source.dtype
@@ -178,16 +181,17 @@ def text_of(warm: Any) -> np.ndarray | None:
     return classes if classes is not None and classes.dtype.kind not in "biuf" else None
 
 
-def _validator(engine: Engine, spec: FitSpec, values: np.ndarray, text: np.ndarray | None,
-               validation: Any, n_features: int, scaling: Any) -> Any:
+def _validator(engine: Engine, spec: FitSpec, values: np.ndarray, data: FitData,
+               validation: Any, n_features: int) -> Any:
     """The accuracy on ``validation`` of the model the fit would return after a pass (the
     solver's best measured point); None without validation data."""
     if validation is None:
         return None
     val_source = validation_source(validation, classify=True, chunk_rows=spec.chunk_rows,
-                                   text_classes=text)
+                                   text_classes=data.text)
     check_validation_features(val_source, n_features)
-    val_source = map_source(val_source, scaling)  # the model is in the fit's scaled units
+    # the model is in the fit's feature ids and scaled units
+    val_source = map_source(in_space(val_source, data.layout), data.scaling)
     return lambda state: evaluate(engine, state.coef, state.intercept, val_source, values,
                                   "hinge").accuracy
 

@@ -25,6 +25,7 @@ from dsvm.solvers.objective import decision_block
 from dsvm.training import evaluation
 from dsvm.training.engines import prediction_engine
 from dsvm.training.inputs import frame_columns_of, is_dask_collection
+from dsvm.training.layout import model_for
 
 
 class LinearModel(NamedTuple):
@@ -102,6 +103,7 @@ def decision_source(source: Source, model: LinearModel, *, client: Any = None,
                     n_workers: int | None = None) -> np.ndarray:
     """(n, K) decision values of every row of a dataset's ``source``, in order, computed by
     tasks that read their own chunks (``client``/``n_workers``: the estimator's)."""
+    model, source = model_for(source, model)  # a renumbered store: in its ids
     mapped = map_source(source, model.feature_map)
     with prediction_engine(mapped, client, n_workers) as engine:
         return evaluation.decision_values(engine, model.coef, model.intercept, mapped)
@@ -131,6 +133,7 @@ def write_predictions(source: Source, model: LinearModel, request: StoreRequest,
         kind="decision" if request.labels is None else "labels", classes=request.classes,
         n_outputs=model.coef.shape[0], source=source.describe(), overwrite=request.overwrite,
         storage_options=request.storage_options)
+    model, source = model_for(source, model)  # a renumbered store: in its ids
     mapped = map_source(source, model.feature_map)
     try:
         with prediction_engine(mapped, client, n_workers) as engine:

@@ -65,6 +65,7 @@ class Prepared:
             feature_map=self.fmap, class_weight=self.weights, **fields)
         if self.data is not None:
             record.scaling, record.feature_names = self.data.scaling, self.data.feature_names
+            record.layout = self.data.layout
         return record
 
 

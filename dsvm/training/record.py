@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.feature_layout import FeatureLayout
 from dsvm.features.maps import FeatureMap
 from dsvm.features.scaling import Scaling
 from dsvm.solvers.base import SolverState
@@ -46,6 +47,9 @@ class FittedModel:
     # the scaling the rows were trained through (features.scaling): ``state`` is in its units,
     # ``coef``/``intercept`` are folded back into raw units (training.scaling.unfold_record)
     scaling: Scaling | None = None
+    # the feature ids ``state`` is in (training.layout): a renumbered dataset's, or None for the
+    # user's; ``coef`` is published in the user's ids (training.layout.to_user_ids)
+    layout: FeatureLayout | None = None
     solver: str = ""  # the solver that ran (what solver="auto" chose: training.auto_solver)
 
     @property

@@ -19,6 +19,7 @@ from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import ChunkStats
 from dsvm.features.scaling import Scaling, choose_scaling, merge_stats
+from dsvm.training.layout import stats_in_space
 from dsvm.training.progress import fit_note
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -60,8 +61,7 @@ def feature_stats(engine: Engine, source: Source) -> Any:
 def stored_stats(source: Source) -> Any:
     """The statistics a whole dataset's writer kept (None: none kept, or not a whole
     dataset)."""
-    dataset = getattr(source, "dataset", None)
-    return None if dataset is None else dataset.feature_stats()
+    return stats_in_space(source)  # (a renumbered store's in the fit's ids: training.layout)
 
 
 def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,

@@ -17,6 +17,7 @@ from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.training import evaluation
 from dsvm.training.engines import prediction_engine
+from dsvm.training.layout import model_for
 from dsvm.training.predicting import LinearModel
 
 __all__ = ["EvalCounts", "evaluate_source", "penalty"]
@@ -27,6 +28,7 @@ def evaluate_source(source: Source, model: LinearModel, *, class_values: np.ndar
     """Evaluation sums of ``model`` over ``source`` (through its feature map): loss and accuracy
     for a classifier (``class_values``: the float class values the kernels see), the sums
     behind R^2 for a regressor (``class_values`` None). ``loss``: the fit spec's."""
+    model, source = model_for(source, model)  # a renumbered store: in its ids
     mapped = map_source(source, model.feature_map)
     with prediction_engine(mapped, client, n_workers) as engine:
         return evaluation.evaluate(engine, model.coef, model.intercept, mapped, class_values,

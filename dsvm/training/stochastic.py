@@ -35,6 +35,7 @@ from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
+from dsvm.training.layout import check_continuable, in_space, space_for
 from dsvm.training.loop import FitPlan, lagged_holdout, run_epochs
 from dsvm.training.prepare import (
     Prepared,
@@ -196,6 +197,13 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows, text_classes=text)
+        # the rows in the feature ids the state is in (a renumbered store's: training.layout)
+        if previous is not None:
+            check_continuable(previous.layout, source, "partial_fit")
+        # (a first call keeps every feature: later calls may bring rows with others)
+        space = previous.layout if previous is not None else space_for(spec, source,
+                                                                        fresh=False)
+        source = in_space(source, space)
         if previous is None:
             spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
@@ -203,6 +211,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             mapped = map_source(source, fmap)
             previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
                              fmap=fmap)
+            previous.layout = space
         else:
             spec = spec.with_params(**previous.resolved)
             spec, source, _ = scale_stage(spec, engine, source, continues=previous)
@@ -244,6 +253,7 @@ def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
         state.n_avg = 1.0
     state.t = float(other.state.t)
     record.history, record.scaling = list(other.history), other.scaling
+    record.layout = other.layout  # (the rows are seen in its ids: training.layout)
     record.resolved, record.feature_names = other.resolved, other.feature_names
     return record
 

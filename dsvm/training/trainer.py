@@ -14,6 +14,7 @@ from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.engines import engine_for
 from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import source_of
+from dsvm.training.layout import check_continuable, in_space, space_for, to_user_ids
 from dsvm.training.nesvm import fit_nesvm, text_of
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
@@ -33,7 +34,9 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     The stages every solver shares run here, once: what the fit may do is checked before any
     work, the input becomes a source, ``solver="auto"`` is resolved on its shape
     (:mod:`dsvm.training.auto_solver`), the rows are scaled (:mod:`dsvm.training.scaling`),
-    the solver's family trains, and its model is folded back into raw units.
+    the solver's family trains in the ids the rows are stored in (a renumbered dataset's:
+    :mod:`dsvm.training.layout`), and its model is folded back into raw units and the user's
+    feature ids.
     """
     if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
         check_checkpoint_path(spec.checkpoint)
@@ -47,11 +50,17 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                                  chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
         spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
         continues = warm_record(spec, warm)
+        if continues is not None:
+            check_continuable(continues.layout, source, "a warm start")
+        fresh = init is None and getattr(warm, "coef_", None) is None  # (NESVM's start)
+        space = continues.layout if continues is not None else space_for(spec, source,
+                                                                          fresh=fresh)
+        source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source, continues=continues)
-        data = FitData(engine, source, text, scaling, continues)
+        data = FitData(engine, source, text, scaling, continues, space)
         record = _fit(spec, data, validation=validation, init=init, resume=resume, warm=warm)
     record.solver = spec.solver
-    return unfold_record(record)
+    return to_user_ids(unfold_record(record))
 
 
 def warm_record(spec: FitSpec, warm: Any) -> FittedModel | None:
@@ -115,4 +124,4 @@ def partial_fit(spec: FitSpec, previous: FittedModel | None, X: Any, y: Any = No
     record = partial_fit_stochastic(spec, previous, X, y, sample_weight, classes=classes,
                                     validation=validation)
     record.solver = spec.solver
-    return unfold_record(record)
+    return to_user_ids(unfold_record(record))

@@ -27,7 +27,8 @@ def chunk_bytes(source: Source) -> float | None:
     if not nbytes or not base.n_chunks or math.isnan(float(nbytes)):
         return None
     per_chunk = float(nbytes) / base.n_chunks
-    if int(source.n_features) != int(base.n_features):  # rows widened by a feature map
+    if int(source.n_features) > int(base.n_features):  # rows widened by a feature map
+        # (a renumbered store's rows narrowed to the features they use hold what is stored)
         per_row = float(source.n_features) * MAPPED_ITEMSIZE
         per_chunk = max(per_chunk, per_row * base.n_samples / base.n_chunks)
     return max(1.0, per_chunk)
