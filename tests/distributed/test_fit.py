@@ -82,9 +82,14 @@ def test_epochs_run_ahead_but_never_past_the_one_that_stops_the_fit(problem, tmp
         f"submit {k}" for k in range(1, n + 1))  # each epoch once, none after the last
     ahead = [k for k in range(1, n) if events.index(f"submit {k + 1}") <
              events.index(f"record {k}")]
-    # every epoch but the last ran ahead: the last is the first after which the rule could
-    # stop the fit (n_iter_no_change epochs without a gain), and it did
-    assert ahead == list(range(1, n)), events
+    # epoch k + 1 ran ahead exactly when, with the records before epoch k, epoch k could not
+    # stop the fit (fewer than n_iter_no_change - 1 epochs without a gain behind it): with
+    # this seed every epoch but 5 (two epochs without a gain before it; it gained) and the last
+    assert n <= loop.ANCHOR_EPOCHS  # (the epoch that sends the model again never runs ahead)
+    could_stop = [loop.StoppingRule(kw["tol"], kw["n_iter_no_change"], remote.history_[:k - 1])
+                  .may_stop_next() for k in range(1, n + 1)]
+    assert ahead == [k for k in range(1, n) if not could_stop[k - 1]], (events, could_stop)
+    assert could_stop[-1] and len(ahead) >= n // 2  # the last could stop it, and did
     monkeypatch.undo()
     local = SVMClassifier(chunk_rows=500, **kw).fit(X, y)
     assert len(local.history_) == n
