@@ -20,13 +20,13 @@ from dsvm.data.blocks import Block, CSRBlock, DenseBlock, block_from_arrays
 from dsvm.exceptions import DataLayoutError
 
 
-def _chunk_X(index: np.ndarray, ds: Any) -> Any:
-    """Task body: row chunk ``index[0]`` of X (ndarray, or scipy.sparse.csr_matrix)."""
-    return ds.read_chunk(int(index[0])).to_matrix()
+def _chunk_X(ds: Any, block_id: tuple[int, ...] = (0,)) -> Any:
+    """Task body: row chunk ``block_id[0]`` of X (ndarray, or scipy.sparse.csr_matrix)."""
+    return ds.read_chunk(int(block_id[0])).to_matrix()
 
 
-def _chunk_y(index: np.ndarray, ds: Any) -> np.ndarray:
-    return ds.read_chunk_labels(int(index[0]))[0]
+def _chunk_y(ds: Any, block_id: tuple[int, ...] = (0,)) -> np.ndarray:
+    return ds.read_chunk_labels(int(block_id[0]))[0]
 
 
 def dataset_to_dask(ds: Any) -> tuple[da.Array, da.Array]:
@@ -40,10 +40,13 @@ def dataset_to_dask(ds: Any) -> tuple[da.Array, da.Array]:
     if not rows:
         return (da.from_array(np.empty((0, f), dtype=ds.dtype), chunks=((0,), (f,)), meta=meta),
                 da.from_array(np.empty(0), chunks=((0,),)))
-    index = da.arange(ds.n_chunks, chunks=1)
-    X = da.map_blocks(_chunk_X, index, ds=ds, new_axis=1, chunks=(rows, (f,)),
-                      dtype=ds.dtype, meta=meta)
-    y = da.map_blocks(_chunk_y, index, ds=ds, chunks=(rows,), dtype=np.float64,
+    # Each block is made from its block id alone, with no input array: built from a
+    # da.arange of chunk numbers, the same key (_chunk_y-<token>, 2) reached the scheduler
+    # with the arange fused into it by one graph's optimisation and not by another's, which
+    # distributed warns "can cause failures and deadlocks" (GridSearchCV's folds of the
+    # same arrays on a cluster: 41 warnings in one benchmark run).
+    X = da.map_blocks(_chunk_X, ds=ds, chunks=(rows, (f,)), dtype=ds.dtype, meta=meta)
+    y = da.map_blocks(_chunk_y, ds=ds, chunks=(rows,), dtype=np.float64,
                       meta=np.empty(0, dtype=np.float64))
     return X, y
 

@@ -28,6 +28,26 @@ def test_to_dask_dense(tmp_path, dense_problem):
     assert Xd2.name == Xd.name  # deterministic tokens for the same dataset
 
 
+def test_to_dask_blocks_are_tasks_of_their_own(tmp_path, dense_problem):
+    """Every block is a task with no input: built on a da.arange of chunk numbers, the same
+    block key reached a cluster's scheduler with the arange fused into it by one graph's
+    optimisation and not by another's (GridSearchCV's folds of the same arrays), and
+    distributed warned of failures and deadlocks."""
+    from dask.core import get_dependencies
+
+    X, y = dense_problem
+    Xd, yd = write_arrays(tmp_path / "d.zarr", X, y, chunk_rows=50).to_dask()
+    for arr in (Xd, yd):
+        graph = dict(arr.__dask_graph__())
+        assert len(graph) == arr.npartitions
+        assert all(not get_dependencies(graph, key) for key in graph), graph
+    # an optimised view of some rows reads the same blocks under the same keys
+    part = yd[np.r_[0:50, 100:150]]
+    (optimised,) = dask.optimize(part)
+    assert {k for k in dict(optimised.__dask_graph__()) if k[0] == yd.name} <= set(
+        dict(yd.__dask_graph__()))
+
+
 def test_to_dask_sparse(tmp_path, csr_problem):
     X, y = csr_problem
     ds = write_arrays(tmp_path / "s.zarr", X, y, chunk_rows=64, dtype="float32")
