@@ -345,7 +345,8 @@ class DatasetWriter:
         renumbered_here = self._counts is not None
         if self._counts is not None:
             self._layout = frequency_layout(self._counts)
-            self._renumber(self._layout.rank)
+            _renumber_stored(self._arrays, self._chunk_starts, self._nnz_starts,
+                             self.n_features, self._layout.rank)
         starts = np.asarray(self._chunk_starts, dtype=np.int64)
         g.create_array("chunk_starts", shape=starts.shape, chunks=starts.shape, dtype="int64",
                        **kw)[:] = starts
@@ -389,22 +390,23 @@ class DatasetWriter:
             _move_into_place(self._loc, self._write_url, overwrite=self._overwrite)
 
 
-    def _renumber(self, table: np.ndarray) -> None:
-        """Rewrite the stored indices (and the data, rows re-sorted) chunk by chunk with
-        column ``j`` renamed ``table[j]``."""
-        assert self._arrays is not None
-        indptr, indices, data = (self._arrays[f"X/{n}"] for n in ("indptr", "indices", "data"))
-        for c in range(len(self._chunk_starts) - 1):
-            start, stop = self._chunk_starts[c], self._chunk_starts[c + 1]
-            n0, n1 = self._nnz_starts[c], self._nnz_starts[c + 1]
-            if n1 == n0:
-                continue
-            rows = np.asarray(indptr[start:stop + 1], dtype=np.int64) - n0
-            block = renumbered(CSRBlock(indptr=rows, indices=np.asarray(indices[n0:n1]),
-                                        data=np.asarray(data[n0:n1]), y=np.zeros(stop - start),
-                                        n_features=self.n_features), table)
-            indices[n0:n1] = block.indices
-            data[n0:n1] = block.data
+
+def _renumber_stored(arrays: dict[str, Any], chunk_starts: list[int], nnz_starts: list[int],
+                     n_features: int, table: np.ndarray) -> None:
+    """Rewrite a sparse store's written indices (and data, each row re-sorted) chunk by chunk,
+    column ``j`` renamed ``table[j]`` (:func:`dsvm.data.feature_layout.renumbered`)."""
+    indptr, indices, data = (arrays[f"X/{n}"] for n in ("indptr", "indices", "data"))
+    for c in range(len(chunk_starts) - 1):
+        start, stop = chunk_starts[c], chunk_starts[c + 1]
+        n0, n1 = nnz_starts[c], nnz_starts[c + 1]
+        if n1 == n0:
+            continue
+        rows = np.asarray(indptr[start:stop + 1], dtype=np.int64) - n0
+        block = renumbered(CSRBlock(indptr=rows, indices=np.asarray(indices[n0:n1]),
+                                    data=np.asarray(data[n0:n1]), y=np.zeros(stop - start),
+                                    n_features=n_features), table)
+        indices[n0:n1] = block.indices
+        data[n0:n1] = block.data
 
 
 def _check_layout_args(feature_order: str | FeatureLayout, layout: str, n_features: int
