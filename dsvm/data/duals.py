@@ -8,6 +8,12 @@ count: the task of epoch ``e`` reads version ``e`` of its chunks and writes vers
 A task that is re-run (its worker was lost) reads the same input and writes the same output;
 a version is dropped only once the next one is complete (and the checkpoint that names it
 written). Version 0 is all zeros and never stored.
+
+A fit in this process with no checkpoint keeps its duals in a :class:`MemoryDualStore`
+instead: the same versions in a dict. A zarr array per chunk and epoch, and deleting each
+version's folders, cost more than the dual steps themselves on small chunks (8,000 a9a rows
+in 500-row chunks, 10 epochs: 2.5 of the fit's 4.0 s), and nothing outside the process reads
+them.
 """
 
 from __future__ import annotations
@@ -77,6 +83,43 @@ class DualStore:
             return []
         names = [os.path.basename(p.rstrip("/")) for p in fs.ls(path, detail=False)]
         return sorted(int(n[1:]) for n in names if n.startswith("v") and n[1:].isdigit())
+
+
+class MemoryDualStore:
+    """:class:`DualStore`'s versions in this process's memory (an in-process fit's tasks are
+    threads of it; each chunk's version is written by one task, read after it is complete)."""
+
+    def __init__(self, n_outputs: int) -> None:
+        self.n_outputs = int(n_outputs)
+        self._arrays: dict[tuple[int, int], np.ndarray] = {}
+
+    def read(self, chunk: int, version: int, n_rows: int) -> np.ndarray:
+        """As :meth:`DualStore.read`."""
+        if version == 0:
+            return np.zeros((n_rows, self.n_outputs))
+        arr = self._arrays.get((int(version), int(chunk)))
+        if arr is None or arr.shape != (n_rows, self.n_outputs):
+            found = "missing" if arr is None else f"of shape {arr.shape}"
+            raise KeyError(f"The duals of chunk {chunk} after epoch {version} are {found}; "
+                           f"expected {(n_rows, self.n_outputs)}.")
+        return arr.copy()
+
+    def write(self, chunk: int, version: int, duals: np.ndarray) -> None:
+        """As :meth:`DualStore.write` (a copy is kept)."""
+        self._arrays[int(version), int(chunk)] = np.array(duals, dtype=np.float64)
+
+    def drop(self, version: int) -> None:
+        """As :meth:`DualStore.drop`."""
+        for key in [k for k in self._arrays if k[0] == int(version)]:
+            del self._arrays[key]
+
+    def versions(self) -> list[int]:
+        """As :meth:`DualStore.versions`."""
+        return sorted({v for v, _ in self._arrays})
+
+
+# what a CoCoA+ task reads and writes its duals through
+AnyDualStore = DualStore | MemoryDualStore
 
 
 def dual_store_url(checkpoint: str | os.PathLike | None) -> tuple[str, bool]:

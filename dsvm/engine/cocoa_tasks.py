@@ -25,7 +25,7 @@ import numpy as np
 from dsvm.combine.adding import AddPartial
 from dsvm.data.block_ops import concat_blocks
 from dsvm.data.blocks import Block
-from dsvm.data.duals import DualStore
+from dsvm.data.duals import AnyDualStore
 from dsvm.data.sources import Source
 from dsvm.engine.tasks import iter_chunks, where
 from dsvm.solvers.base import encode_labels
@@ -49,7 +49,7 @@ class CocoaRound:
     intercept: np.ndarray  # (K,) the bias feature's weight
     solver: CocoaSolver
     classes: np.ndarray
-    store: DualStore
+    store: AnyDualStore
     epoch: int
     seed: int
     sigma: float  # CoCoA+'s sigma' (the number of streams whose changes are added)

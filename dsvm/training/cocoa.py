@@ -24,11 +24,17 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.combine.adding import add_partials, added
-from dsvm.data.duals import DualStore, dual_store_url, remove_store
+from dsvm.data.duals import (
+    AnyDualStore,
+    DualStore,
+    MemoryDualStore,
+    dual_store_url,
+    remove_store,
+)
 from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.data.sources import Source
 from dsvm.engine.cocoa_tasks import CocoaRound
-from dsvm.engine.local import Engine
+from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.training import outcome
@@ -84,7 +90,7 @@ def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
 
 
 def run_epoch(engine: Engine, solver: CocoaSolver, source: Source, record: FittedModel,
-              store: DualStore, epoch: int, window: int = 1
+              store: AnyDualStore, epoch: int, window: int = 1
               ) -> tuple[SolverState, dict[str, Any]]:
     """One epoch: every chunk's duals updated once. Returns the new state and its record."""
     tic = time.perf_counter()
@@ -130,16 +136,20 @@ def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
     record = start_record(p)
     # the registry types every solver as a LocalSolver; solver="cocoa" (check_cocoa) makes this
     solver = cast(CocoaSolver, spec.make_solver(source.n_samples))
-    url, temporary = dual_store_url(spec.checkpoint)
-    store = DualStore(url, record.state.n_outputs)
-    if p.ckpt is None and not temporary:
-        remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
+    url, temporary = None, False
+    if spec.checkpoint is None and isinstance(engine, LocalEngine):
+        store: AnyDualStore = MemoryDualStore(record.state.n_outputs)  # (dsvm.data.duals)
+    else:
+        url, temporary = dual_store_url(spec.checkpoint)
+        store = DualStore(url, record.state.n_outputs)
+        if p.ckpt is None and not temporary:
+            remove_store(url)  # a fresh fit: no duals of an earlier fit at this checkpoint
     try:
         if not p.done:
             scoring, rule = scoring_for(spec, engine, record, solver.bias, validation, p.held)
             run_epochs(spec, engine, solver, source, record, store, scoring, rule)
     finally:
-        if temporary:
+        if temporary and url is not None:
             remove_store(url)
     # intercept_ = the bias feature's weight times its value
     record = publish_model(record, record.state.coef, record.state.intercept * solver.bias,
@@ -222,7 +232,7 @@ class CocoaEpochs:
     :func:`run_epoch` from the record's model, which it updates, until ``spec.max_epochs``."""
 
     def __init__(self, spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
-                 record: FittedModel, store: DualStore, window: int) -> None:
+                 record: FittedModel, store: AnyDualStore, window: int) -> None:
         self.spec, self.engine, self.solver, self.source = spec, engine, solver, source
         self.record, self.store, self.window = record, store, window
 
@@ -242,7 +252,7 @@ class CocoaEpochs:
 
 
 def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Source,
-               record: FittedModel, store: DualStore, scoring: Scoring | None = None,
+               record: FittedModel, store: AnyDualStore, scoring: Scoring | None = None,
                rule: StoppingRule | None = None) -> None:
     """Up to ``spec.max_epochs`` epochs in :func:`dsvm.training.driver.drive`: the checkpoint
     (and the duals of its epoch kept) after each, then the hooks."""

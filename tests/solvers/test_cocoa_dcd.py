@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from dsvm.data.blocks import block_from_arrays
+from dsvm.engine.hooks import epoch_hook
 from dsvm.solvers.cocoa import (
     CocoaSolver,
     LocalModel,
@@ -152,3 +153,33 @@ def test_a_cocoa_fit_takes_a_streams_chunks_in_one_window_by_default():
         gaps[window] = clf.history_[-1]["relative_gap"]
     assert gaps[None] < 0.01
     assert gaps[2] > 3 * gaps[None]
+
+
+def test_in_process_duals_stay_in_memory_and_give_the_stored_duals_model(tmp_path, monkeypatch):
+    """A fit in this process without a checkpoint keeps CoCoA+'s duals in memory
+    (dsvm.data.duals.MemoryDualStore: writing a zarr array per chunk and epoch and deleting
+    each version cost more than the dual steps on small chunks); with a checkpoint they are
+    stored next to it, for resume. Both give the same model bit for bit, and the first
+    writes nothing to the scratch folder."""
+    import dsvm
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("DSVM_SCRATCH", str(scratch))
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    X, y = X[:4000], y[:4000]
+    kw = dict(solver="cocoa", max_epochs=3, tol=None, n_streams=2, random_state=0,
+              chunk_rows=500)
+    seen = []
+
+    def look(est, state, history, converged):
+        seen.append(sorted(p.name for p in scratch.rglob("*")))
+
+    with epoch_hook(look):
+        memory = dsvm.SVMClassifier(**kw).fit(X, y)
+    assert seen == [[]] * 3, seen  # (the store on disk: dsvm-duals-*/v1/c0/... every epoch)
+    stored = dsvm.SVMClassifier(checkpoint=tmp_path / "fit.ckpt", **kw).fit(X, y)
+    assert (tmp_path / "fit.ckpt.duals").is_dir()
+    np.testing.assert_array_equal(memory.coef_, stored.coef_)
+    np.testing.assert_array_equal(memory.intercept_, stored.intercept_)
+    assert memory.history_[-1]["relative_gap"] == stored.history_[-1]["relative_gap"]
