@@ -303,7 +303,7 @@ FOLDS_READING = (
     "row is scored, so the binomial spread of a candidate's score on criteo_sample falls "
     'from 1.5 points (720 held-out rows) to 0.48 (7,200 rows), and its gap from +0.77 to '
     "+0.51, still above the 0.3-point target: the 8 candidates' test accuracies span "
-    '78.0-79.5, most within 0.5 points of each other, less than the spread of their '
+    '78.0-79.5, most within 0.5 points of each other, about the spread (0.48) of their '
     'validation scores on 7,200 rows: the choice among them is still partly chance, and a '
     'tighter gap needs more rows than this sample has. On a9a, w8a and ijcnn1 the gap stays'
     " within 0.1 points (cv=None: within 0.13). Cost on a9a: 6 stacks are 6x a pass's "
