@@ -57,12 +57,30 @@ def grid_of(args: argparse.Namespace) -> Any:
     return None
 
 
+def folds_of(args: argparse.Namespace, grid: Any) -> int | None:
+    """``--cv K``: the grid's number of folds (an int >= 2), None without the flag."""
+    text = getattr(args, "cv", None)
+    if text is None:
+        return None
+    try:
+        folds = int(text)
+    except ValueError:
+        folds = 0
+    if folds < 2 or str(text).strip() != str(folds):
+        raise ValueError(f"--cv: expected the number of folds, an int >= 2; got {text!r}")
+    if grid is None:
+        raise ValueError(f"--cv {folds}: folds score a grid of alphas; pass --alpha a,b,c "
+                         "or --alphas")
+    return folds
+
+
 def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
     """The task's estimator with the parameters the command's flags hold (its own defaults for
     those that differ by task and were not typed); with a grid of alphas its CV variant."""
     from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressor, SVMRegressorCV
 
     grid = grid_of(args)
+    folds = folds_of(args, grid)
     if grid is not None:
         if args.validation or args.detach:
             raise ValueError("a grid of alphas (--alpha a,b,c or --alphas) scores its "
@@ -71,7 +89,7 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
         cv = SVMRegressorCV if task == "regression" else SVMClassifierCV
         kwargs = estimator_kwargs(args, SVMRegressor if task == "regression" else SVMClassifier)
         kwargs.pop("alpha", None)
-        return cv(client=client, alphas=grid, n_alphas=args.n_alphas, **kwargs)
+        return cv(client=client, alphas=grid, n_alphas=args.n_alphas, cv=folds, **kwargs)
     cls = SVMRegressor if task == "regression" else SVMClassifier
     return cls(client=client, **estimator_kwargs(args, cls))
 
@@ -178,8 +196,9 @@ def grid_lines(est: Any) -> str:
     """The table of a grid's candidates, as the log shows it."""
     from dsvm.training.progress import format_grid
 
+    where = "held-out rows" if est.cv is None else f"{est.cv} folds of rows (their mean)"
     return (f"dsvm train: {len(est.alphas_)} alphas in one read of the data, scored on "
-            f"held-out rows:\n{format_grid(est.grid_table_)}")
+            f"{where}:\n{format_grid(est.grid_table_)}")
 
 
 def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
@@ -236,6 +255,11 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                         "comma list (as --alpha a,b,c); by default one alpha is trained (--alpha)")
     p.add_argument("--n-alphas", type=int, default=8, metavar="K",
                    help="candidates of --alphas auto (default %(default)s)")
+    p.add_argument("--cv", metavar="K",
+                   help="score the grid of alphas on K folds of rows (every row in one; the "
+                        "candidates also train on all rows, and the best of those is saved) "
+                        "instead of 10%% of every chunk's rows held out; (K+1) x the "
+                        "candidates' arithmetic and memory, one read per epoch")
 
 
 def add_train_command(sub: Any) -> None:

@@ -7,7 +7,7 @@ improving there; the best is published as this estimator's model without trainin
 (:mod:`dsvm.training.grid` says how, and why rows of every chunk rather than whole chunks are
 held out: a label- or time-sorted store is scored as well as a shuffled one). The cost of a
 grid of K alphas is one fit's reading of the data plus one pass to score the final models,
-and K times the arithmetic of a pass.
+and K times the arithmetic of a pass ((k + 1) K times with ``cv=k``).
 
 They take every parameter of :class:`~dsvm.SVMClassifier` / :class:`~dsvm.SVMRegressor`
 except ``alpha``, and:
@@ -20,16 +20,27 @@ n_alphas : int, default=8
 cv_fraction : float, default=0.1
     Expected share of every chunk's rows held out for scoring (each row decided by a hash
     of the seed, its chunk and its position: the same rows on any cluster and resume).
-    Values must be in the range (0.0, 1.0).
+    Values must be in the range (0.0, 1.0). Not used with ``cv=k``.
+cv : int or None, default=None
+    The number of folds, as ``LogisticRegressionCV(cv=...)``'s, but folds of rows: every row
+    is in one of ``cv`` folds by the same hash (a share of every chunk in each fold, so a
+    sorted store is scored fairly). For each fold the candidates train on the other rows and
+    are scored on it, in the same read per epoch; a candidate's score (and its early
+    stopping) is the mean over the folds. The published model of the chosen alpha is the one
+    trained on all the rows, alongside: (cv + 1) x K models train, none twice. None: the
+    ``cv_fraction`` share of held-out rows, the published model trained on the other rows.
+    Values must be in the range [2, inf).
 
 ``solver="auto"`` trains the grid with averaged SGD (``"pegasos"`` is accepted too; the
 other solvers cannot share a pass and are refused).
 
 Fitted attributes, besides the predicting ones of the base class (those of the best
 candidate, in raw units): ``alpha_``, ``best_index_``, ``best_score_`` (held-out accuracy, or
-R^2 for the regressor), ``cv_results_`` (``param_alpha``, ``mean_test_score``,
-``rank_test_score``, ``test_score_by_epoch`` and ``test_objective_by_epoch`` of shape
-(n_alphas, n_epochs), ``n_epochs`` each candidate trained), ``alphas_`` and
+R^2 for the regressor; the mean over the folds), ``cv_results_`` (``param_alpha``,
+``split0_test_score`` .. ``split{cv-1}_test_score``, ``mean_test_score``,
+``std_test_score``, ``rank_test_score``, ``test_score_by_epoch`` and
+``test_objective_by_epoch`` of shape (n_alphas, n_epochs), means over the folds,
+``n_epochs`` each candidate trained), ``alphas_`` and
 ``best_estimator_`` (a plain fitted estimator of the best alpha: what :meth:`save` writes,
 with the candidates' table in the file's metadata). ``plot_path()`` plots the held-out
 score against alpha.
@@ -47,7 +58,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dsvm._validation import AnyOf, InstanceOf, Interval, Options
+from dsvm._validation import AnyOf, InstanceOf, Interval, NoneOr, Options
 from dsvm.estimators import params, persistence
 from dsvm.estimators.base import SVMBase
 from dsvm.estimators.classifier import SVMClassifier
@@ -60,8 +71,9 @@ _GRID_PARAMS: dict[str, Any] = {
                     "'auto' or an array-like of positive floats"),
     "n_alphas": Interval(numbers.Integral, 1, None, "left"),
     "cv_fraction": Interval(numbers.Real, 0.0, 1.0, "neither"),
+    "cv": NoneOr(Interval(numbers.Integral, 2, None, "left")),
 }
-_GRID_DEFAULTS = {"alphas": "auto", "n_alphas": 8, "cv_fraction": 0.1}
+_GRID_DEFAULTS = {"alphas": "auto", "n_alphas": 8, "cv_fraction": 0.1, "cv": None}
 
 
 def _grid_init(base: type) -> Any:
@@ -101,9 +113,10 @@ class _GridSearch:
     def fit(self, X: Any, y: Any = None, *, sample_weight: Any = None,
             resume: bool = False) -> Any:
         """Train every candidate in one read of the data per epoch, score them on the
-        rows held out of every chunk, publish the best. ``X`` as for the base estimator's
-        ``fit``; ``resume=True`` continues from the ``checkpoint`` file when it exists (the
-        same alphas and ``cv_fraction``), and gives the uninterrupted grid's result."""
+        rows held out of every chunk (or k folds), publish the best. ``X`` as for the base
+        estimator's ``fit``; ``resume=True`` continues from the ``checkpoint`` file when it
+        exists (the same alphas, ``cv_fraction`` and ``cv``), and gives the uninterrupted
+        grid's result."""
         self.__dict__.pop("best_estimator_", None)
         return SVMBase._fit(self, X, y, sample_weight, None, None,  # type: ignore[arg-type]
                             resume)
@@ -116,6 +129,7 @@ class _GridSearch:
         record, report = fit_grid(spec, X, y, sample_weight=fit_args.get("sample_weight"),
                                   alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
                                   cv_fraction=self.cv_fraction,  # type: ignore[attr-defined]
+                                  cv=self.cv,  # type: ignore[attr-defined]
                                   resume=bool(fit_args.get("resume")))
         self._publish_grid(report, record)
         return record

@@ -25,6 +25,21 @@ averages by row weight (a per-candidate constant stays constant): SGD's calibrat
 averaging). A frozen candidate is skipped by :meth:`CandidateGrid.run_block` (it costs no
 compute) and its arrays stay what they were: averaging identical copies gives them back.
 
+**Stacks: k folds.** With ``n_stacks = S > 1`` (``cv=k``: S = k + 1) the state holds S
+stacks of the K candidates: stack 0 trains on every row (the models published), stack f + 1
+on the rows outside fold f (:class:`dsvm.data.fold.KFold`, scored on fold f). Candidate j of
+stack s owns rows (s K + j) m .. (s K + j + 1) m. The stacks take different steps, so each
+keeps its own counters in ``extra`` (``grid_t``, ``grid_n_avg``, (S,)) with the rows it
+trained on in the current epoch (``grid_rows``), and the combine pools them stack by stack
+(:class:`dsvm.training.grid_folds.StackAveraging`); ``state.t`` and ``state.n_avg`` are
+stack 0's. A pass gives :meth:`CandidateGrid.run_folds` its one row order and the fold of
+each step's row: every stack runs the kernels over that order with the steps of its own
+fold removed, so each stack's order is the order a fit on its rows alone would take (the
+rows keep their relative order, as a held-out share leaves them, :mod:`dsvm.solvers.passes`),
+the chunk is read once for all of them, and no kernel changes: a stack is K views, as the
+grid of one stack is. Copying each stack's rows into a block of its own instead would cost
+k copies of every block per epoch; S orders of int64 cost S x 8 bytes a row.
+
 **What it does not do.** Averaged Pegasos' Richardson extrapolation (the solver's
 ``selection``) needs each model's sampled objective; inside the grid the plain average is
 returned (``selection`` is None). The grid is never probed (``probed = False``: the probes
@@ -46,6 +61,10 @@ from dsvm.solvers.base import LocalSolver, PassStats, SolverState
 
 ACTIVE = "grid_active"
 ETA0 = "grid_eta0"
+# with stacks (k folds): each stack's step counter, averaging weight and rows this epoch
+STACK_T = "grid_t"
+STACK_N_AVG = "grid_n_avg"
+STACK_ROWS = "grid_rows"
 
 # The inner solvers whose counters do not depend on alpha (see "Shared counters").
 STACKABLE = ("pegasos", "sgd")
@@ -61,9 +80,12 @@ class CandidateGrid:
     ----------
     solvers : sequence of LocalSolver
         The candidates, all of the same kind (``pegasos`` or ``sgd``) and loss.
+    n_stacks : int, default=1
+        Copies of the K candidates trained on different rows (see "Stacks: k folds").
     """
 
     solvers: tuple[LocalSolver, ...]
+    n_stacks: int = 1
 
     name: ClassVar[str] = "grid"
     probed: ClassVar[bool] = False  # (training.probes: never probe the stacked outputs)
@@ -118,39 +140,103 @@ class CandidateGrid:
 
     def penalty_of(self, coef: np.ndarray) -> float:
         """The mean over candidates of each one's penalty at its rows of ``coef`` (so that
-        the epoch's objective is the candidates' mean objective)."""
-        m = coef.shape[0] // self.n_candidates
+        the epoch's objective is the candidates' mean objective; with stacks, stack 0's)."""
+        m = coef.shape[0] // (self.n_candidates * self.n_stacks)
         return float(np.mean([candidate_penalty(s, coef[k * m:(k + 1) * m])
                               for k, s in enumerate(self.solvers)]))
 
     # -- the protocol --------------------------------------------------------------------------
     def init_state(self, n_features: int, n_outputs: int, dtype: np.dtype) -> SolverState:
-        """The K fresh states stacked (``n_outputs``: one candidate's outputs)."""
+        """The K fresh states stacked, ``n_stacks`` times (``n_outputs``: one candidate's
+        outputs)."""
         parts = [s.init_state(n_features, n_outputs, dtype) for s in self.solvers]
+        parts = parts * self.n_stacks
         first = parts[0]
         state = SolverState(
             coef=np.concatenate([p.coef for p in parts]),
             intercept=np.concatenate([p.intercept for p in parts]),
             t=first.t, n_avg=first.n_avg,
-            extra={ACTIVE: np.ones(self.n_candidates), ETA0: np.array([p.eta0 for p in parts])},
+            extra={ACTIVE: np.ones(len(parts)), ETA0: np.array([p.eta0 for p in parts])},
         )
         if first.avg_coef is not None:
             state.avg_coef = np.concatenate([p.avg_coef for p in parts])
             state.avg_intercept = np.concatenate([p.avg_intercept for p in parts])
+        if self.n_stacks > 1:
+            state.extra.update({STACK_T: np.full(self.n_stacks, float(first.t)),
+                                STACK_N_AVG: np.full(self.n_stacks, float(first.n_avg)),
+                                STACK_ROWS: np.zeros(self.n_stacks)})
         return state
 
     def calibrate(self, state: SolverState, block: Block, codes: np.ndarray) -> SolverState:
-        """Each candidate's constants (SGD: its own eta0, searched at its own alpha)."""
+        """Each candidate's constants (SGD: its own eta0, searched at its own alpha), the
+        same in every stack: found for stack 0 and copied (they depend on alpha and the
+        calibration rows only)."""
         out = state.copy()
-        for k, solver, view in self.candidates(out):
+        one = self.stack(out, 0) if self.n_stacks > 1 else out
+        for k, solver, view in self.candidates(one):
             calibrated = solver.calibrate(view, block, codes)
-            write_back(out, k, calibrated)
-            out.extra[ETA0][k] = calibrated.eta0
+            write_back(one, k, calibrated)
+            one.extra[ETA0][k] = calibrated.eta0
+        for s in range(1, self.n_stacks):
+            other = self.stack(out, s)
+            for name in _ARRAYS:
+                if getattr(one, name) is not None:
+                    np.copyto(getattr(other, name), getattr(one, name))
+            other.extra[ETA0][:] = one.extra[ETA0]
         return out
 
     def run_block(self, state: SolverState, block: Block, codes: np.ndarray,
                   order: np.ndarray) -> PassStats:
-        """Every active candidate's pass over ``block`` rows in ``order``, in place."""
+        """Every active candidate's pass over ``block`` rows in ``order``, in place (with
+        stacks: every stack over every row of ``order``, as :meth:`run_folds` with no fold;
+        only a pass without folds does so, e.g. the one that compiles the kernels)."""
+        if self.n_stacks > 1:
+            return self.run_folds(state, block, codes, order, None)
+        return self.run_stack(state, block, codes, order)
+
+    def run_folds(self, state: SolverState, block: Block, codes: np.ndarray,
+                  order: np.ndarray, step_folds: np.ndarray | None) -> PassStats:
+        """Every stack's pass over ``block``: stack 0 over ``order``, stack f + 1 over
+        ``order`` without the steps whose row is in fold f (``step_folds[i]``: the fold of
+        row ``order[i]``), each with its own counters; returns stack 0's statistics (the
+        rows of every model published: what weighs the streams, as for a fit of its own)."""
+        if self.n_stacks == 1:
+            return self.run_stack(state, block, codes, order)
+        steps, weights = state.extra[STACK_T], state.extra[STACK_N_AVG]
+        first = PassStats()
+        for s in range(self.n_stacks):
+            own = order if s == 0 or step_folds is None else order[step_folds != s - 1]
+            part = self.stack(state, s)
+            stats = self.run_stack(part, block, codes, own)
+            steps[s], weights[s] = part.t, part.n_avg
+            state.extra[STACK_ROWS][s] += stats.n_rows
+            if s == 0:
+                first = stats
+        state.t, state.n_avg = float(steps[0]), float(weights[0])
+        return first
+
+    def stack(self, state: SolverState, s: int) -> SolverState:
+        """Stack ``s`` of ``state`` as the state of a grid of one stack: views of its rows and
+        of its candidates' ``extra`` entries (writes go through), its own counters."""
+        width = self.n_candidates
+        m = state.n_outputs // (width * self.n_stacks)
+        rows = slice(s * width * m, (s + 1) * width * m)
+        own = slice(s * width, (s + 1) * width)
+        avg_coef, avg_intercept = state.avg_coef, state.avg_intercept
+        t, n_avg = state.t, state.n_avg
+        if STACK_T in state.extra:
+            t, n_avg = float(state.extra[STACK_T][s]), float(state.extra[STACK_N_AVG][s])
+        return SolverState(coef=state.coef[rows], intercept=state.intercept[rows], t=t,
+                           avg_coef=None if avg_coef is None else avg_coef[rows],
+                           avg_intercept=None if avg_intercept is None else avg_intercept[rows],
+                           n_avg=n_avg, eta0=state.eta0,
+                           extra={ACTIVE: state.extra[ACTIVE][own],
+                                  ETA0: state.extra[ETA0][own]})
+
+    def run_stack(self, state: SolverState, block: Block, codes: np.ndarray,
+                  order: np.ndarray) -> PassStats:
+        """Every active candidate's pass over ``block`` rows in ``order``, in place (one
+        stack: ``state`` holds K candidates)."""
         losses, stats, counters = [], PassStats(), None
         for k, solver, view in self.candidates(state, active_only=True):
             stats = solver.run_block(view, block, codes, order)
@@ -226,11 +312,13 @@ def candidate_penalty(solver: Any, coef: np.ndarray) -> float:
     return float(0.5 * solver.alpha * np.dot(flat, flat))
 
 
-def grid_solvers(make: Any, alphas: Sequence[float] | np.ndarray) -> CandidateGrid:
-    """The grid of ``make(alpha)`` for each alpha (refused for solvers that do not stack)."""
+def grid_solvers(make: Any, alphas: Sequence[float] | np.ndarray,
+                 n_stacks: int = 1) -> CandidateGrid:
+    """The grid of ``make(alpha)`` for each alpha, ``n_stacks`` times (refused for solvers
+    that do not stack)."""
     solvers = tuple(make(float(a)) for a in alphas)
     name = solvers[0].name
     if name not in STACKABLE:
         raise ValueError(f"solver={name!r} cannot train a grid of alphas in one pass; use "
                          f"solver='sgd' or 'pegasos' (or 'auto', which picks 'sgd').")
-    return CandidateGrid(solvers)
+    return CandidateGrid(solvers, int(n_stacks))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
-from dsvm.data.fold import FoldMasks, RowFold
+from dsvm.data.fold import FoldMasks, KFold, OneFold, RowFold
 from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels._jit import run_kernel
@@ -31,21 +31,25 @@ def pass_over_chunk(
     seed: int,
     where: str,
     class_weight: np.ndarray | None = None,
-    fold: RowFold | FoldMasks | None = None,
+    fold: RowFold | OneFold | KFold | FoldMasks | None = None,
 ) -> PassStats:
     """Run ``solver`` over the rows of ``block`` in this epoch's order, mutating ``state``.
 
     ``class_weight``: a weight per class code, multiplied into the rows' sample weights.
-    ``fold``: rows held out of training (:mod:`dsvm.data.fold`), left out of the order."""
+    ``fold``: rows held out of training (:mod:`dsvm.data.fold`), left out of the order; k
+    folds: the fold of each step goes to the grid's stacks (:func:`run_order`)."""
     if block.n_samples == 0:
         return PassStats()
     codes = targets_for(block.y, classes, where=where)  # classes None: regression
     block = with_class_weight(block, codes, class_weight)
     order = row_order(seed, epoch, chunk, block.n_samples)
-    if fold is not None:
-        order = without_held(order, fold.held_mask(chunk, block.n_samples))
+    folds = None
+    if fold is not None and fold.n_splits > 1:
+        folds = cast(Any, fold).fold_of(chunk, block.n_samples)[order]
+    elif fold is not None:
+        order = without_held(order, cast(Any, fold).held_mask(chunk, block.n_samples))
     probe = probe_losses(state, block, codes, solver)
-    stats = solver.run_block(state, block, codes, order)
+    stats = run_order(solver, state, block, codes, order, folds)
     return stats if probe is None else stats + probe
 
 
@@ -59,7 +63,7 @@ def pass_over_window(
     seed: int,
     where: Callable[[int], str],
     class_weight: np.ndarray | None = None,
-    fold: RowFold | FoldMasks | None = None,
+    fold: RowFold | OneFold | KFold | FoldMasks | None = None,
 ) -> PassStats:
     """One pass over the rows of several chunks, interleaved in one random order.
 
@@ -97,7 +101,10 @@ def pass_over_window(
 
     ``fold``: the rows it holds out (:mod:`dsvm.data.fold`) are dropped from the order, not
     from the blocks (filtering the order costs one pass over n int64s; copying the kept rows
-    of a block would cost its bytes), so the others keep their places in it.
+    of a block would cost its bytes), so the others keep their places in it. k folds
+    (``fold.n_splits > 1``, a grid's ``cv=k``): no row is left out of the order, which is the
+    order of a fit without folds; the fold of each step's row goes with it to the grid,
+    whose stacks each leave out their own fold (:func:`run_order`).
     """
     stats = PassStats()
     blocks, codes, chunks = [], [], []
@@ -115,7 +122,9 @@ def pass_over_window(
     if not blocks:
         return stats
     counts = [block.n_samples for block in blocks]
-    held = None if fold is None else fold.window_mask(chunks, counts)
+    split = fold is not None and fold.n_splits > 1
+    held = None if fold is None or split else cast(Any, fold).window_mask(chunks, counts)
+    labels = cast(Any, fold).window_folds(chunks, counts) if split else None
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
         rows, all_codes, to_span = spanned
@@ -125,16 +134,32 @@ def pass_over_window(
         else:  # (the same order, filtered in window rows, then mapped to the span)
             order = to_span[without_held(window_order(
                 seed, epoch, window[0][0], counts, row_bytes=dense_row_bytes(rows)), held)]
-        return solver.run_block(state, rows, all_codes, order) + stats
+        folds = None
+        if labels is not None:  # each span row's fold (rows outside the window: never visited)
+            span_folds = np.zeros(rows.n_samples, np.int8)
+            span_folds[to_span] = labels
+            folds = span_folds[order]
+        return run_order(solver, state, rows, all_codes, order, folds) + stats
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
              else window_order(seed, epoch, window[0][0], counts,
                                row_bytes=dense_row_bytes(blocks[0])))
     if held is not None:
         order = without_held(order, held)
     rows = concat_blocks(blocks)
-    run = solver.run_block(state, rows, codes[0] if len(codes) == 1 else np.concatenate(codes),
-                           order)
+    run = run_order(solver, state, rows,
+                    codes[0] if len(codes) == 1 else np.concatenate(codes), order,
+                    None if labels is None else labels[order])
     return run + stats
+
+
+def run_order(solver: LocalSolver, state: SolverState, rows: Block, codes: np.ndarray,
+              order: np.ndarray, folds: np.ndarray | None) -> PassStats:
+    """``solver``'s pass over ``rows`` in ``order``; with k folds (``folds``: the fold of the
+    row of each step) the grid's pass of every stack, each without its own fold's steps
+    (:meth:`dsvm.solvers.grid.CandidateGrid.run_folds`)."""
+    if folds is None:
+        return solver.run_block(state, rows, codes, order)
+    return cast(Any, solver).run_folds(state, rows, codes, order, folds)  # type: ignore[no-any-return]
 
 
 def without_held(order: np.ndarray, held: np.ndarray) -> np.ndarray:

@@ -12,8 +12,13 @@ It goes through the stages every fit shares (engine, source, scaling: see
    class only, every candidate scored 100% on it, and the choice was 0.43 points below the
    best of 8 (benchmarks/RESULTS.md, #27). No row moves: the held rows are left out of the
    row order of the pass that reads their chunk, the same rows on any cluster, for any
-   number of streams or windows. One fold, not k: k folds would train k times K models, and
-   on data larger than memory a 10% fold already holds many rows.
+   number of streams or windows. ``cv=k`` instead cuts the rows into k folds by the same
+   hash and trains k + 1 stacks of the K candidates in the same pass, stack 0 on every row
+   (the published models) and stack f + 1 without fold f, scored on it; a candidate's score
+   is the mean of its k (:mod:`dsvm.training.grid_folds`). It costs (k + 1) x K models of
+   arithmetic and memory for one read per epoch: a 10% share is the default because on data
+   larger than memory it already holds many rows, but on a few thousand rows its score
+   spreads by more than the candidates differ (benchmarks/RESULTS.md, #27).
 2. **One pass, K models.** :class:`dsvm.solvers.grid.CandidateGrid` stacks the K candidates'
    states: every chunk is read once per epoch and every candidate steps on it, through the
    epoch loop of every stochastic fit (:func:`dsvm.training.loop.run_epochs`), its streams,
@@ -32,9 +37,10 @@ It goes through the stages every fit shares (engine, source, scaling: see
    longer change and it costs no compute. The scores being one epoch late, it is frozen
    after the epoch it trained meanwhile (that model is the one published and scored). The
    fit stops when all are frozen, or after ``max_epochs``.
-5. **The best** candidate (highest held-out score after its last epoch; ties: the first) is
-   published as a normal fit of that alpha (its state, its model folded back into raw units,
-   its outcome measured): nothing is trained again.
+5. **The best** candidate (highest held-out score after its last epoch, the mean over the
+   folds with ``cv=k``; ties: the first) is published as a normal fit of that alpha (its
+   state, its model folded back into raw units, its outcome measured): nothing is trained
+   again. With a held-out share it trained on the other rows; with k folds, on every row.
 
 ``alphas="auto"``: ``n_alphas`` values log-spaced over 1e-3 .. 1e3 times 1/n_samples. 1/n is
 the stochastic solvers' natural scale (LIBLINEAR's C = 1: alpha = 1/(C n)); six decades around
@@ -52,7 +58,6 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.combine import combiner_for
-from dsvm.data.fold import fold_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.local import Engine
@@ -65,6 +70,7 @@ from dsvm.training import grid_checkpoints as checkpoints
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
+from dsvm.training.grid_folds import StackAveraging, held_out_for, n_stacks_for
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
@@ -121,6 +127,16 @@ def grid_spec(spec: FitSpec) -> FitSpec:
     return spec
 
 
+def check_cv(cv: Any) -> int | None:
+    """``cv``: None (a held-out share of every chunk) or the number of folds, an int >= 2."""
+    if cv is None:
+        return None
+    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise ValueError(f"cv must be an int >= 2 (the number of folds) or None (a held-out "
+                         f"share, cv_fraction); got {cv!r}.")
+    return int(cv)
+
+
 @dataclass
 class GridReport:
     """What the grid measured: per epoch the held-out score and objective of every candidate
@@ -129,6 +145,7 @@ class GridReport:
     alphas: np.ndarray
     score_name: str  # "accuracy" or "r2"
     cv_fraction: float  # the expected share of every chunk's rows held out (data.fold)
+    n_splits: int = 1  # k folds (cv=k), or 1: the held-out share
     scores: list[np.ndarray] = field(default_factory=list)
     objectives: list[np.ndarray] = field(default_factory=list)
     epochs_run: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -136,11 +153,17 @@ class GridReport:
     # a frozen candidate's own step counter and averaging weight (t, n_avg) when it froze:
     # the stacked state's go on counting for the others
     counters: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # the final models' score on each fold, (n_splits, K) (one row: the held-out share)
+    split_scores: np.ndarray | None = None
+
+    @property
+    def n_stacks(self) -> int:
+        return 1 if self.n_splits == 1 else self.n_splits + 1
 
     def candidate_state(self, k: int) -> SolverState:
         """Candidate ``k``'s final state on its own (a copy; scaled units, as trained)."""
         assert self.state is not None, "the grid has not run yet"
-        own = candidate_view(self.state, k, len(self.alphas)).copy()
+        own = candidate_view(self.state, k, len(self.alphas) * self.n_stacks).copy()
         own.extra = {}
         own.t, own.n_avg = self.counters.get(k, (own.t, own.n_avg))
         return own
@@ -154,14 +177,24 @@ class GridReport:
         scores = np.where(np.isnan(self.final_scores), -np.inf, self.final_scores)
         return int(np.argmax(scores))
 
+    @property
+    def final_splits(self) -> np.ndarray:
+        """The final models' score on each fold, (n_splits, K)."""
+        if self.split_scores is not None:
+            return self.split_scores
+        return self.final_scores[None, :]
+
     def cv_results(self) -> dict[str, np.ndarray]:
-        """scikit-learn's layout (one held-out fold: the mean is that fold's score)."""
+        """scikit-learn's layout: ``split{f}_test_score`` per fold (one held-out share: one
+        split), their mean and standard deviation, the rank of the mean."""
         final = self.final_scores
         order = np.argsort(-np.where(np.isnan(final), -np.inf, final), kind="stable")
         rank = np.empty(len(final), np.int64)
         rank[order] = np.arange(1, len(final) + 1)
+        splits = self.final_splits
         return {"param_alpha": self.alphas.copy(), "mean_test_score": final.copy(),
-                "split0_test_score": final.copy(), "std_test_score": np.zeros(len(final)),
+                **{f"split{f}_test_score": splits[f].copy() for f in range(len(splits))},
+                "std_test_score": splits.std(axis=0),
                 "rank_test_score": rank,
                 "test_score_by_epoch": np.array(self.scores).T.copy(),
                 "test_objective_by_epoch": np.array(self.objectives).T.copy(),
@@ -171,9 +204,12 @@ class GridReport:
         """One row per candidate: what the log and a model file's metadata show."""
         final = self.final_scores
         best = self.best_index
+        folds = self.final_splits.T if self.n_splits > 1 else [None] * len(final)
         return [{"alpha": float(a), f"held_out_{self.score_name}": float(s),
+                 **({} if f is None else {"folds": [float(v) for v in f]}),
                  "epochs": int(e), "best": k == best}
-                for k, (a, s, e) in enumerate(zip(self.alphas, final, self.epochs_run))]
+                for k, (a, s, f, e) in enumerate(zip(self.alphas, final, folds,
+                                                     self.epochs_run))]
 
 
 @dataclass(frozen=True)
@@ -250,27 +286,35 @@ class GridTracker:
         self.report.counters.update({k: counters for k in frozen})
         history[-1].update({"grid_frozen": frozen, "grid_counters": list(counters)})
         self.active[frozen] = False
+        in_stacks = tuple(s * self.grid.n_candidates + k for s in range(self.grid.n_stacks)
+                          for k in frozen)  # (a candidate freezes in every stack)
         logger.info("epoch %d: alpha %s stopped improving on the held-out rows (frozen)",
                     len(history), ", ".join(f"{self.grid.solvers[k].alpha:.3g}"
                                             for k in frozen))
         stop = "" if self.active.any() else (
             "every candidate's held-out objective stopped improving (by more than "
             f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
-        return EpochDecision(held=self.engine.apply(Freeze(tuple(frozen)), outcome,
+        return EpochDecision(held=self.engine.apply(Freeze(in_stacks), outcome,
                                                     name="freeze"), stop=stop)
 
     def record(self, counts: GridCounts, record: dict[str, Any]) -> list[int]:
         """Record the scores and objectives of the models after the epoch of ``record``
         (every candidate's: a frozen one's model is the one it froze with, so it repeats its
-        last); returns the candidates (still active) whose rule says stop."""
+        last; with k folds, the mean of its folds'); returns the candidates (still active)
+        whose rule says stop."""
         assert counts.penalties is not None
-        scores = np.array([c.accuracy if self.spec.classifies else c.r2
-                           for c in counts.candidates])
-        objectives = np.asarray(counts.penalties, np.float64) + np.array(
-            [c.mean_loss for c in counts.candidates])
+        shape = (self.report.n_splits, self.grid.n_candidates)
+        splits = np.array([c.accuracy if self.spec.classifies else c.r2
+                           for c in counts.candidates]).reshape(shape)
+        objectives = (np.asarray(counts.penalties, np.float64) + np.array(
+            [c.mean_loss for c in counts.candidates])).reshape(shape).mean(axis=0)
+        scores = splits.mean(axis=0)
         self.report.scores.append(scores)
         self.report.objectives.append(objectives)
+        self.report.split_scores = splits
         record.update({"grid_scores": scores.tolist(), "grid_objectives": objectives.tolist()})
+        if self.report.n_splits > 1:
+            record["grid_split_scores"] = splits.tolist()
         record.setdefault("grid_active", int(self.active.sum()))
         return [int(k) for k in np.flatnonzero(self.active)
                 if self.rules[k].observe(float(objectives[k]))]
@@ -287,7 +331,7 @@ class GridTracker:
 def checked_counts(counts: GridCounts | None, classes: np.ndarray | None) -> GridCounts:
     """The held-out sums, refused when no row was held out, with a warning when a class has
     none (:func:`check_fold`)."""
-    if counts is None or not counts.candidates or counts.candidates[0].n_rows == 0:
+    if counts is None or not counts.candidates or min(c.n_rows for c in counts.candidates) == 0:
         raise ValueError("The held-out rows are empty: no row of the data was held out to "
                          "score the alphas on; raise cv_fraction or pass more rows.")
     check_fold(counts.class_rows, classes)
@@ -309,10 +353,12 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
 
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
              alphas: Any = "auto", n_alphas: int = 8, cv_fraction: float = 0.1,
-             resume: bool = False) -> tuple[FittedModel, GridReport]:
+             cv: int | None = None, resume: bool = False) -> tuple[FittedModel, GridReport]:
     """Train the grid of ``alphas`` in one read per epoch; returns the best candidate's fit
-    (as ``fit`` returns one) and the :class:`GridReport` of them all."""
+    (as ``fit`` returns one) and the :class:`GridReport` of them all. ``cv``: None scores on
+    a ``cv_fraction`` share of every chunk's rows, k on k folds (see the module notes)."""
     spec = grid_spec(spec)
+    cv = check_cv(cv)
     check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
@@ -325,23 +371,24 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
-        ckpt = checkpoints.resumed(spec, source, values, cv_fraction) if resume else None
+        ckpt = checkpoints.resumed(spec, source, values, cv_fraction, cv) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
         fmap = training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
-        record, grid = start_grid(spec, engine, mapped, text, seed, values)
+        record, grid = start_grid(spec, engine, mapped, text, seed, values, n_stacks_for(cv))
         record.feature_map = fmap
         if ckpt is not None:
             checkpoints.restore(record, ckpt)
-        held_out = HeldOutRows(fold_for(seed, cv_fraction, mapped), grid.solvers,
-                               record.class_values, spec.loss)
-        report = GridReport(values, "accuracy" if spec.classifies else "r2", cv_fraction)
+        held_out = held_out_for(cv, cv_fraction, seed, mapped, grid.solvers,
+                                record.class_values, spec.loss)
+        report = GridReport(values, "accuracy" if spec.classifies else "r2", cv_fraction,
+                            n_splits=cv or 1)
         tracker = GridTracker(grid, engine, held_out, spec, report)
         checkpoints.replay(tracker, record.history)
         if spec.checkpoint is not None:
             tracker.saver = checkpoint_saver(
-                checkpoints.grid_params(spec, values, cv_fraction), record, mapped)
+                checkpoints.grid_params(spec, values, cv_fraction, cv), record, mapped)
         done = len(record.history)
         window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, tol=None,
@@ -349,7 +396,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                        shuffle_window=window.chunks, window_note=window.describe(),
                        held_out=held_out)
         result = run_epochs(
-            engine=engine, solver=as_solver(grid), combiner=combiner_for(grid), source=mapped,
+            engine=engine, solver=as_solver(grid), combiner=grid_combiner(grid), source=mapped,
             classes=record.class_values, class_weight=record.class_weight,
             state=record.state, plan=plan, first_epoch=done, history=record.history,
             n_epochs=0 if record.converged else max(0, spec.max_epochs - done),
@@ -371,6 +418,13 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     return to_user_ids(unfold_record(record)), report
 
 
+def grid_combiner(grid: CandidateGrid) -> Any:
+    """How the grid's streams combine: as a fit of its solver's, stack by stack with k folds
+    (:class:`~dsvm.training.grid_folds.StackAveraging`)."""
+    inner = combiner_for(grid)
+    return inner if grid.n_stacks == 1 else StackAveraging(inner, grid)
+
+
 def checkpoint_saver(spec: FitSpec, record: FittedModel, source: Source) -> Any:
     """What writes the grid's checkpoint after each epoch (``spec`` records the grid)."""
     def saver(state: SolverState, history: list[dict[str, Any]], converged: bool) -> None:
@@ -386,16 +440,17 @@ def as_solver(grid: CandidateGrid) -> LocalSolver:
 
 
 def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray | None,
-               seed: int, alphas: np.ndarray) -> tuple[FittedModel, CandidateGrid]:
+               seed: int, alphas: np.ndarray, n_stacks: int = 1
+               ) -> tuple[FittedModel, CandidateGrid]:
     """The grid's first state (every candidate calibrated on the first training chunk), after
-    checking that K states fit in a worker's memory."""
+    checking that ``n_stacks`` x K states fit in a worker's memory."""
     shown, values = class_values(spec, source, None, text)
     weights = class_weight_vector(spec.class_weight, shown, values, source)
     grid = grid_solvers(lambda a: spec.with_params(alpha=a).make_solver(source.n_samples),
-                        alphas)
+                        alphas, n_stacks)
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
-    check_memory(engine, one.nbytes, alphas)
+    check_memory(engine, one.nbytes, alphas, n_stacks)
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
     # Calibrated on the first rows of chunk 0, held rows included, as a fit of that alpha
     # alone calibrates: it only picks SGD's step size, and that choice is sensitive to the
@@ -411,16 +466,22 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     return record, grid
 
 
-def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray) -> None:
-    """Refuse a grid whose K states would not fit in a worker's memory (the limit dask gives
-    its workers when known, else the memory available here)."""
-    need = int(state_bytes) * len(alphas) * STATE_COPIES
+def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray,
+                 n_stacks: int = 1) -> None:
+    """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks) would not fit in a
+    worker's memory (the limit dask gives its workers when known, else the memory available
+    here)."""
+    n_states = len(alphas) * int(n_stacks)
+    need = int(state_bytes) * n_states * STATE_COPIES
     limit = worker_memory(engine)
     if limit is not None and need > limit:
+        folds = "" if n_stacks == 1 else (f" x {n_stacks} stacks (cv={n_stacks - 1}: every "
+                                          "fold's models and the models on all rows)")
+        fewer = "pass fewer alphas" if n_stacks == 1 else "pass fewer alphas or folds"
         raise ValueError(
-            f"alphas={[float(f'{a:.3g}') for a in alphas]}: {len(alphas)} candidate states of "
-            f"{state_bytes:,} bytes each need about {need:,} bytes per worker ({STATE_COPIES} "
-            f"copies at once), more than its {limit:,} bytes; pass fewer alphas.")
+            f"alphas={[float(f'{a:.3g}') for a in alphas]}{folds}: {n_states} candidate "
+            f"states of {state_bytes:,} bytes each need about {need:,} bytes per worker "
+            f"({STATE_COPIES} copies at once), more than its {limit:,} bytes; {fewer}.")
 
 
 def worker_memory(engine: Engine) -> int | None:

@@ -6,8 +6,9 @@ into an ordinary checkpoint; what the :class:`~dsvm.training.grid.GridTracker` k
 candidate's held-out scores and objectives, its stopping rule, the epochs it trained, the
 counters it froze at) is in the history records it writes (``grid_scores``,
 ``grid_objectives``, ``grid_frozen``, ``grid_counters``), and :func:`replay` rebuilds it from
-them, so that a resumed grid takes the decisions the uninterrupted one took. The alphas and
-``cv_fraction`` are recorded with the parameters and must match on resume.
+them, so that a resumed grid takes the decisions the uninterrupted one took. The alphas,
+``cv_fraction`` and ``cv`` (the folds) are recorded with the parameters and must match on
+resume.
 """
 
 from __future__ import annotations
@@ -23,20 +24,24 @@ from dsvm.training.prepare import resume_checkpoint
 from dsvm.training.spec import FitSpec
 
 
-def grid_params(spec: FitSpec, alphas: np.ndarray, cv_fraction: float) -> FitSpec:
-    """``spec`` with the grid's definition among its parameters (what a checkpoint records)."""
-    return spec.with_params(grid_alphas=[float(a) for a in alphas],
+def grid_params(spec: FitSpec, alphas: np.ndarray, cv_fraction: float,
+                cv: int | None = None) -> FitSpec:
+    """``spec`` with the grid's definition among its parameters (what a checkpoint records;
+    ``cv`` only with folds, so that a held-out share's checkpoints stay as they were)."""
+    spec = spec.with_params(grid_alphas=[float(a) for a in alphas],
                             cv_fraction=float(cv_fraction))
+    return spec if cv is None else spec.with_params(cv=int(cv))
 
 
-def resumed(spec: FitSpec, source: Any, alphas: np.ndarray, cv_fraction: float) -> Any:
+def resumed(spec: FitSpec, source: Any, alphas: np.ndarray, cv_fraction: float,
+            cv: int | None = None) -> Any:
     """The checkpoint a grid resumes from (None: none yet), refused when it was written for
-    other alphas or another held-out share."""
+    other alphas, another held-out share or other folds."""
     ckpt = resume_checkpoint(spec, source)
     if ckpt is None:
         return None
-    asked = grid_params(spec, alphas, cv_fraction).params
-    for name in ("grid_alphas", "cv_fraction"):
+    asked = {"cv": None, **grid_params(spec, alphas, cv_fraction, cv).params}
+    for name in ("grid_alphas", "cv_fraction", "cv"):
         if ckpt.params.get(name) != asked[name]:
             path = os.fspath(spec.checkpoint or "")
             raise ValueError(f"Cannot resume from {path}: it was written with "
@@ -64,6 +69,8 @@ def replay(tracker: Any, history: list[dict[str, Any]]) -> None:
             objectives = np.asarray(earlier["grid_objectives"], np.float64)
             report.scores.append(np.asarray(earlier["grid_scores"], np.float64))
             report.objectives.append(objectives)
+            if "grid_split_scores" in earlier:
+                report.split_scores = np.asarray(earlier["grid_split_scores"], np.float64)
             for k in np.flatnonzero(active):
                 tracker.rules[k].observe(float(objectives[k]))
         frozen = [int(k) for k in rec.get("grid_frozen", [])]

@@ -129,8 +129,13 @@ def format_grid(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return ""
     score = next(k for k in rows[0] if k.startswith("held_out_"))
-    lines = [f"{'alpha':>12}  {score:>18}  {'epochs':>6}"]
+    # k folds (cv=k): the score is their mean, each fold's after it
+    n_folds = len(rows[0].get("folds", []))
+    folds = "".join(f"  {f'fold{f}':>7}" for f in range(n_folds))
+    lines = [f"{'alpha':>12}  {score:>18}{folds}  {'epochs':>6}"]
     for row in rows:
         mark = "  <- best" if row.get("best") else ""
-        lines.append(f"{row['alpha']:>12.4g}  {row[score]:>18.4f}  {row['epochs']:>6d}{mark}")
+        each = "".join(f"  {v:>7.4f}" for v in row.get("folds", []))
+        lines.append(f"{row['alpha']:>12.4g}  {row[score]:>18.4f}{each}  "
+                     f"{row['epochs']:>6d}{mark}")
     return "\n".join(lines)
