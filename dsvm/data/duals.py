@@ -1,19 +1,19 @@
 """Per-row state that lives with the rows: CoCoA+'s dual variables, chunked like ``y``.
 
-A dual store is a zarr (v3) hierarchy at a path or URL that every worker can reach (next to
-the checkpoint, or a scratch folder on the workers' shared storage). The duals of row chunk
-``c`` after ``v`` updates are the array ``v{v}/c{c}`` of shape (rows of chunk c, n_outputs),
-float64, one zarr chunk. Every chunk is updated exactly once per epoch, so ``v`` is the epoch
-count: the task of epoch ``e`` reads version ``e`` of its chunks and writes version ``e + 1``.
-A task that is re-run (its worker was lost) reads the same input and writes the same output;
-a version is dropped only once the next one is complete (and the checkpoint that names it
-written). Version 0 is all zeros and never stored.
+A dual store is a folder at a path or URL that every worker can reach (next to the checkpoint,
+or a scratch folder on the workers' shared storage). The duals of row chunk ``c`` after ``v``
+updates are the NumPy file ``v{v}/c{c}.npy`` of shape (rows of chunk c, n_outputs), float64.
+(They were a zarr array each: 5.5 ms a chunk and epoch to write, read and delete on this
+machine's disk, against 0.35 ms for the file, 2,000-row chunks.) Every chunk is updated exactly
+once per epoch, so ``v`` is the epoch count: the task of epoch ``e`` reads version ``e`` of its
+chunks and writes version ``e + 1``. A task that is re-run (its worker was lost) reads the same
+input and writes the same output; a version is dropped only once the next one is complete (and
+the checkpoint that names it written). Version 0 is all zeros and never stored.
 
 A fit in this process with no checkpoint keeps its duals in a :class:`MemoryDualStore`
-instead: the same versions in a dict. A zarr array per chunk and epoch, and deleting each
-version's folders, cost more than the dual steps themselves on small chunks (8,000 a9a rows
-in 500-row chunks, 10 epochs: 2.5 of the fit's 4.0 s), and nothing outside the process reads
-them.
+instead: the same versions in a dict. Writing the store and deleting its old versions cost
+more than the dual steps themselves on small chunks (as zarr arrays: 8,000 a9a rows in 500-row
+chunks, 10 epochs, 2.5 of the fit's 4.0 s), and nothing outside the process reads them.
 """
 
 from __future__ import annotations
@@ -34,17 +34,19 @@ class DualStore:
     n_outputs: int
 
     def _path(self, version: int, chunk: int) -> str:
-        return f"{self.url.rstrip('/')}/v{int(version)}/c{int(chunk)}"
+        return f"{self.url.rstrip('/')}/v{int(version)}/c{int(chunk)}.npy"
 
     def read(self, chunk: int, version: int, n_rows: int) -> np.ndarray:
         """The (n_rows, n_outputs) duals of ``chunk`` after ``version`` epochs (a new array)."""
         if version == 0:
             return np.zeros((n_rows, self.n_outputs))
-        import zarr
+        import fsspec
 
+        fs, path = fsspec.core.url_to_fs(self._path(version, chunk))
         try:
-            arr = zarr.open_array(store=self._path(version, chunk), mode="r")
-        except FileNotFoundError:
+            with fs.open(path, "rb") as f:
+                arr = np.load(f, allow_pickle=False)
+        except (FileNotFoundError, ValueError, EOFError):  # (missing, or not a .npy file)
             arr = None
         if arr is None or arr.shape != (n_rows, self.n_outputs):
             found = "missing" if arr is None else f"of shape {arr.shape}"
@@ -52,17 +54,16 @@ class DualStore:
                 f"Dual store {self.url}: the duals of chunk {chunk} after epoch {version} are "
                 f"{found}; expected {(n_rows, self.n_outputs)} (was the store deleted, or "
                 "the checkpoint moved without it?).")
-        return np.array(arr[...], dtype=np.float64)
+        return np.asarray(arr, dtype=np.float64)
 
     def write(self, chunk: int, version: int, duals: np.ndarray) -> None:
         """Store ``duals`` as version ``version`` of ``chunk`` (overwrites: idempotent)."""
-        import zarr
+        import fsspec
 
-        duals = np.ascontiguousarray(duals, dtype=np.float64)
-        arr = zarr.open_array(store=self._path(version, chunk), mode="w", shape=duals.shape,
-                              chunks=duals.shape if duals.size else (1, self.n_outputs),
-                              dtype="float64", fill_value=0.0)
-        arr[...] = duals
+        fs, path = fsspec.core.url_to_fs(self._path(version, chunk))
+        fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        with fs.open(path, "wb") as f:
+            np.save(f, np.ascontiguousarray(duals, dtype=np.float64), allow_pickle=False)
 
     def drop(self, version: int) -> None:
         """Delete every chunk's duals of ``version`` (0 is never stored)."""

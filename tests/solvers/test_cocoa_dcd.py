@@ -177,7 +177,7 @@ def test_in_process_duals_stay_in_memory_and_give_the_stored_duals_model(tmp_pat
 
     with epoch_hook(look):
         memory = dsvm.SVMClassifier(**kw).fit(X, y)
-    assert seen == [[]] * 3, seen  # (the store on disk: dsvm-duals-*/v1/c0/... every epoch)
+    assert seen == [[]] * 3, seen  # (on disk it held dsvm-duals-*/v1/... every epoch)
     stored = dsvm.SVMClassifier(checkpoint=tmp_path / "fit.ckpt", **kw).fit(X, y)
     assert (tmp_path / "fit.ckpt.duals").is_dir()
     np.testing.assert_array_equal(memory.coef_, stored.coef_)
