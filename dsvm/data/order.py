@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.shuffle import interleave_rounds, permutation
 
 # Distinct stream names for SeedSequence so the chunk order and the row orders never share draws.
@@ -84,7 +83,7 @@ def row_order(seed: int, epoch: int, chunk: int, n_rows: int) -> np.ndarray:
     that SeedSequence derives from (seed, epoch, chunk): NumPy's permutation cost a third of a
     Pegasos epoch.
     """
-    return run_kernel(permutation, n_rows, _row_key(seed, epoch, chunk))
+    return permutation(n_rows, _row_key(seed, epoch, chunk))
 
 
 def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
@@ -99,8 +98,8 @@ def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
     empty = np.empty(0, np.int64)
     run = run_rows(row_bytes, counts)
     block = run * (ROUND_BLOCK_ROWS // ROUND_RUN_ROWS)
-    return run_kernel(interleave_rounds, np.asarray(counts, np.int64), block, run, ROUND_STREAMS,
-                      _row_key(seed, epoch, chunk), empty if row_map is None else row_map)
+    return interleave_rounds(np.asarray(counts, np.int64), block, run, ROUND_STREAMS,
+                             _row_key(seed, epoch, chunk), empty if row_map is None else row_map)
 
 
 def run_rows(row_bytes: int, counts: list[int]) -> int:

@@ -136,10 +136,36 @@ def njit_parallel(func: Callable[..., Any] | None = None, **overrides: Any) -> A
 
 def _decorate(func: Any, opts: dict[str, Any]) -> Any:
     if func is None:
-        return lambda f: numba.njit(**opts)(f)
+        return lambda f: _compiles_locked(numba.njit(**opts)(f))
     if isinstance(func, (str, tuple, list)):  # eager signature(s)
-        return lambda f: numba.njit(func, **opts)(f)
-    return numba.njit(**opts)(func)
+        return lambda f: _compiles_locked(numba.njit(func, **opts)(f))
+    return _compiles_locked(numba.njit(**opts)(func))
+
+
+def _compiles_locked(dispatcher: Any) -> Any:
+    """``dispatcher`` compiling each new specialisation for a call from Python under a lock
+    that every process of this machine takes (with the disk cache on).
+
+    The two workers of a cluster run the same tasks at the same moment, so without it each
+    compiled every new pass kernel variant itself, both at once (9-10 s each on a cold cache):
+    a third of the suite's compiling was the same variant compiled twice. With the lock the
+    second process waits for the first and loads its result from the cache. Numba's C
+    dispatcher looks ``_compile_for_args`` up on the dispatcher only when no compiled
+    specialisation matches the call, so a call that matches costs nothing more (the lock used
+    to be taken by a wrapper that typed every argument of every call first: 0.3 ms a call, a
+    quarter of scikit-learn's estimator checks). A jitted caller compiles its callees itself,
+    under its own lock."""
+    compile_for_args = getattr(dispatcher, "_compile_for_args", None)
+    if not CACHE or compile_for_args is None:  # (a plain function with NUMBA_DISABLE_JIT=1)
+        return dispatcher
+    name = dispatcher.py_func.__qualname__
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _compile_lock(name):
+            return compile_for_args(*args, **kwargs)
+
+    dispatcher._compile_for_args = locked
+    return dispatcher
 
 
 # A fit's first compilation is its stochastic pass kernels (passes.py; compiled lazily, unlike
@@ -164,25 +190,6 @@ def kernels_not_compiled(cache_dir: Path | None = None) -> bool:
     if not folder.exists() and not os.access(folder.parent, os.W_OK):
         return False
     return not any(folder.glob(_FIRST_FIT_INDEX))
-
-
-def run_kernel(kernel: Any, *args: Any) -> Any:
-    """``kernel(*args)``, its specialisation for ``args`` first compiled (or loaded from the
-    disk cache) under a lock that every process of this machine takes.
-
-    The two workers of a cluster run the same tasks at the same moment, so without it each
-    compiled every new pass kernel variant itself, both at once (9-10 s each on a cold cache):
-    a third of the suite's compiling was the same variant compiled twice. With the lock the
-    second process waits for the first and loads its result from the cache. Only for kernels
-    called from Python (a jitted caller compiles its callees itself), and only with the disk
-    cache on (without it every process compiles anyway).
-    """
-    if CACHE and hasattr(kernel, "overloads"):  # (a plain function with NUMBA_DISABLE_JIT=1)
-        types = tuple(kernel.typeof_pyval(a) for a in args)
-        if types not in kernel.overloads:
-            with _compile_lock(kernel.py_func.__qualname__):
-                kernel.compile(types)
-    return kernel(*args)
 
 
 @contextlib.contextmanager

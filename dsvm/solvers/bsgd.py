@@ -23,7 +23,6 @@ import numpy as np
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.features.maps import KernelExpansion
 from dsvm.kernels import bsgd as kb
-from dsvm.kernels._jit import run_kernel
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.bsgd_tables import merge_tables
 
@@ -108,9 +107,8 @@ class BSGDSolver:
         merge_seconds = 0.0
         X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
         args = (X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
-        # the pass returns at each merge and is called again from its cursor: only the first
-        # call needs the compile lock (run_kernel looks up the variant, a few microseconds)
-        k = run_kernel(kb.bsgd_pass, *args)
+        # the pass returns at each merge and is called again from its cursor
+        k = kb.bsgd_pass(*args)
         while k >= 0:
             tic = time.perf_counter()
             n_sv[k] = kb.merge_once(sv[k], alpha[k], int(n_sv[k]), float(self.gamma), code,

@@ -40,7 +40,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dsvm.data.blocks import Block, CSRBlock
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.dcd import DCD_LOSSES, DcdModel, DcdParams, dcd_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.targets import output_targets
@@ -141,8 +140,8 @@ def dcd_block(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.nda
     X = ((block.indptr, block.indices, block.data) if isinstance(block, CSRBlock)
          else np.ascontiguousarray(block.X))
     model = DcdModel(local.V, local.dW, local.vb, local.db)
-    return int(run_kernel(dcd_pass, X, codes, cost, duals, model, order,
-                          DcdParams(float(sigma), loss, float(solver.bias))))
+    return int(dcd_pass(X, codes, cost, duals, model, order,
+                        DcdParams(float(sigma), loss, float(solver.bias))))
 
 
 def primal_loss(loss: str, margins: np.ndarray) -> np.ndarray:

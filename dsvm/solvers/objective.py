@@ -29,7 +29,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock, float64_rows
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.targets import output_targets, pointwise_losses
@@ -338,8 +337,8 @@ def run_pass_kernel(
     ab = state.avg_intercept if average else np.zeros(K)
     extra = (_pair_scratch(args.X, state.coef, A, average),) if paired else ()
     loss_sum = float(
-        run_kernel(kernel, args.X, args.codes, args.sample_weight, args.order,
-                   state.coef, state.intercept, A, ab, hp, *extra)
+        kernel(args.X, args.codes, args.sample_weight, args.order,
+               state.coef, state.intercept, A, ab, hp, *extra)
     )
     n_rows = int(args.order.shape[0])
     state.t = float(hp[H.T])

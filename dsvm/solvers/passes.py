@@ -12,7 +12,6 @@ from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.fold import FoldMasks, KFold, OneFold, RowFold
 from dsvm.data.order import row_order, window_order
 from dsvm.data.readers import concat_blocks, slice_block
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
@@ -331,8 +330,8 @@ def probe_losses(state: SolverState, block: Block, codes: np.ndarray,
     sums = np.zeros((2, n_probes))
     loss = ProbeLoss(state.n_outputs, loss_code(solver.loss),
                      float(getattr(solver, "loss_param", 0.0)), args.regression)
-    weight, count = run_kernel(
-        probe_loss_sums, args.X, args.codes, args.sample_weight, block.n_samples,
+    weight, count = probe_loss_sums(
+        args.X, args.codes, args.sample_weight, block.n_samples,
         int(state.probe_stride),
         np.ascontiguousarray(state.probe_coef, np.float64),
         np.ascontiguousarray(state.probe_intercept, np.float64), loss, sums)

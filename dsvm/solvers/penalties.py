@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.passes import sgd_prox_pass
 from dsvm.kernels.weights import vec_sqnorm
 from dsvm.solvers.base import PassStats, SolverState
@@ -101,8 +100,8 @@ def run_prox_kernel(state: SolverState, args: Any, hp: np.ndarray, *, who: str) 
     """Call :func:`sgd_prox_pass` on prepared inputs; read back t; check finiteness."""
     from dsvm.kernels import hparams as H
 
-    loss_sum = float(run_kernel(sgd_prox_pass, args.X, args.codes, args.sample_weight,
-                                args.order, state.coef, state.intercept, hp))
+    loss_sum = float(sgd_prox_pass(args.X, args.codes, args.sample_weight,
+                                   args.order, state.coef, state.intercept, hp))
     n_rows = int(args.order.shape[0])
     state.t = float(hp[H.T])
     check_finite(state, loss_sum, who, n_rows)

@@ -59,7 +59,6 @@ import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.kernels import hparams as H
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.passes import sgd_pass
 from dsvm.solvers.base import PassStats, SolverState
@@ -239,10 +238,8 @@ class SGDSolver:
         hp[H.FIT_INTERCEPT] = 0.0
         empty_avg = np.zeros((coef.shape[0], 0))
         with np.errstate(all="ignore"):
-            run_kernel(
-                sgd_pass, args.X, args.codes, args.sample_weight, args.order, coef, intercept,
-                empty_avg, np.zeros(coef.shape[0]), hp, np.empty((0, 0, 2)),
-            )
+            sgd_pass(args.X, args.codes, args.sample_weight, args.order, coef, intercept,
+                     empty_avg, np.zeros(coef.shape[0]), hp, np.empty((0, 0, 2)))
             objective = self._sample_objective(coef, intercept, args)
         return objective if math.isfinite(objective) else math.inf
 

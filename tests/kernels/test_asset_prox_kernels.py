@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 from dsvm.kernels import hparams as H
-from dsvm.kernels._jit import run_kernel
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.pairs import pair_scratch
 from dsvm.kernels.passes import asset_pass, pegasos_pass, sgd_prox_pass
@@ -79,7 +78,7 @@ def test_asset_pass_matches_reference(layout, dtype, case):
                    regression=regression)
     Xk = kernel_X(X, layout, dtype)
     # (a CSR pass pairs w with its average in the scratch: kernels.pairs)
-    lsum = run_kernel(asset_pass, Xk, kernel_codes(codes), _ro(sw), _ro(order), W, b, A, ab,
+    lsum = asset_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W, b, A, ab,
                       hp, pair_scratch(Xk, W, A, True))
     ref = asset_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, A0, ab0, **kw)
     tol = TOL[dtype]
@@ -108,12 +107,12 @@ def test_asset_star_is_pegasos_without_averaging_or_intercept(layout):
     W1, b1 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp1 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R, eta0=1.0 / alpha, power=1.0)
-    run_kernel(asset_pass, Xk, kernel_codes(codes), _ro(sw), _ro(order), W1, b1,
+    asset_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W1, b1,
                np.zeros((1, 0)), np.zeros(1), hp1, np.empty((0, 0, 2)))
     W2, b2 = np.zeros((1, X.shape[1])), np.zeros(1)
     hp2 = H.make_hp(alpha=alpha, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                     dtype=np.dtype(np.float64), radius=R)
-    run_kernel(pegasos_pass, Xk, kernel_codes(codes), _ro(sw), _ro(order), W2, b2,
+    pegasos_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W2, b2,
                np.zeros((1, 0)), np.zeros(1), hp2, np.empty((0, 0, 2)))
     np.testing.assert_allclose(W1, W2, rtol=1e-12, atol=1e-14)
     assert np.any(W1 != 0.0)
@@ -144,7 +143,7 @@ def test_folos_pass_matches_eager_reference(layout, dtype, penalty, regression):
     hp = H.make_hp(alpha=alpha, t=2.0, batch_size=2, loss=LOSS_CODES[loss], fit_intercept=True,
                    dtype=np.dtype(dtype), eta0=0.5, power=1.0, loss_param=0.1, l1=l1, l2=l2,
                    regression=regression)
-    lsum = run_kernel(sgd_prox_pass, kernel_X(X, layout, dtype), kernel_codes(codes), _ro(sw),
+    lsum = sgd_prox_pass(kernel_X(X, layout, dtype), kernel_codes(codes), _ro(sw),
                       _ro(order), W, b, hp)
     Wr, br, tr, lr = folos_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, **kw)
     tol = TOL[dtype]
@@ -168,7 +167,7 @@ def test_folos_fold_of_the_scale_keeps_pending_thresholds_exact():
         hp = H.make_hp(alpha=0.05, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                        dtype=np.dtype(np.float64), eta0=0.5, power=1.0, l1=0.02, l2=0.03)
         hp[H.SCALE_MIN] = scale_min
-        run_kernel(sgd_prox_pass, kernel_X(X, "csr", np.float64), kernel_codes(codes),
+        sgd_prox_pass(kernel_X(X, "csr", np.float64), kernel_codes(codes),
                    _ro(sw), _ro(order), W, b, hp)
         out.append(W)
     np.testing.assert_allclose(out[0], out[1], rtol=1e-10, atol=1e-13)
