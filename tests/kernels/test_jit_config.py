@@ -148,3 +148,33 @@ def test_processes_compiling_the_same_variant_at_once_compile_it_once(tmp_path):
         results.append(tuple(int(v) for v in out.split()))
     # (misses, hits) of the kernel's disk cache in each process: one compiled, one loaded
     assert sorted(results) == [(0, 1), (1, 0)], results
+
+
+@_jit.njit_serial
+def _add_one(x):
+    return x + 1
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT or not _jit.CACHE,
+                    reason="the lock is taken only by compiled kernels with the disk cache on")
+def test_a_compile_from_python_takes_the_machine_wide_lock(tmp_path, monkeypatch):
+    """Each dsvm kernel compiles a new specialisation for a call from Python under an fcntl
+    lock of its name (kernels/_jit.py: the workers of a cluster would compile it at the same
+    moment); a call that matches a compiled one never takes it."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))  # where the locks live
+    done = []
+    with open(tmp_path / f"{_add_one.py_func.__qualname__}.compile-lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as another process compiling it would
+        caller = threading.Thread(target=lambda: done.append(_add_one(np.arange(3.0))))
+        caller.start()
+        caller.join(1.0)
+        assert caller.is_alive() and not done  # waiting for the lock, not compiling
+        fcntl.flock(held, fcntl.LOCK_UN)
+    caller.join(60)
+    assert not caller.is_alive() and done[0].tolist() == [1.0, 2.0, 3.0]
+    with open(tmp_path / f"{_add_one.py_func.__qualname__}.compile-lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert _add_one(np.arange(2.0)).tolist() == [1.0, 2.0]  # compiled: no lock wanted
