@@ -73,7 +73,8 @@ class Window:
 
     @property
     def capped_by_memory(self) -> bool:
-        """Whether the workers' memory limit, rather than WINDOW_BYTES, set the window."""
+        """Whether the workers' memory limit made the window smaller than it would be
+        without it (rather than WINDOW_BYTES, or a stream's share of the chunks)."""
         by_bytes = (self.asked if self.chunk_bytes is None
                     else max(1, int(WINDOW_BYTES // self.chunk_bytes)))
         return (self.memory_chunks is not None and self.chunks == self.memory_chunks
@@ -116,7 +117,9 @@ def window_of(requested: int | None, per_chunk: float | None, chunk_rows: float,
     window = default if requested is None else int(requested)
     if per_chunk is not None:
         window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
-    if memory_chunks is not None:
+    # (a cap no smaller than the chunks a stream has to hold changes nothing: not applied,
+    # so that the record says why the window is what it is)
+    if memory_chunks is not None and (limit is None or memory_chunks < limit):
         window = min(window, max(1, int(memory_chunks)))
     return Window(max(1, window), requested, per_chunk, chunk_rows, default, limit, streams,
                   memory_chunks, memory_limit)

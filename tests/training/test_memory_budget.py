@@ -100,6 +100,11 @@ def test_the_window_says_which_cap_set_it():
     assert window_of(None, chunk, 1000.0, memory_chunks=0, memory_limit=MiB).chunks == 1
     roomy = window_of(2, 1e6, 1000.0, memory_chunks=50, memory_limit=600 * MiB)
     assert roomy.chunks == 2 and not roomy.capped and "memory" not in roomy.describe()
+    # a stream of 4 chunks holds 4 whether or not the limit allows only 4: not its doing
+    share = window_of(None, 1e6, 1000.0, limit=4, streams=2, memory_chunks=4,
+                      memory_limit=600 * MiB)
+    assert share.held == 4 and not share.capped_by_memory
+    assert "memory" not in share.describe() and "at most 4 chunks" in share.describe()
 
 
 def test_a_fit_in_process_keeps_its_window():
