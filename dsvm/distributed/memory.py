@@ -54,7 +54,8 @@ def _worker_memory_report(dask_worker: Any) -> dict[str, Any]:
 
 
 def workers_memory(client: Any) -> list[WorkerMemory]:
-    """What every worker connected to ``client`` reports, in address order."""
-    reports = client.run(_worker_memory_report)
+    """What every worker connected to ``client`` reports, in address order (a worker that
+    could not answer, one lost meanwhile, is left out: the fit's own waits deal with it)."""
+    reports = client.run(_worker_memory_report, on_error="return")
     return [WorkerMemory(address=address, **report)
-            for address, report in sorted(reports.items())]
+            for address, report in sorted(reports.items()) if isinstance(report, dict)]
