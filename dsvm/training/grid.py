@@ -80,8 +80,7 @@ from dsvm.training.stochastic import finish
 logger = logging.getLogger(__name__)
 
 AUTO_SPAN = 1e3  # "auto": from 1/(AUTO_SPAN n) to AUTO_SPAN/n
-# Copies of the stacked state a worker holds at once: the epoch's shipped state, a stream's
-# working copy, its partial, and the next state at the root of the combine.
+# (STATE_COPIES, the copies of the stacked state a worker holds at once: training.memory)
 
 
 def auto_alphas(n_samples: int, n_alphas: int) -> np.ndarray:
