@@ -9,7 +9,9 @@ mix all its chunks (:func:`dsvm.solvers.passes.pass_over_window`), so that data 
 sorted by label or by time trains like shuffled data. The window's rows are held in memory
 at once, and the next window is read while it trains (:func:`dsvm.engine.tasks.iter_chunks`),
 so the window is capped in bytes whatever the chunking: memory per worker stays bounded (two
-windows' rows at most).
+windows' rows at most). On a cluster whose workers have a memory limit, the window is also
+capped to what fits in a worker beside its process and the model states it holds
+(:mod:`dsvm.training.memory` works out ``memory_chunks``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class Window:
     # the dataset's; None: not known
     limit: int | None = None
     streams: int | None = None
+    # the most chunks the workers' memory limit (``memory_limit`` bytes) leaves room for, two
+    # windows of them per stream; None: no limit known (in process, or no limit set)
+    memory_chunks: int | None = None
+    memory_limit: int | None = None
 
     @property
     def held(self) -> int:
@@ -55,9 +61,24 @@ class Window:
         return None if self.chunk_bytes is None else self.held * self.chunk_bytes
 
     @property
+    def asked(self) -> int:
+        """The chunks asked for: ``requested``, or the default."""
+        return self.default if self.requested is None else self.requested
+
+    @property
     def capped(self) -> bool:
-        """Whether WINDOW_BYTES made the window smaller than asked for (or the default)."""
-        return self.chunks < (self.default if self.requested is None else self.requested)
+        """Whether WINDOW_BYTES or the workers' memory limit made the window smaller than
+        asked for (or the default)."""
+        return self.chunks < self.asked
+
+    @property
+    def capped_by_memory(self) -> bool:
+        """Whether the workers' memory limit made the window smaller than it would be
+        without it (rather than WINDOW_BYTES, or a stream's share of the chunks)."""
+        by_bytes = (self.asked if self.chunk_bytes is None
+                    else max(1, int(WINDOW_BYTES // self.chunk_bytes)))
+        return (self.memory_chunks is not None and self.chunks == self.memory_chunks
+                and self.memory_chunks < min(self.asked, by_bytes))
 
     def as_dict(self) -> dict[str, Any]:
         return {"chunks": self.held, "rows": int(round(self.held * self.chunk_rows)),
@@ -73,7 +94,10 @@ class Window:
         why = ("default" if self.requested is None else f"shuffle_window={self.requested}")
         if self.requested is None and (self.default != DEFAULT_WINDOW or held < self.chunks):
             why += f": {self.default} chunks"
-        if self.capped:
+        if self.capped_by_memory and self.memory_limit is not None:
+            why += (f", capped by the workers' memory limit of "
+                    f"{self.memory_limit / 2**20:,.0f} MiB")
+        elif self.capped:
             why += f", capped at {WINDOW_BYTES >> 20} MB of rows"
         if held < self.chunks:  # say why the window is smaller than asked for
             why += (f"; each of {self.streams} streams reads at most {self.limit} chunks an "
@@ -83,14 +107,22 @@ class Window:
 
 def window_of(requested: int | None, per_chunk: float | None, chunk_rows: float,
               default: int = DEFAULT_WINDOW, *, limit: int | None = None,
-              streams: int | None = None) -> Window:
+              streams: int | None = None, memory_chunks: int | None = None,
+              memory_limit: int | None = None) -> Window:
     """Chunks per window: ``requested`` (None: ``default``), at most WINDOW_BYTES of rows by
-    the average chunk's bytes ``per_chunk`` (None: not known, no cap). ``limit``: the chunks
-    there are to hold (a stream's, with ``streams`` streams), which the record reports."""
+    the average chunk's bytes ``per_chunk`` (None: not known, no cap), and at most
+    ``memory_chunks`` (what the workers' memory limit ``memory_limit`` leaves room for; never
+    below one chunk). ``limit``: the chunks there are to hold (a stream's, with ``streams``
+    streams), which the record reports."""
     window = default if requested is None else int(requested)
     if per_chunk is not None:
         window = min(window, max(1, int(WINDOW_BYTES // per_chunk)))
-    return Window(max(1, window), requested, per_chunk, chunk_rows, default, limit, streams)
+    # (a cap no smaller than the chunks a stream has to hold changes nothing: not applied,
+    # so that the record says why the window is what it is)
+    if memory_chunks is not None and (limit is None or memory_chunks < limit):
+        window = min(window, max(1, int(memory_chunks)))
+    return Window(max(1, window), requested, per_chunk, chunk_rows, default, limit, streams,
+                  memory_chunks, memory_limit)
 
 
 def dataset_window(dataset: Any, requested: int | None = None) -> Window:

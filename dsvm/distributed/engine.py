@@ -25,6 +25,7 @@ from typing import Any
 
 from dsvm.data.sources import Source, rewrapped
 from dsvm.distributed.dask_source import DaskSource
+from dsvm.distributed.memory import WorkerMemory, workers_memory
 from dsvm.distributed.watch import wait_for_result
 from dsvm.engine.local import Combine, Task, combine_list
 
@@ -180,6 +181,11 @@ class DaskEngine:
         limits = [int(w.get("memory_limit") or 0) for w in workers]
         limits = [m for m in limits if m > 0]
         return min(limits) if limits else None
+
+    def worker_memory(self) -> list[WorkerMemory]:
+        """Each worker's memory limit, process size, kernels and dask's thresholds
+        (:mod:`dsvm.distributed.memory`), for the training layer to size a fit to."""
+        return workers_memory(self.client)
 
     def release(self, *held: Any) -> None:
         """Held values no longer wanted: their tasks that have not started never will (one

@@ -44,11 +44,12 @@ from dsvm.training.evaluation import holdout_scorer, validation_scorer
 from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
 from dsvm.training.loop import StoppingRule
+from dsvm.training.memory import memory_window
 from dsvm.training.prepare import prepare_fit, start_record
 from dsvm.training.progress import EpochProgress
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
-from dsvm.training.window import Window, window_for
+from dsvm.training.window import Window
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +198,8 @@ def not_converged(spec: FitSpec, record: FittedModel) -> str | None:
             f"converged.{why}")
 
 
-def cocoa_window(requested: int | None, source: Source, n_streams: int | None = None) -> Window:
+def cocoa_window(requested: int | None, source: Source, engine: Engine, *, state_bytes: int,
+                 n_streams: int | None = None) -> Window:
     """The window of a CoCoA+ fit: by default every chunk of a stream, up to WINDOW_BYTES of
     rows (128 MB), where the stochastic solvers take 8 chunks.
 
@@ -206,10 +208,11 @@ def cocoa_window(requested: int | None, source: Source, n_streams: int | None = 
     w8a in 1,024-row chunks (2 streams, lambda = 1/n, 50 local passes), the primal 1.7e-3 above
     LIBLINEAR's optimum after 10 epochs with windows of 8 chunks (4 per stream), within 1e-3 at
     epoch 4 with a stream's 25 chunks in one window (2.3e-4 after 10). Memory stays bounded by
-    the cap, whatever the dataset's size.
+    the cap, whatever the dataset's size, and by the workers' memory limit on a cluster
+    (:func:`dsvm.training.memory.memory_window`).
     """
-    return window_for(requested, source, default=max(1, int(source.n_chunks)),
-                      n_streams=n_streams)
+    return memory_window(requested, source, engine, state_bytes=state_bytes,
+                         n_streams=n_streams, default=max(1, int(source.n_chunks)))
 
 
 class CocoaStopping:
@@ -257,7 +260,8 @@ def run_epochs(spec: FitSpec, engine: Engine, solver: CocoaSolver, source: Sourc
     """Up to ``spec.max_epochs`` epochs in :func:`dsvm.training.driver.drive`: the checkpoint
     (and the duals of its epoch kept) after each, then the hooks."""
     progress = EpochProgress(spec.max_epochs - record.n_iter, spec.verbose)
-    plan = cocoa_window(spec.shuffle_window, source, record.n_streams)
+    plan = cocoa_window(spec.shuffle_window, source, engine, state_bytes=record.state.nbytes,
+                        n_streams=record.n_streams)
     if record.n_iter == 0:
         progress.note(f"shuffle window: {plan.describe()}")
     callbacks: list[EpochCallback] = []

@@ -75,20 +75,18 @@ from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
+from dsvm.training.memory import STATE_COPIES, check_worker_memory, memory_window
 from dsvm.training.prepare import class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import finish
-from dsvm.training.window import window_for
 
 logger = logging.getLogger(__name__)
 
 AUTO_SPAN = 1e3  # "auto": from 1/(AUTO_SPAN n) to AUTO_SPAN/n
-# Copies of the stacked state a worker holds at once: the epoch's shipped state, a stream's
-# working copy, its partial, and the next state at the root of the combine.
-STATE_COPIES = 4
+# (STATE_COPIES, the copies of the stacked state a worker holds at once: training.memory)
 
 
 def auto_alphas(n_samples: int, n_alphas: int) -> np.ndarray:
@@ -390,7 +388,8 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
             tracker.saver = checkpoint_saver(
                 checkpoints.grid_params(spec, values, cv_fraction, cv), record, mapped)
         done = len(record.history)
-        window = window_for(spec.shuffle_window, mapped, n_streams=record.n_streams)
+        window = memory_window(spec.shuffle_window, mapped, engine,
+                               state_bytes=record.state.nbytes, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, tol=None,
                        n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
                        shuffle_window=window.chunks, window_note=window.describe(),
@@ -451,6 +450,8 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
     check_memory(engine, one.nbytes, alphas, n_stacks)
+    check_worker_memory(source, engine, state_bytes=one.nbytes * len(alphas) * n_stacks,
+                        n_streams=spec.n_streams)
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
     # Calibrated on the first rows of chunk 0, held rows included, as a fit of that alpha
     # alone calibrates: it only picks SGD's step size, and that choice is sensitive to the

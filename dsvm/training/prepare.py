@@ -27,6 +27,7 @@ from dsvm.training.checkpoints import check_resumable, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import split_for_early_stopping
+from dsvm.training.memory import check_worker_memory
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
 
@@ -118,10 +119,12 @@ def start_record(p: Prepared) -> FittedModel:
 
 def calibrated(spec: FitSpec, engine: Engine, source: Source, values: np.ndarray | None,
                weights: np.ndarray | None) -> SolverState:
-    """The solver's first state, calibrated on the first chunk."""
+    """The solver's first state, calibrated on the first chunk (after checking that the
+    workers have the memory for the fit: the first task that reads rows)."""
     solver = spec.make_solver(source.n_samples)
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     state = solver.init_state(source.n_features, n_outputs, source.dtype)
+    check_worker_memory(source, engine, state_bytes=state.nbytes, n_streams=spec.n_streams)
     return engine.reduce(Calibrate(state, solver, values, weights), source, [[0]], first,
                          name="calibrate", what="calibration")
 

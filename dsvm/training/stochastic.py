@@ -37,6 +37,7 @@ from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import check_continuable, in_space, space_for
 from dsvm.training.loop import FitPlan, lagged_holdout, run_epochs
+from dsvm.training.memory import memory_window
 from dsvm.training.prepare import (
     Prepared,
     class_values,
@@ -48,7 +49,6 @@ from dsvm.training.prepare import (
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import scale_stage
 from dsvm.training.spec import FitSpec
-from dsvm.training.window import window_for
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +100,8 @@ def run(fit: Fit, engine: Engine, n_epochs: int, validation: Any) -> FittedModel
     """Run up to ``n_epochs`` more epochs of ``fit``; returns the updated record."""
     spec, record = fit.spec, fit.record
     solver = spec.make_solver(record.n_samples)
-    window = window_for(spec.shuffle_window, fit.source,
-                        n_streams=record.n_streams)
+    window = memory_window(spec.shuffle_window, fit.source, engine,
+                           state_bytes=record.state.nbytes, n_streams=record.n_streams)
     plan = FitPlan(seed=record.seed, n_streams=record.n_streams, tol=spec.tol,
                    n_iter_no_change=spec.n_iter_no_change, verbose=spec.verbose,
                    shuffle_window=window.chunks, window_note=window.describe())

@@ -35,11 +35,15 @@ def chunk_bytes(source: Source) -> float | None:
 
 
 def window_for(requested: int | None, source: Source, default: int = DEFAULT_WINDOW,
-               n_streams: int | None = None) -> Window:
+               n_streams: int | None = None, *, memory_chunks: int | None = None,
+               memory_limit: int | None = None) -> Window:
     """Chunks per window for ``source`` (see :func:`dsvm.data.window.window_of`), read by
     ``n_streams`` streams: a window holds no more than a stream's share of the chunks, which
-    the record (and the fit's log line) reports rather than the chunks asked for."""
+    the record (and the fit's log line) reports rather than the chunks asked for.
+    ``memory_chunks``/``memory_limit``: the cap of the workers' memory limit
+    (:func:`dsvm.training.memory.memory_window` works it out)."""
     n_chunks = max(1, int(source.n_chunks))
     limit = -(-n_chunks // n_streams) if n_streams else n_chunks
     return window_of(requested, chunk_bytes(source), float(source.n_samples) / n_chunks,
-                     default, limit=limit, streams=n_streams)
+                     default, limit=limit, streams=n_streams, memory_chunks=memory_chunks,
+                     memory_limit=memory_limit)
