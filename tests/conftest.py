@@ -64,6 +64,7 @@ SLOWEST_FILES_FIRST = (
     "distributed/test_jobs.py",
     "test_order.py",
     "distributed/test_memory.py",
+    "distributed/test_memory_limit.py",
     "test_cli_first_contact.py",
     "distributed/test_tls.py",
     "test_saved_models.py",
