@@ -182,3 +182,26 @@ def test_dask_frames_train_on_a_cluster_and_predict_alike(parquet_folder, proces
         scaled = SVMClassifier(**kw).fit(raw, ddf["label"])
         assert scaled.scaling_ is not None
         assert scaled.score(raw, ddf["label"]) > 0.9
+
+
+def test_sparse_dask_chunks_are_not_sized_as_dense_ones():
+    """A hashed DataFrame's rows are CSR chunks of 2^18 columns: dask's nbytes counts them
+    dense (2 MB a row), which capped every such fit's shuffle window at one chunk (a sorted
+    frame trained as if unshuffled) and made the workers' memory check refuse it. Their size
+    is not known before they are read: the window is the default one."""
+    import math
+
+    import dask.array as da
+    import scipy.sparse as sp
+
+    from dsvm.distributed.dask_source import DaskSource
+    from dsvm.training.window import DEFAULT_WINDOW, window_for
+
+    width = 2**18
+    X = da.zeros((8000, width), chunks=(1000, -1)).map_blocks(
+        sp.csr_matrix, meta=sp.csr_matrix((0, width)))  # (never computed here)
+    sparse = DaskSource(X, da.ones(8000, chunks=1000))
+    assert math.isnan(sparse.nbytes)
+    assert window_for(None, sparse, n_streams=2).held == min(DEFAULT_WINDOW, 4)
+    dense = DaskSource(da.zeros((8000, 64), chunks=(1000, -1)), da.ones(8000, chunks=1000))
+    assert dense.nbytes == 8000 * 64 * 8

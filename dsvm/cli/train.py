@@ -259,7 +259,8 @@ def _add_task_args(p: argparse.ArgumentParser) -> None:
                    help="score the grid of alphas on K folds of rows (every row in one; the "
                         "candidates also train on all rows, and the best of those is saved) "
                         "instead of 10%% of every chunk's rows held out; (K+1) x the "
-                        "candidates' arithmetic and memory, one read per epoch")
+                        "candidates' arithmetic and memory, one read per epoch (default: "
+                        "no folds, the held-out 10%%)")
 
 
 def add_train_command(sub: Any) -> None:
