@@ -45,6 +45,13 @@ def single_fit_on_training_rows(X, y, params, alpha, epochs):
     """The fit of one alpha on the grid's training rows (same seed: the same rows held out
     of every chunk, left out of the same row orders), through the same epoch loop, for
     ``epochs`` epochs: the held rows are left out by the same row filter."""
+    return fit_leaving_out(X, y, params, alpha, epochs,
+                           lambda seed, source: fold_for(seed, 0.1, source))
+
+
+def fit_leaving_out(X, y, params, alpha, epochs, fold_of):
+    """The fit of one alpha through the grid's epoch loop and row orders, leaving out the rows
+    of ``fold_of(seed, source)`` (None: none) as the grid leaves out its held rows."""
     spec = FitSpec.from_params("SVMClassifier", "classification",
                                {**params, "alpha": alpha, "max_epochs": epochs, "tol": None})
     source = ArraySource(X, np.asarray(y, np.float64), None, chunk_rows=CHUNK)
@@ -52,7 +59,9 @@ def single_fit_on_training_rows(X, y, params, alpha, epochs):
     with engine_for(X) as engine:
         record = start(spec, engine, source, classes=None, text=None, seed=seed, fmap=None)
         solver = spec.make_solver(source.n_samples)
-        held = HeldOutRows(fold_for(seed, 0.1, source), (solver,), record.class_values, spec.loss)
+        fold = fold_of(seed, source)
+        held = None if fold is None else HeldOutRows(fold, (solver,), record.class_values,
+                                                     spec.loss)
         window = window_for(spec.shuffle_window, source, n_streams=record.n_streams)
         plan = FitPlan(seed=seed, n_streams=record.n_streams, shuffle_window=window.chunks,
                        held_out=held)

@@ -8,29 +8,13 @@ import numpy as np
 import pytest
 
 from dsvm import SVMClassifier, SVMClassifierCV
-from dsvm.combine import combiner_for
 from dsvm.data.fold import KFold, kfold_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import ArraySource
 from dsvm.solvers.grid import STACK_N_AVG, STACK_T, candidate_view
-from dsvm.solvers.held_out import HeldOutRows
-from dsvm.training.engines import engine_for
 from dsvm.training.grid import fit_grid
-from dsvm.training.loop import FitPlan, run_epochs
 from dsvm.training.spec import FitSpec
-from dsvm.training.stochastic import start
-from dsvm.training.window import window_for
-
-ROWS, CHUNK = 3000, 150
-
-
-def problem(n_classes: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(ROWS, 10))
-    W = rng.normal(size=(10, n_classes))
-    if n_classes == 2:
-        return X, np.where(X @ W[:, 0] + 0.3 * rng.normal(size=ROWS) > 0, 1, -1)
-    return X, np.argmax(X @ W + 0.3 * rng.normal(size=(ROWS, n_classes)), axis=1)
+from tests.test_cv import CHUNK, ROWS, fit_leaving_out, problem
 
 
 def folds_of(random_state: int, k: int, X: np.ndarray) -> KFold:
@@ -106,21 +90,8 @@ def test_the_published_model_is_the_plain_fit_on_all_rows(n_classes):
 def fit_without_fold(X, y, params, alpha, epochs, folds, f):
     """The fit of one alpha on the rows outside fold ``f`` (held out as a row fold is; None:
     on every row), in the grid's row orders, through the same epoch loop."""
-    spec = FitSpec.from_params("SVMClassifier", "classification",
-                               {**params, "alpha": alpha, "max_epochs": epochs, "tol": None})
-    source = ArraySource(X, np.asarray(y, np.float64), None, chunk_rows=CHUNK)
-    seed = draw_seed(params["random_state"])
-    with engine_for(X) as engine:
-        record = start(spec, engine, source, classes=None, text=None, seed=seed, fmap=None)
-        solver = spec.make_solver(source.n_samples)
-        held = None if f is None else HeldOutRows(folds.only(f), (solver,),  # type: ignore[arg-type]
-                                                  record.class_values, spec.loss)
-        window = window_for(spec.shuffle_window, source, n_streams=record.n_streams)
-        plan = FitPlan(seed=seed, n_streams=record.n_streams, shuffle_window=window.chunks,
-                       held_out=held)
-        return run_epochs(engine=engine, solver=solver, combiner=combiner_for(solver),
-                          source=source, classes=record.class_values, state=record.state,
-                          plan=plan, first_epoch=0, n_epochs=epochs)
+    return fit_leaving_out(X, y, params, alpha, epochs,
+                           lambda seed, source: None if f is None else folds.only(f))
 
 
 @pytest.mark.parametrize("solver", ["sgd", "pegasos"])
