@@ -441,15 +441,17 @@ def model_section(cases: list[dict[str, Any]], streams: list[dict[str, Any]],
              "it), *after* = last pass end to epoch end (the other worker's partial crossing, "
              "the root's combine and finalize, the summary). The process alone is about 0.49 "
              "GiB (RESULTS, 'Overhead: what the measurements ... call for'); dask's nanny kills "
-             "a worker above 95% of its limit.", "", *large_model_rows(cases), "",
-             f"The same held-state epochs with more streams (training.loop.run_epochs, each "
-             f"stream's pass a {pass_s:.1f} s sleep that copies the epoch's start, as a pass "
-             "does; 8 worker processes x streams/8 threads on this 2-core machine, 1,000 "
-             "chunks; median of the epochs after the first): what the state's copies, "
-             "transfers and the combine tree add per epoch at d = 2^10 (scheduling only) and "
-             "d = 2^22.", "",
-             "| streams | d | worker memory limit | epoch s | overhead s | overhead / pass | "
-             "peak RSS/worker MiB | workers restarted | run |", "|" + "---|" * 9]
+             "a worker above 95% of its limit.", "", *large_model_rows(cases)]
+    if not streams:
+        return "\n".join(lines)
+    lines += ["", f"The same held-state epochs with more streams (training.loop.run_epochs, each "
+              f"stream's pass a {pass_s:.1f} s sleep that copies the epoch's start, as a pass "
+              "does; 8 worker processes x streams/8 threads on this 2-core machine, 1,000 "
+              "chunks; median of the epochs after the first): what the state's copies, "
+              "transfers and the combine tree add per epoch at d = 2^10 (scheduling only) and "
+              "d = 2^22.", "",
+              "| streams | d | worker memory limit | epoch s | overhead s | overhead / pass | "
+              "peak RSS/worker MiB | workers restarted | run |", "|" + "---|" * 9]
     for r in streams:
         over = r["epoch"] - pass_s
         lines.append(f"| {r['streams']} | 2^{int(np.log2(r['d']))} | {r['limit']} | "
@@ -505,7 +507,8 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--codecs", nargs="+", default=list(CODECS))
     ap.add_argument("--model-rows", type=int, default=400_000)
     ap.add_argument("--model-limits", nargs="+", default=["1GiB", "0.75GiB"])
-    ap.add_argument("--streams", type=int, nargs="+", default=[16, 64])
+    ap.add_argument("--streams", type=int, nargs="*", default=[16, 64],
+                    help="streams of the scaling simulation (none: the 2^22 model case only)")
     ap.add_argument("--sleep-pass", type=float, default=1.0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-dask-ml", action="store_true")

@@ -56,12 +56,15 @@ SLOWEST_FILES_FIRST = (  # seconds in a fresh-clone run of 2026-11-27 (463 s in 
     "kernels/test_asset_prox_kernels.py",  # 113 s: numba compiles its specialisations
     "distributed/test_failures.py",  # 109 s: clusters started and killed
     "distributed/test_processes.py",  # 60 s: a9a/w8a through the CLI on a process cluster
+    # the files that compile the pass kernels early, on one process: listed by time alone,
+    # the notebooks came next and their cluster's workers compiled them instead (54 -> 104 s,
+    # the kernel tests 37 -> 8 s, the suite 463 -> 507 s)
+    "kernels/test_kernel_passes.py",  # 37 s: compilation
+    "test_sklearn_checks.py",  # 34 s
     "test_notebooks.py",  # 54 s
     "distributed/test_jobs.py",  # 41 s
     "test_readme.py",  # 39 s: one test, the README's Guide from a shell
     "test_cli_first_contact.py",  # 38 s
-    "kernels/test_kernel_passes.py",  # 37 s: compilation
-    "test_sklearn_checks.py",  # 34 s
     "distributed/test_memory.py",  # 27 s
     "distributed/test_tls.py",
     "test_order.py",
