@@ -11,8 +11,10 @@ before the first pass the fit works out what one worker holds at once, and
   line and :meth:`dsvm.data.window.Window.describe` then say;
 * if not even one chunk fits, the fit is refused there, with the numbers and what to do.
 
-What a worker holds at once: its process (the largest a worker reports now, and what loading
-dsvm's kernels will add to one that has not yet), ``STATE_COPIES`` model states (K stacked
+What a worker holds at once: its process (``PROCESS_BYTES``, whatever a worker measures now:
+the window is part of what decides the model, so it must not depend on what earlier work
+left in the workers' memory, and a session's worker grown to 711 MiB refused a fit of 16 MiB
+of states that dask would have run), ``STATE_COPIES`` model states (K stacked
 ones for a grid) and, for each of its streams that run at once, two windows of rows (the one
 trained on and the one read ahead, :func:`dsvm.engine.tasks.iter_chunks`) and one more copy
 of the state. That must stay below the lower of dask's two thresholds less ``HEADROOM`` of
@@ -45,13 +47,12 @@ logger = logging.getLogger(__name__)
 # RESULTS.md, "#28 item 3"): from 2^20 to 2^24 features a worker's peak grew by 4.7-4.8
 # states, the CSR pass's working arrays included.
 STATE_COPIES = 4
-# What loading dsvm's kernels adds to a worker process that has not loaded them yet. Measured
-# on this machine (x86_64, Python 3.11, numba 0.68, zarr 3.1, distributed 2026.8; 2 worker
-# processes x 1 thread): a fresh worker is 62 MiB, 195 MiB once numba, zarr and dsvm's
-# kernels are imported, 318-326 MiB after its first fit (the kernels loaded from numba's
-# cache and run); further solvers added 0-32 MiB (once 120 MiB on one worker, which the
-# head-room is for).
-KERNELS_BYTES = 256 << 20
+# A worker process with dsvm's kernels loaded and run. Measured on this machine (x86_64,
+# Python 3.11, numba 0.68, zarr 3.1, distributed 2026.8; 2 worker processes x 1 thread): a
+# fresh worker is 62 MiB, 195 MiB once numba, zarr and dsvm's kernels are imported, 318-326
+# MiB after its first fit (the kernels loaded from numba's cache and run); further solvers
+# added 0-32 MiB (once 120 MiB on one worker, which the head-room is for).
+PROCESS_BYTES = 330 << 20
 # The share of the limit kept free below dask's first threshold for what is not counted.
 HEADROOM = 0.10
 _MiB = float(1 << 20)
@@ -60,10 +61,10 @@ _MiB = float(1 << 20)
 @dataclass(frozen=True)
 class MemoryBudget:
     """What a worker of the cluster may hold for a fit (bytes): the smallest worker limit,
-    the largest process, the first of dask's thresholds, the streams a worker runs at once."""
+    the process, the first of dask's thresholds, the streams a worker runs at once."""
 
     limit: int
-    process: int  # the largest worker process, with dsvm's kernels loaded
+    process: int  # a worker process with dsvm's kernels loaded (PROCESS_BYTES)
     threshold: float  # the fraction of ``limit`` where dask first steps in
     action: str  # what dask does there ("pauses", "restarts")
     streams_at_once: int = 1
@@ -94,7 +95,7 @@ def budget_of(reports: Sequence[WorkerMemory], n_streams: int) -> MemoryBudget |
     if not limited:
         return None
     limit = min(int(r.limit or 0) for r in limited)
-    process = max(r.process + (0 if r.kernels_loaded else KERNELS_BYTES) for r in reports)
+    process = PROCESS_BYTES  # (not what the workers measure now: see the module notes)
     steps = [(f, "pauses") for r in limited if (f := r.pause) is not None]
     steps += [(f, "restarts") for r in limited if (f := r.terminate) is not None]
     threshold, action = min(steps) if steps else (1.0, "runs out of memory")
