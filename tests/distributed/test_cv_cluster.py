@@ -43,3 +43,12 @@ def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path, _session_clien
                                local.cv_results_["test_score_by_epoch"])
     np.testing.assert_allclose(remote.coef_, local.coef_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(remote.intercept_, local.intercept_, rtol=1e-5, atol=1e-6)
+    # k folds (cv=3): the k + 1 stacks travel and combine as one state, and each fold's rows
+    # are the same ones whichever worker reads their chunk
+    folds = dict(kw, cv=3, max_epochs=3, tol=None)
+    local_k = SVMClassifierCV(chunk_rows=200, **folds).fit(X, y)
+    remote_k = SVMClassifierCV(client=_session_client, **folds).fit(ds)
+    assert remote_k.alpha_ == local_k.alpha_
+    for key in ("split0_test_score", "split2_test_score", "mean_test_score"):
+        np.testing.assert_allclose(remote_k.cv_results_[key], local_k.cv_results_[key])
+    np.testing.assert_allclose(remote_k.coef_, local_k.coef_, rtol=1e-5, atol=1e-6)
