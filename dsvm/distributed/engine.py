@@ -175,15 +175,8 @@ class DaskEngine:
         """A held value, brought here."""
         return wait_for_result(self.client, held, what)
 
-    def worker_memory_limit(self) -> int | None:
-        """The smallest memory limit of the cluster's workers in bytes (None: none set)."""
-        workers = self.client.scheduler_info(n_workers=-1)["workers"].values()
-        limits = [int(w.get("memory_limit") or 0) for w in workers]
-        limits = [m for m in limits if m > 0]
-        return min(limits) if limits else None
-
     def worker_memory(self) -> list[WorkerMemory]:
-        """Each worker's memory limit, process size, kernels and dask's thresholds
+        """Each worker's memory limit, threads and dask's thresholds
         (:mod:`dsvm.distributed.memory`), for the training layer to size a fit to."""
         return workers_memory(self.client)
 

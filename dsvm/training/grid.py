@@ -60,7 +60,7 @@ import numpy as np
 from dsvm.combine import combiner_for
 from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
-from dsvm.engine.local import Engine
+from dsvm.engine.local import Engine, LocalEngine
 from dsvm.engine.tasks import Calibrate, first
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.evaluation import GridCounts
@@ -469,9 +469,9 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
 
 def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray,
                  n_stacks: int = 1) -> None:
-    """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks) would not fit in a
-    worker's memory (the limit dask gives its workers when known, else the memory available
-    here)."""
+    """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks) would not fit in
+    the memory available to this process (in process; on a cluster the workers' limit is
+    checked with their windows and process, :func:`dsvm.training.memory.check_worker_memory`)."""
     n_states = len(alphas) * int(n_stacks)
     need = int(state_bytes) * n_states * STATE_COPIES
     limit = worker_memory(engine)
@@ -482,14 +482,13 @@ def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray,
         raise ValueError(
             f"alphas={[float(f'{a:.3g}') for a in alphas]}{folds}: {n_states} candidate "
             f"states of {state_bytes:,} bytes each need about {need:,} bytes per worker "
-            f"({STATE_COPIES} copies at once), more than its {limit:,} bytes; {fewer}.")
+            f"({STATE_COPIES} copies at once), more than the {limit:,} bytes available; {fewer}.")
 
 
 def worker_memory(engine: Engine) -> int | None:
-    """A worker's memory limit (a cluster's), or the memory available in this process."""
-    limit = getattr(engine, "worker_memory_limit", None)
-    if limit is not None:
-        return limit()  # type: ignore[no-any-return]
+    """The memory available in this process for a fit in it (None on a cluster)."""
+    if not isinstance(engine, LocalEngine):
+        return None
     try:
         import psutil
     except ImportError:  # pragma: no cover (psutil comes with distributed)
