@@ -59,7 +59,8 @@ class Options:
     values: tuple[Any, ...]
 
     def is_satisfied_by(self, value: Any) -> bool:
-        return any(value == v and type(value) is type(v) for v in self.values)
+        # (the type first: an array compared with a str is an array, not a bool)
+        return any(type(value) is type(v) and value == v for v in self.values)
 
     def describe(self) -> str:
         return "a str among " + "{" + ", ".join(repr(v) for v in sorted(self.values)) + "}"

@@ -210,6 +210,17 @@ def test_fitted_attributes_in_scikit_learns_layout():
     assert clf.best_estimator_.alpha == clf.alpha_
 
 
+def test_alphas_as_a_numpy_array_are_the_alphas_as_a_list():
+    """``np.logspace(...)``, as scikit-learn's ``RidgeCV`` examples pass it (the parameter
+    check once compared the array with "auto" and failed on its truth value)."""
+    X, y = problem(2)
+    kwargs = dict(random_state=0, chunk_rows=CHUNK, max_epochs=2)
+    as_array = SVMClassifierCV(alphas=np.logspace(-4, 0, 3), **kwargs).fit(X, y)
+    as_list = SVMClassifierCV(alphas=[1e-4, 1e-2, 1.0], **kwargs).fit(X, y)
+    np.testing.assert_array_equal(as_array.alphas_, as_list.alphas_)
+    np.testing.assert_array_equal(as_array.coef_, as_list.coef_)
+
+
 @pytest.mark.filterwarnings("ignore:SVMClassifierCV predicts no better")
 def test_kernel_map_one_map_k_models_and_the_path_plot():
     """kernel="nystroem": one map fitted on the training chunks, K linear models on it; a
