@@ -75,7 +75,7 @@ from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
-from dsvm.training.memory import STATE_COPIES, check_worker_memory, memory_window
+from dsvm.training.memory import FEWER, STATE_COPIES, check_worker_memory, memory_window
 from dsvm.training.prepare import class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
@@ -451,7 +451,8 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
     check_memory(engine, one.nbytes, alphas, n_stacks)
     check_worker_memory(source, engine, state_bytes=one.nbytes * len(alphas) * n_stacks,
-                        n_streams=spec.n_streams)
+                        n_streams=spec.n_streams,
+                        fewer=FEWER if n_stacks == 1 else "features, alphas, folds or classes")
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
     # Calibrated on the first rows of chunk 0, held rows included, as a fit of that alpha
     # alone calibrates: it only picks SGD's step size, and that choice is sensitive to the

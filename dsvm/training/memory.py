@@ -55,6 +55,9 @@ STATE_COPIES = 4
 PROCESS_BYTES = 330 << 20
 # The share of the limit kept free below dask's first threshold for what is not counted.
 HEADROOM = 0.10
+
+# What a smaller model has fewer of, in the advice of a refusal (a grid with folds adds them)
+FEWER = "features, alphas or classes"
 _MiB = float(1 << 20)
 
 
@@ -113,9 +116,9 @@ def chunks_that_fit(budget: MemoryBudget, state_bytes: int, chunk_bytes: float) 
 
 
 def refusal(budget: MemoryBudget, state_bytes: int, chunk_bytes: float,
-            chunk_rows: float) -> str:
+            chunk_rows: float, fewer: str = FEWER) -> str:
     """The message of a fit refused because not even one chunk fits: the numbers, and what
-    to do."""
+    to do (``fewer``: what a smaller model has fewer of)."""
     copies = STATE_COPIES + budget.streams_at_once - 1
     windows = 2 * budget.streams_at_once
     need = budget.need(state_bytes, chunk_bytes)
@@ -131,7 +134,7 @@ def refusal(budget: MemoryBudget, state_bytes: int, chunk_bytes: float,
     fixed = budget.process + budget.states(state_bytes)
     if fixed >= budget.usable:
         smaller = ("" if budget.process >= budget.usable else
-                   ", or train a smaller model (fewer features, alphas or classes)")
+                   f", or train a smaller model (fewer {fewer})")
         return head + (f"Smaller chunks would not help (the process and states alone need "
                        f"{fixed / _MiB:,.0f} MiB): {more}{smaller}.")
     room = budget.usable - fixed
@@ -142,7 +145,7 @@ def refusal(budget: MemoryBudget, state_bytes: int, chunk_bytes: float,
 
 def memory_window(requested: int | None, source: Source, engine: Engine, *,
                   state_bytes: int, n_streams: int | None = None,
-                  default: int = DEFAULT_WINDOW) -> Window:
+                  default: int = DEFAULT_WINDOW, fewer: str = FEWER) -> Window:
     """The window of :func:`dsvm.training.window.window_for`, capped to what the workers'
     memory limit leaves room for beside their process and ``state_bytes`` of model state; a
     ``ValueError`` if not even one chunk fits. In process (an engine that reports no
@@ -157,7 +160,7 @@ def memory_window(requested: int | None, source: Source, engine: Engine, *,
     n_chunks = max(1, int(source.n_chunks))
     if fit < 1:
         raise ValueError(refusal(budget, state_bytes, per_chunk,
-                                 float(source.n_samples) / n_chunks))
+                                 float(source.n_samples) / n_chunks, fewer))
     logger.info("worker memory: limit %.0f MiB, usable %.0f MiB (dask %s at %.0f%%), process "
                 "%.0f MiB, %d x %.1f MiB of states: windows of up to %d chunks of %.1f MiB fit",
                 budget.limit / _MiB, budget.usable / _MiB, budget.action,
@@ -169,7 +172,8 @@ def memory_window(requested: int | None, source: Source, engine: Engine, *,
 
 
 def check_worker_memory(source: Source, engine: Engine, *, state_bytes: int,
-                        n_streams: int | None = None) -> None:
+                        n_streams: int | None = None, fewer: str = FEWER) -> None:
     """Refuse a fit whose workers cannot hold one chunk beside their process and the model
     states, before any of its tasks runs (see :func:`memory_window`)."""
-    memory_window(1, source, engine, state_bytes=state_bytes, n_streams=n_streams)
+    memory_window(1, source, engine, state_bytes=state_bytes, n_streams=n_streams,
+                  fewer=fewer)

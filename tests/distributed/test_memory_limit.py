@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 
 import dsvm
@@ -92,6 +93,23 @@ def test_a_chunk_too_large_for_the_limit_is_refused_before_any_task(small_worker
     assert f"2 x {too_big.nbytes / 2**20:,.1f} MiB for windows of one chunk" in message, message
     assert stream.data == [], [t["key"] for t in stream.data]  # no task read a row
     assert sorted(small_workers.scheduler_info()["workers"]) == workers
+
+
+def test_a_grid_of_folds_too_wide_for_the_limit_names_the_folds(small_workers, tmp_path):
+    """k folds hold (k + 1) stacks of the K candidates' states: 3 x 8 states of a 2^21-column
+    model do not fit beside the process, and fewer folds is one way out."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)  # (sp.random draws among all 400 x 2^21 cells: minutes)
+    X = sp.csr_matrix((np.ones(4000, np.float32), (np.repeat(np.arange(400), 10),
+                                                   rng.integers(0, 2**21, 4000))),
+                      shape=(400, 2**21))
+    y = np.arange(400) % 2
+    ds = dsvm.write_arrays(tmp_path / "wide.zarr", X, y, chunk_rows=100)
+    clf = dsvm.SVMClassifierCV(alphas=np.logspace(-6, -2, 8), cv=2, client=small_workers)
+    with pytest.raises(ValueError, match="Smaller chunks would not help") as caught:
+        clf.fit(ds.url)
+    assert "fewer features, alphas, folds or classes" in str(caught.value)
 
 
 def test_the_command_line_refuses_in_one_line(small_workers, too_big, tmp_path, capsys):
