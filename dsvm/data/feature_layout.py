@@ -205,7 +205,11 @@ class Relabel:
                             y_max_abs=stats.y_max_abs,
                             sums={k: (n, None if s is None else s[:w],
                                       None if sq is None else sq[:w], ys, ysq)
-                                  for k, (n, s, sq, ys, ysq) in stats.sums.items()})
+                                  for k, (n, s, sq, ys, ysq) in stats.sums.items()},
+                            stored_count=None if stats.stored_count is None
+                            else stats.stored_count[:w],
+                            stored_sum_sq=None if stats.stored_sum_sq is None
+                            else stats.stored_sum_sq[:w])
 
     def describe(self) -> str:
         return "feature renumbering"

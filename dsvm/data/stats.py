@@ -30,12 +30,20 @@ class FeatureStats:
     y_max_abs: float = 0.0
     # chunk -> (rows, column sums or None (CSR), column sums of squares or None, y sum, y sum sq)
     sums: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    # CSR: per column, the count of stored values and the sum of their squares, merged as they
+    # come (one array each, whatever the chunk count; the scale rounds away the order's last
+    # bits: :func:`dsvm.features.scaling.choose_scaling`). None: not gathered (dense rows, or
+    # a dataset written before they were kept).
+    stored_count: np.ndarray | None = None
+    stored_sum_sq: np.ndarray | None = None
 
     def __add__(self, other: FeatureStats) -> FeatureStats:
         return FeatureStats(sparse=self.sparse or other.sparse,
                             max_abs=np.maximum(self.max_abs, other.max_abs),
                             y_max_abs=max(self.y_max_abs, other.y_max_abs),
-                            sums={**self.sums, **other.sums})
+                            sums={**self.sums, **other.sums},
+                            stored_count=_added(self.stored_count, other.stored_count),
+                            stored_sum_sq=_added(self.stored_sum_sq, other.stored_sum_sq))
 
     def totals(self) -> tuple[int, Any, Any, float, float]:
         """(rows, column sums, column sums of squares, y sum, y sum of squares), added in chunk
@@ -50,15 +58,23 @@ class FeatureStats:
         return rows, col, col_sq, y_sum, y_sq
 
 
+def _added(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """a + b, or None when either was not gathered."""
+    return None if a is None or b is None else a + b
+
+
 def block_stats(chunk: int, block: Block) -> FeatureStats:
     """The statistics of chunk ``chunk`` (float64 sums)."""
     y = np.asarray(block.y, dtype=np.float64)
     y_max = float(np.abs(y).max()) if len(y) else 0.0
     if isinstance(block, CSRBlock):
-        max_abs = np.zeros(block.n_features)
-        np.maximum.at(max_abs, block.indices, np.abs(block.data.astype(np.float64)))
+        d, values = block.n_features, np.abs(block.data.astype(np.float64))
+        max_abs = np.zeros(d)
+        np.maximum.at(max_abs, block.indices, values)
         return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
-            chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))})
+            chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))},
+            stored_count=np.bincount(block.indices, minlength=d).astype(np.int64),
+            stored_sum_sq=np.bincount(block.indices, weights=values * values, minlength=d))
     d = block.X.shape[1]
     max_abs, col, col_sq = np.zeros(d), np.zeros(d), np.zeros(d)
     for _, X in float64_rows(block.X):  # float64 sums, a slice of rows at a time
@@ -88,6 +104,9 @@ class RunningStats:
         self.rows, self.y_sum, self.y_sq = 0, 0.0, 0.0
         self.col: np.ndarray | None = None
         self.col_sq: np.ndarray | None = None
+        self.stored_count: np.ndarray | None = None
+        self.stored_sum_sq: np.ndarray | None = None
+        self.n_chunks = 0
 
     def add(self, chunk: int, block: Block) -> None:
         """Chunk ``chunk``'s block (chunks in order), added as :meth:`FeatureStats.totals`
@@ -100,6 +119,12 @@ class RunningStats:
         if s is not None:
             self.col = s.copy() if self.col is None else self.col + s
             self.col_sq = sq.copy() if self.col_sq is None else self.col_sq + sq
+        first = self.n_chunks == 0  # (then None for good once a chunk had none)
+        self.stored_count = (one.stored_count if first
+                             else _added(self.stored_count, one.stored_count))
+        self.stored_sum_sq = (one.stored_sum_sq if first
+                              else _added(self.stored_sum_sq, one.stored_sum_sq))
+        self.n_chunks += 1
 
     def arrays(self) -> dict[str, np.ndarray]:
         """What a store keeps: named float64 arrays (scalars as arrays of one)."""
@@ -108,6 +133,8 @@ class RunningStats:
                "y_sum_sq": np.float64(self.y_sq), "sparse": np.float64(self.sparse)}
         if self.col is not None and self.col_sq is not None:
             out["sum"], out["sum_sq"] = self.col, self.col_sq
+        if self.stored_count is not None and self.stored_sum_sq is not None:
+            out["stored_count"], out["stored_sum_sq"] = self.stored_count, self.stored_sum_sq
         return {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in out.items()}
 
 
@@ -118,5 +145,8 @@ def stats_from_arrays(arrays: dict[str, np.ndarray]) -> FeatureStats:
 
     sums = (int(scalar("rows")), arrays.get("sum"), arrays.get("sum_sq"), scalar("y_sum"),
             scalar("y_sum_sq"))
+    count, sum_sq = arrays.get("stored_count"), arrays.get("stored_sum_sq")
     return FeatureStats(sparse=bool(scalar("sparse")), max_abs=np.asarray(arrays["max_abs"]),
-                        y_max_abs=scalar("y_max_abs"), sums={0: sums})
+                        y_max_abs=scalar("y_max_abs"), sums={0: sums},
+                        stored_count=None if count is None else np.asarray(count),
+                        stored_sum_sq=None if sum_sq is None else np.asarray(sum_sq))
