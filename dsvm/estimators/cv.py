@@ -1,5 +1,6 @@
-"""``SVMClassifierCV`` and ``SVMRegressorCV``: ``alpha`` chosen from a grid trained in one read
-of the data per epoch (named as scikit-learn's ``LogisticRegressionCV`` and ``RidgeCV``).
+"""``SVMClassifierCV`` and ``SVMRegressorCV``: ``alpha`` (and optionally ``l1_ratio``, the loss
+and the class weights) chosen from a grid trained in one read of the data per epoch (named as
+scikit-learn's ``LogisticRegressionCV`` and ``RidgeCV``).
 
 Every candidate trains in the same pass (their states stacked, :mod:`dsvm.solvers.grid`), is
 scored on rows held out of every chunk, in the same pass, and stops on its own when it stops
@@ -30,6 +31,27 @@ cv : int or None, default=None
     trained on all the rows, alongside: (cv + 1) x K models train, none twice. None: the
     ``cv_fraction`` share of held-out rows, the published model trained on the other rows.
     Values must be in the range [2, inf).
+l1_ratios : array-like of float or None, default=None
+    A grid axis, as ``LogisticRegressionCV(l1_ratios=...)``: the candidates are every alpha
+    with every ratio (values in [0.0, 1.0]), in the same pass. Needs ``penalty="elasticnet"``
+    and the SGD solver (FOLOS prox steps); ``l1_ratio`` is then not used. None: one ratio.
+losses : list of str or None, default=None
+    A grid axis of losses (among those of ``loss``: e.g. ``["hinge", "squared_hinge",
+    "logistic"]``; the regressor's ``["epsilon_insensitive", "squared"]``); ``loss`` is then
+    not used. None: one loss.
+class_weights : list or None, default=None
+    (SVMClassifierCV only.) A grid axis of class weights, each as ``class_weight`` takes it:
+    e.g. ``[None, "balanced", {0: 1, 1: 5}]``; ``class_weight`` is then not used.
+
+The candidates are the product of the axes given, alpha varying fastest (then ``l1_ratio``,
+the loss, the class weight). All train in the same pass: the losses and class weights change
+a step's gradient, never whether it is taken, so every candidate shares the step counters
+(:mod:`dsvm.solvers.grid`); each candidate is the single fit of its parameters. Every
+candidate is scored on the same held-out measure, accuracy (R^2 for the regressor), whatever
+its loss or class weights: a class-weighted candidate is scored on plain accuracy, as
+scikit-learn's ``GridSearchCV`` and ``LogisticRegressionCV`` score with the estimator's
+``score`` (see :mod:`dsvm.training.grid_axes`). The cost grows with the number of candidates
+in arithmetic and memory (the memory check counts them all), not in reads of the data.
 
 ``solver="auto"`` trains the grid with averaged SGD (``"pegasos"`` is accepted too; the
 other solvers cannot share a pass and are refused).
@@ -42,8 +64,13 @@ R^2 for the regressor; the mean over the folds), ``cv_results_`` (``param_alpha`
 ``test_objective_by_epoch`` of shape (n_alphas, n_epochs), means over the folds,
 ``n_epochs`` each candidate trained), ``alphas_`` and
 ``best_estimator_`` (a plain fitted estimator of the best alpha: what :meth:`save` writes,
-with the candidates' table in the file's metadata). ``plot_path()`` plots the held-out
-score against alpha.
+with the candidates' table in the file's metadata). With other axes: ``cv_results_`` also has
+``param_l1_ratio``, ``param_loss``, ``param_class_weight`` (those given; every ``param_*``
+column and ``params``, the list of each candidate's parameters, has one entry per candidate),
+and ``l1_ratio_``, ``loss_``, ``class_weight_`` are the chosen values (the fixed parameter
+where it is not an axis; ``l1_ratio_`` None unless ``penalty="elasticnet"``), ``best_params_``
+the chosen candidate's parameters. ``plot_path()`` plots the held-out score against alpha,
+one line per combination of the other axes.
 
 ``kernel="rff"``/``"nystroem"``: one map, fitted once on the rows (unsupervised: no label is
 read), and the K linear models on it.
@@ -65,6 +92,7 @@ from dsvm.estimators.classifier import SVMClassifier
 from dsvm.estimators.regressor import SVMRegressor
 from dsvm.training import FitSpec, FittedModel
 from dsvm.training.grid import GridReport, fit_grid
+from dsvm.training.grid_axes import AXES
 
 _GRID_PARAMS: dict[str, Any] = {
     "alphas": AnyOf((Options(("auto",)), InstanceOf((list, tuple, np.ndarray), "array-like")),
@@ -73,17 +101,24 @@ _GRID_PARAMS: dict[str, Any] = {
     "cv_fraction": Interval(numbers.Real, 0.0, 1.0, "neither"),
     "cv": NoneOr(Interval(numbers.Integral, 2, None, "left")),
 }
+_LIST = InstanceOf((list, tuple, np.ndarray), "array-like")
+_AXIS_PARAMS: dict[str, Any] = {"l1_ratios": NoneOr(_LIST), "losses": NoneOr(_LIST),
+                                "class_weights": NoneOr(_LIST)}
 _GRID_DEFAULTS = {"alphas": "auto", "n_alphas": 8, "cv_fraction": 0.1, "cv": None}
+# the grid axes each estimator takes (class_weights: the classifier's only)
+_CLASSIFIER_AXES = {"l1_ratios": None, "losses": None, "class_weights": None}
+_REGRESSOR_AXES = {"l1_ratios": None, "losses": None}
 
 
-def _grid_init(base: type) -> Any:
-    """An ``__init__`` taking ``base``'s keyword parameters except ``alpha`` plus the grid's,
-    with the signature scikit-learn's ``get_params`` reads (so that a parameter added to the
-    base estimator is one of the CV estimator's with no edit here)."""
+def _grid_init(base: type, axes: dict[str, Any]) -> Any:
+    """An ``__init__`` taking ``base``'s keyword parameters except ``alpha`` plus the grid's
+    (``axes``: the axes it takes besides alpha), with the signature scikit-learn's
+    ``get_params`` reads (so that a parameter added to the base estimator is one of the CV
+    estimator's with no edit here)."""
     inherited = [p for name, p in inspect.signature(base).parameters.items()
                  if name != "alpha"]
     grid = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
-            for name, default in _GRID_DEFAULTS.items()]
+            for name, default in {**_GRID_DEFAULTS, **axes}.items()]
     accepted = grid + inherited
 
     def __init__(self: Any, **kwargs: Any) -> None:
@@ -102,11 +137,34 @@ class _GridSearch:
     """What the two CV estimators add to their base: the grid's fit and attributes."""
 
     _plain: ClassVar[type]  # the estimator of one alpha (best_estimator_, the saved model)
+    _axes: ClassVar[dict[str, Any]]  # the grid axes it takes besides alpha (their defaults)
+
+    def _plain_params(self) -> dict[str, Any]:
+        """The parameters of the plain estimator (those of the grid left out)."""
+        values = self.get_params(deep=False)  # type: ignore[attr-defined]
+        for name in (*_GRID_DEFAULTS, *self._axes):
+            values.pop(name)
+        return values  # type: ignore[no-any-return]
+
+    def _check_axes(self) -> None:
+        """Each value of an axis as the parameter of one fit would take it (``losses`` as
+        ``loss``, ...), named as scikit-learn names a parameter in its message."""
+        constraints = self._parameter_constraints  # type: ignore[attr-defined]
+        for many, one in AXES.items():
+            values = getattr(self, many, None)
+            if values is None:
+                continue
+            bad = [v for v in values if not constraints[one].is_satisfied_by(
+                v.item() if isinstance(v, np.generic) else v)]
+            if bad or len(values) == 0:
+                raise ValueError(
+                    f"The {many!r} parameter of {type(self).__name__} must list values of "
+                    f"'{one}' ({constraints[one].describe()}). Got {bad[0] if bad else values!r} "
+                    "instead.")
 
     def _spec(self) -> FitSpec:
-        values = self.get_params(deep=False)  # type: ignore[attr-defined]
-        for name in _GRID_DEFAULTS:
-            values.pop(name)
+        self._check_axes()
+        values = self._plain_params()
         return FitSpec.from_params(type(self).__name__, self._task,  # type: ignore[attr-defined]
                                    {**values, "alpha": 1.0})  # (each candidate: its own)
 
@@ -126,25 +184,29 @@ class _GridSearch:
         if fit_args.get("warm") is not None:
             raise ValueError("warm_start=True is not supported by the CV estimators: "
                              "every fit trains the whole grid.")
+        axes = {many: getattr(self, many) for many in self._axes}
         record, report = fit_grid(spec, X, y, sample_weight=fit_args.get("sample_weight"),
                                   alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
                                   cv_fraction=self.cv_fraction,  # type: ignore[attr-defined]
                                   cv=self.cv,  # type: ignore[attr-defined]
-                                  resume=bool(fit_args.get("resume")))
+                                  resume=bool(fit_args.get("resume")), **axes)
         self._publish_grid(report, record)
         return record
 
     def _publish_grid(self, report: GridReport, record: FittedModel) -> None:
         self.cv_results_ = report.cv_results()
-        self.alphas_ = report.alphas.copy()
+        self.alphas_ = report.the_axes.alphas.copy()
         self.best_index_ = report.best_index
-        self.alpha_ = float(report.alphas[self.best_index_])
+        self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
+        self.alpha_ = float(self.best_params_["alpha"])
         self.best_score_ = float(report.final_scores[self.best_index_])
         self.grid_table_ = report.table()
-        params = self.get_params(deep=False)  # type: ignore[attr-defined]
-        for name in _GRID_DEFAULTS:
-            params.pop(name)
-        best = self._plain(**params, alpha=self.alpha_)
+        params = {**self._plain_params(), **self.best_params_}
+        self.loss_ = params["loss"]
+        self.l1_ratio_ = params["l1_ratio"] if params["penalty"] == "elasticnet" else None
+        if "class_weight" in params:
+            self.class_weight_ = params["class_weight"]
+        best = self._plain(**params)
         best._publish(record)
         self.best_estimator_ = best
 
@@ -154,7 +216,8 @@ class _GridSearch:
         return float(self.best_estimator_._penalty())
 
     def plot_path(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Plot the held-out score against alpha (needs matplotlib); returns the Axes."""
+        """Plot the held-out score against alpha, one line per combination of the other axes
+        (needs matplotlib); returns the Axes."""
         from dsvm.estimators.plotting import plot_path
 
         return plot_path(self, ax=ax, **kwargs)
@@ -181,8 +244,10 @@ class SVMClassifierCV(_GridSearch, SVMClassifier):  # type: ignore[misc]
 
     _plain = SVMClassifier
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        **{k: v for k, v in params.CLASSIFIER.items() if k != "alpha"}, **_GRID_PARAMS}
-    __init__ = _grid_init(SVMClassifier)
+        **{k: v for k, v in params.CLASSIFIER.items() if k != "alpha"}, **_GRID_PARAMS,
+        **_AXIS_PARAMS}
+    _axes = _CLASSIFIER_AXES
+    __init__ = _grid_init(SVMClassifier, _CLASSIFIER_AXES)
 
 
 class SVMRegressorCV(_GridSearch, SVMRegressor):  # type: ignore[misc]
@@ -191,5 +256,7 @@ class SVMRegressorCV(_GridSearch, SVMRegressor):  # type: ignore[misc]
 
     _plain = SVMRegressor
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        **{k: v for k, v in params.REGRESSOR.items() if k != "alpha"}, **_GRID_PARAMS}
-    __init__ = _grid_init(SVMRegressor)
+        **{k: v for k, v in params.REGRESSOR.items() if k != "alpha"}, **_GRID_PARAMS,
+        **{k: v for k, v in _AXIS_PARAMS.items() if k in _REGRESSOR_AXES}}
+    _axes = _REGRESSOR_AXES
+    __init__ = _grid_init(SVMRegressor, _REGRESSOR_AXES)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def _history_of(obj: Any) -> list[dict[str, Any]]:
     """History records from an estimator, a detached job, or a list of records."""
@@ -51,6 +53,18 @@ def plot_history(obj: Any, ax: Any = None, *, title: str | None = None) -> Any:
     return ax
 
 
+def path_groups(results: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The candidates of each combination of a grid's non-alpha axes (``param_l1_ratio``,
+    ``param_loss``, ``param_class_weight``: those it has), by a label naming it ("" for a
+    grid of alphas alone), in the order they first appear."""
+    names = [k for k in results if k.startswith("param_") and k != "param_alpha"]
+    groups: dict[str, list[int]] = {}
+    for i in range(len(results["param_alpha"])):
+        label = ", ".join(f"{k[len('param_'):]}={results[k][i]!r}" for k in names)
+        groups.setdefault(label, []).append(i)
+    return {label: np.array(rows) for label, rows in groups.items()}
+
+
 def plot_path(est: Any, ax: Any = None, *, title: str | None = None) -> Any:
     """Plot a CV estimator's held-out score against alpha (log scale): the score after the
     candidate's last epoch, the chosen alpha marked, and each epoch's scores faintly (how the
@@ -67,9 +81,11 @@ def plot_path(est: Any, ax: Any = None, *, title: str | None = None) -> Any:
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
     alphas, by_epoch = results["param_alpha"], results["test_score_by_epoch"]
-    for e in range(by_epoch.shape[1] - 1):
-        ax.plot(alphas, by_epoch[:, e], color="0.8", linewidth=0.8)
-    ax.plot(alphas, results["mean_test_score"], marker="o", label="held-out score")
+    for label, rows in path_groups(results).items():  # one line per non-alpha combination
+        for e in range(by_epoch.shape[1] - 1):
+            ax.plot(alphas[rows], by_epoch[rows, e], color="0.8", linewidth=0.8)
+        ax.plot(alphas[rows], results["mean_test_score"][rows], marker="o",
+                label=label or "held-out score")
     ax.axvline(est.alpha_, color="tab:orange", linestyle="--", label=f"alpha_ = {est.alpha_:.3g}")
     ax.set_xscale("log")
     ax.set_xlabel("alpha")

@@ -112,7 +112,11 @@ def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candida
                 classes: np.ndarray | None, loss: Any, where: str) -> GridCounts:
     """:func:`evaluate_block` of each of ``n_candidates`` models stacked along the outputs
     (candidate k owns rows k*m .. (k+1)*m of ``coef``, see :mod:`dsvm.solvers.grid`), from
-    one product of the block with all of them."""
+    one product of the block with all of them. ``loss``: one loss for all, or a list or
+    tuple of one per candidate (a grid of losses)."""
+    losses = list(loss) if isinstance(loss, (list, tuple)) else [loss] * n_candidates
+    if len(losses) != n_candidates:
+        raise ValueError(f"grid_counts: {len(losses)} losses for {n_candidates} candidates.")
     n_classes = 0 if classes is None else len(classes)
     if block.n_samples == 0:
         return GridCounts([EvalCounts() for _ in range(n_candidates)], np.zeros(n_classes))
@@ -127,7 +131,7 @@ def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candida
     out = []
     for k in range(n_candidates):
         Pk = P[:, k * m:(k + 1) * m]
-        per_row = pointwise_losses(loss, Pk, Y).sum(axis=1)
+        per_row = pointwise_losses(losses[k], Pk, Y).sum(axis=1)
         loss_sum = float(per_row.sum()) if sw is None else float(sw @ per_row)
         if classes is None:
             out.append(EvalCounts(loss_sum, weight_sum, 0, block.n_samples,

@@ -1,4 +1,5 @@
-"""K candidate models trained in one pass: a grid of ``alpha`` values for model selection.
+"""K candidate models trained in one pass: a grid of ``alpha`` values (and, optionally, of
+``l1_ratio``, loss and class weight) for model selection.
 
 Choosing the regularisation usually costs K full trainings (``GridSearchCV``,
 dask-ml's ``IncrementalSearchCV``: every candidate reads the data again). For data read from
@@ -19,10 +20,24 @@ cluster, its tree reduction and the held state between epochs need no change.
 **Shared counters.** The step counter ``t`` and the averaging weight ``n_avg`` depend only on
 the rows visited and the schedule's length (Pegasos: one step per mini-batch, weights
 t ** p; SGD: the same, from ``average_start``), never on alpha: every candidate has the same,
-kept once. What differs per candidate is in ``state.extra`` as (K,) arrays, which the combine
+kept once. Axis by axis (#27): the loss and the class weights change each step's gradient,
+never whether a step is taken or how its iterate weighs in the average (a row of weight 0
+still counts a step), so they share the counters too; ``l1_ratio`` shares them among
+``penalty="elasticnet"`` candidates (all run the FOLOS pass, one step per mini-batch, no
+average), but not with ``penalty="l2"`` ones, which keep a running average (p = 0.75 instead
+of 1): a grid mixing the two is refused (:func:`counter_config`), as are candidates of other
+kinds, batch sizes or averaging starts. :meth:`CandidateGrid.run_stack` also checks after every
+pass that every candidate took the same steps. What differs per candidate is in ``state.extra`` as (K,) arrays, which the combine
 averages by row weight (a per-candidate constant stays constant): SGD's calibrated ``eta0``
 (``grid_eta0``) and which candidates still train (``grid_active``, 0.0 or 1.0: exact under the
-averaging). A frozen candidate is skipped by :meth:`CandidateGrid.run_block` (it costs no
+averaging).
+
+**Class weights per candidate.** With ``class_weights`` the pass hands the grid rows weighted
+by ones (so that a window's rows outside it weigh 0, as they do in a weighted fit,
+:func:`dsvm.solvers.passes.span_of_views`) and each candidate's pass multiplies its own class
+weights in (once per distinct weighting and block, not per candidate): the products are those
+a fit of that class weight alone makes, and 1.0 times a weight is that weight, so a candidate
+with none trains as an unweighted fit. The calibration sample is weighted per candidate too. A frozen candidate is skipped by :meth:`CandidateGrid.run_block` (it costs no
 compute) and its arrays stay what they were: averaging identical copies gives them back.
 
 **Stacks: k folds.** With ``n_stacks = S > 1`` (``cv=k``: S = k + 1) the state holds S
@@ -58,6 +73,8 @@ import numpy as np
 
 from dsvm.data.blocks import Block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+from dsvm.solvers.passes import with_class_weight
+from dsvm.solvers.targets import initial_intercept
 
 ACTIVE = "grid_active"
 ETA0 = "grid_eta0"
@@ -74,18 +91,28 @@ _ARRAYS = ("coef", "intercept", "avg_coef", "avg_intercept")
 
 @dataclass(frozen=True)
 class CandidateGrid:
-    """K solvers of one kind that differ in ``alpha``, trained on the same rows in one pass.
+    """K solvers of one kind that differ in ``alpha`` (and maybe loss, ``l1_ratio``, class
+    weights), trained on the same rows in one pass.
 
     Parameters
     ----------
     solvers : sequence of LocalSolver
-        The candidates, all of the same kind (``pegasos`` or ``sgd``) and loss.
+        The candidates, all of the same kind (``pegasos`` or ``sgd``) and step schedule
+        (:func:`counter_config`).
     n_stacks : int, default=1
         Copies of the K candidates trained on different rows (see "Stacks: k folds").
+    class_weights : tuple of (array or None), default=()
+        Each candidate's weight per class code, multiplied into the rows' weights by its pass
+        (see "Class weights per candidate"); empty: the pass's own class weight for all.
+    regression : bool, default=False
+        A regression: a candidate whose loss differs from the first's starts its intercept at
+        its own loss's centre of the targets (:func:`dsvm.solvers.targets.initial_intercept`).
     """
 
     solvers: tuple[LocalSolver, ...]
     n_stacks: int = 1
+    class_weights: tuple[np.ndarray | None, ...] = ()
+    regression: bool = False
 
     name: ClassVar[str] = "grid"
     probed: ClassVar[bool] = False  # (training.probes: never probe the stacked outputs)
@@ -97,8 +124,17 @@ class CandidateGrid:
         if len(kinds) != 1 or not kinds <= set(STACKABLE):
             raise ValueError(f"CandidateGrid stacks solvers of one kind among {STACKABLE}; got "
                              f"{sorted(kinds)}.")
-        if len({s.loss for s in self.solvers}) != 1:
-            raise ValueError("CandidateGrid's candidates must share one loss.")
+        first = counter_config(self.solvers[0])
+        for k, solver in enumerate(self.solvers[1:], 1):
+            if counter_config(solver) != first:
+                raise ValueError(
+                    f"CandidateGrid: candidates 0 and {k} take different steps "
+                    f"({first} against {counter_config(solver)}: kind, batch size, whether "
+                    "a running average is kept, the schedule's power, the average's start), "
+                    "so they cannot share the step counters of one pass.")
+        if self.class_weights and len(self.class_weights) != len(self.solvers):
+            raise ValueError(f"CandidateGrid: {len(self.class_weights)} class weightings for "
+                             f"{len(self.solvers)} candidates.")
 
     # -- what the training layer reads of a solver -------------------------------------------------
     @property
@@ -173,8 +209,13 @@ class CandidateGrid:
         calibration rows only)."""
         out = state.copy()
         one = self.stack(out, 0) if self.n_stacks > 1 else out
+        weighted: dict[int, Block] = {}
         for k, solver, view in self.candidates(one):
-            calibrated = solver.calibrate(view, block, codes)
+            own = self.weighted_block(block, codes, k, weighted)
+            if self.regression and solver.loss != self.loss and self.fit_intercept:
+                # (the calibration task started every intercept at the first loss's centre)
+                view.intercept[:] = initial_intercept(codes, own.sample_weight, solver.loss)
+            calibrated = solver.calibrate(view, own, codes)
             write_back(one, k, calibrated)
             one.extra[ETA0][k] = calibrated.eta0
         for s in range(1, self.n_stacks):
@@ -238,8 +279,10 @@ class CandidateGrid:
         """Every active candidate's pass over ``block`` rows in ``order``, in place (one
         stack: ``state`` holds K candidates)."""
         losses, stats, counters = [], PassStats(), None
+        weighted: dict[int, Block] = {}
         for k, solver, view in self.candidates(state, active_only=True):
-            stats = solver.run_block(view, block, codes, order)
+            stats = solver.run_block(view, self.weighted_block(block, codes, k, weighted),
+                                     codes, order)
             write_back(state, k, view)
             losses.append(stats.loss_sum)
             if counters is not None and counters != (view.t, view.n_avg):
@@ -249,8 +292,23 @@ class CandidateGrid:
         if counters is None:  # all frozen: the rows still count (they weigh the combine)
             return PassStats(n_rows=int(len(order)), weight_sum=_weight_of(block, order))
         state.t, state.n_avg = counters
+        weight_sum = stats.weight_sum if not self.class_weights else _weight_of(block, order)
         return PassStats(loss_sum=float(np.mean(losses)), n_rows=stats.n_rows,
-                         weight_sum=stats.weight_sum)
+                         weight_sum=weight_sum)
+
+    def weighted_block(self, block: Block, codes: np.ndarray, k: int,
+                       made: dict[int, Block]) -> Block:
+        """``block`` with candidate ``k``'s class weights multiplied into its rows' weights
+        (``made``: the blocks already weighted in this pass, by the first candidate of their
+        weighting; candidates with the same weights share one)."""
+        if not self.class_weights or self.class_weights[k] is None:
+            return block
+        own = self.class_weights[k]
+        for j, done in made.items():
+            if self.class_weights[j] is own or np.array_equal(self.class_weights[j], own):
+                return done
+        made[k] = with_class_weight(block, codes, own)
+        return made[k]
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, state: SolverState, *, active_only: bool = False
@@ -312,13 +370,22 @@ def candidate_penalty(solver: Any, coef: np.ndarray) -> float:
     return float(0.5 * solver.alpha * np.dot(flat, flat))
 
 
-def grid_solvers(make: Any, alphas: Sequence[float] | np.ndarray,
-                 n_stacks: int = 1) -> CandidateGrid:
-    """The grid of ``make(alpha)`` for each alpha, ``n_stacks`` times (refused for solvers
-    that do not stack)."""
-    solvers = tuple(make(float(a)) for a in alphas)
+def counter_config(solver: Any) -> tuple[Any, ...]:
+    """What sets a solver's step counter and averaging weight besides the rows it visits:
+    candidates that agree on it take the same steps (see "Shared counters")."""
+    averaging = getattr(solver, "averaging", getattr(solver, "average", False))
+    return (solver.name, int(getattr(solver, "batch_size", 1)), bool(averaging),
+            getattr(solver, "power", None), getattr(solver, "average_start", None))
+
+
+def grid_solvers(make: Any, alphas: Sequence[Any] | np.ndarray, n_stacks: int = 1, *,
+                 class_weights: Sequence[np.ndarray | None] = (),
+                 regression: bool = False) -> CandidateGrid:
+    """The grid of ``make(candidate)`` for each candidate (an alpha, or the parameters of a
+    product grid), ``n_stacks`` times (refused for solvers that do not stack)."""
+    solvers = tuple(make(a) for a in alphas)
     name = solvers[0].name
     if name not in STACKABLE:
         raise ValueError(f"solver={name!r} cannot train a grid of alphas in one pass; use "
                          f"solver='sgd' or 'pegasos' (or 'auto', which picks 'sgd').")
-    return CandidateGrid(solvers, int(n_stacks))
+    return CandidateGrid(solvers, int(n_stacks), tuple(class_weights), bool(regression))

@@ -40,8 +40,9 @@ class HeldOutRows:
         rows k*m .. (k+1)*m, :mod:`dsvm.solvers.grid`); one solver for a single fit.
     classes : array or None
         The class values (None: a regression).
-    loss : str or LossSpec
-        The loss the held-out objective sums.
+    loss : str or LossSpec, or a tuple of them
+        The loss the held-out objective sums; a tuple: each candidate's own (a grid of
+        losses, in the candidates' order).
     """
 
     fold: RowFold

@@ -1,5 +1,8 @@
 """Choosing ``alpha`` in one read of the data per epoch: a grid of candidates trained side by
 side, scored on rows held out of every chunk, the best published without refitting (#27).
+The grid may also have ``l1_ratios``, ``losses`` and ``class_weights`` axes: the candidates
+are the product, all in the same pass (:mod:`dsvm.training.grid_axes` says which combinations
+can share one, and why every candidate is scored on plain accuracy or R^2).
 
 ``fit_grid`` is ``fit`` for :class:`~dsvm.SVMClassifierCV` / :class:`~dsvm.SVMRegressorCV`.
 It goes through the stages every fit shares (engine, source, scaling: see
@@ -70,6 +73,13 @@ from dsvm.training import grid_checkpoints as checkpoints
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
+from dsvm.training.grid_axes import (
+    AXES,
+    GridAxes,
+    SomeSupportsIntersected,
+    candidate_spec,
+    resolve_axes,
+)
 from dsvm.training.grid_folds import StackAveraging, held_out_for, n_stacks_for
 from dsvm.training.holdout import score_held_rows
 from dsvm.training.inputs import source_of
@@ -138,7 +148,8 @@ def check_cv(cv: Any) -> int | None:
 @dataclass
 class GridReport:
     """What the grid measured: per epoch the held-out score and objective of every candidate
-    (a frozen candidate repeats its last), the epochs each trained, the best one."""
+    (a frozen candidate repeats its last), the epochs each trained, the best one.
+    ``alphas``: each candidate's alpha (repeated over the other axes, ``axes``)."""
 
     alphas: np.ndarray
     score_name: str  # "accuracy" or "r2"
@@ -153,6 +164,20 @@ class GridReport:
     counters: dict[int, tuple[float, float]] = field(default_factory=dict)
     # the final models' score on each fold, (n_splits, K) (one row: the held-out share)
     split_scores: np.ndarray | None = None
+    axes: GridAxes | None = None  # None: a grid of these alphas alone
+
+    def __post_init__(self) -> None:
+        if self.axes is None:
+            self.axes = GridAxes(np.asarray(self.alphas, np.float64))
+
+    @property
+    def the_axes(self) -> GridAxes:
+        assert self.axes is not None  # (__post_init__)
+        return self.axes
+
+    def describe(self, k: int) -> str:
+        """Candidate ``k`` in words, for the log."""
+        return self.the_axes.describe(k)
 
     @property
     def n_stacks(self) -> int:
@@ -190,7 +215,8 @@ class GridReport:
         rank = np.empty(len(final), np.int64)
         rank[order] = np.arange(1, len(final) + 1)
         splits = self.final_splits
-        return {"param_alpha": self.alphas.copy(), "mean_test_score": final.copy(),
+        return {**self.the_axes.columns(), "params": self.the_axes.candidates(),
+                "mean_test_score": final.copy(),
                 **{f"split{f}_test_score": splits[f].copy() for f in range(len(splits))},
                 "std_test_score": splits.std(axis=0),
                 "rank_test_score": rank,
@@ -203,11 +229,11 @@ class GridReport:
         final = self.final_scores
         best = self.best_index
         folds = self.final_splits.T if self.n_splits > 1 else [None] * len(final)
-        return [{"alpha": float(a), f"held_out_{self.score_name}": float(s),
+        params = self.the_axes.candidates()
+        return [{**params[k], f"held_out_{self.score_name}": float(s),
                  **({} if f is None else {"folds": [float(v) for v in f]}),
                  "epochs": int(e), "best": k == best}
-                for k, (a, s, f, e) in enumerate(zip(self.alphas, final, folds,
-                                                     self.epochs_run))]
+                for k, (s, f, e) in enumerate(zip(final, folds, self.epochs_run))]
 
 
 @dataclass(frozen=True)
@@ -286,9 +312,8 @@ class GridTracker:
         self.active[frozen] = False
         in_stacks = tuple(s * self.grid.n_candidates + k for s in range(self.grid.n_stacks)
                           for k in frozen)  # (a candidate freezes in every stack)
-        logger.info("epoch %d: alpha %s stopped improving on the held-out rows (frozen)",
-                    len(history), ", ".join(f"{self.grid.solvers[k].alpha:.3g}"
-                                            for k in frozen))
+        logger.info("epoch %d: %s stopped improving on the held-out rows (frozen)",
+                    len(history), "; ".join(self.report.describe(k) for k in frozen))
         stop = "" if self.active.any() else (
             "every candidate's held-out objective stopped improving (by more than "
             f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
@@ -351,13 +376,19 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
 
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
              alphas: Any = "auto", n_alphas: int = 8, cv_fraction: float = 0.1,
-             cv: int | None = None, resume: bool = False) -> tuple[FittedModel, GridReport]:
-    """Train the grid of ``alphas`` in one read per epoch; returns the best candidate's fit
-    (as ``fit`` returns one) and the :class:`GridReport` of them all. ``cv``: None scores on
-    a ``cv_fraction`` share of every chunk's rows, k on k folds (see the module notes)."""
+             cv: int | None = None, resume: bool = False, l1_ratios: Any = None,
+             losses: Any = None, class_weights: Any = None
+             ) -> tuple[FittedModel, GridReport]:
+    """Train the grid of ``alphas`` (x ``l1_ratios`` x ``losses`` x ``class_weights``, each
+    None or a list: :mod:`dsvm.training.grid_axes`) in one read per epoch; returns the best
+    candidate's fit (as ``fit`` returns one) and the :class:`GridReport` of them all. ``cv``:
+    None scores on a ``cv_fraction`` share of every chunk's rows, k on k folds (see the
+    module notes)."""
     spec = grid_spec(spec)
     cv = check_cv(cv)
     check_scale(spec.params)
+    resolve_axes(spec, np.ones(1), l1_ratios=l1_ratios, losses=losses,
+                 class_weights=class_weights)  # (refused before any work: the alphas later)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows)
@@ -365,28 +396,31 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
             raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
                              "rows (one to train on, one held out to score the alphas).")
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
+        axes = resolve_axes(spec, values, l1_ratios=l1_ratios, losses=losses,
+                            class_weights=class_weights)
         space = space_for(spec, source)  # a renumbered store's ids (training.layout)
         source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
-        ckpt = checkpoints.resumed(spec, source, values, cv_fraction, cv) if resume else None
+        ckpt = checkpoints.resumed(spec, source, axes, cv_fraction, cv) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
         fmap = training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
-        record, grid = start_grid(spec, engine, mapped, text, seed, values, n_stacks_for(cv))
+        record, grid = start_grid(spec, engine, mapped, text, seed, axes, n_stacks_for(cv))
         record.feature_map = fmap
         if ckpt is not None:
             checkpoints.restore(record, ckpt)
         held_out = held_out_for(cv, cv_fraction, seed, mapped, grid.solvers,
-                                record.class_values, spec.loss)
-        report = GridReport(values, "accuracy" if spec.classifies else "r2", cv_fraction,
-                            n_splits=cv or 1)
+                                record.class_values, held_out_loss(spec, axes))
+        report = GridReport(axes.columns()["param_alpha"],
+                            "accuracy" if spec.classifies else "r2", cv_fraction,
+                            n_splits=cv or 1, axes=axes)
         tracker = GridTracker(grid, engine, held_out, spec, report)
         checkpoints.replay(tracker, record.history)
         if spec.checkpoint is not None:
             tracker.saver = checkpoint_saver(
-                checkpoints.grid_params(spec, values, cv_fraction, cv), record, mapped)
+                checkpoints.grid_params(spec, axes, cv_fraction, cv), record, mapped)
         done = len(record.history)
         window = memory_window(spec.shuffle_window, mapped, engine,
                                state_bytes=record.state.nbytes, n_streams=record.n_streams)
@@ -396,14 +430,16 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                        held_out=held_out)
         result = run_epochs(
             engine=engine, solver=as_solver(grid), combiner=grid_combiner(grid), source=mapped,
-            classes=record.class_values, class_weight=record.class_weight,
+            classes=record.class_values, class_weight=pass_class_weight(record, grid),
             state=record.state, plan=plan, first_epoch=done, history=record.history,
             n_epochs=0 if record.converged else max(0, spec.max_epochs - done),
             on_epoch=tracker)
         tracker.finish(result.state, result.history, mapped)
         report.state = result.state
         best = report.best_index
-        chosen = spec.with_params(alpha=float(values[best]))
+        chosen = candidate_spec(spec, axes.candidates()[best])
+        if grid.class_weights:
+            record.class_weight = grid.class_weights[best]
         record = best_record(record, report, best)
         record.history, record.converged = result.history, result.converged
         record.stop_reason = result.stop_reason
@@ -411,17 +447,41 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         record.feature_names = source.feature_names
         record.solver = spec.solver
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-        logger.info("grid of %d alphas, held-out %s:\n%s", len(values), report.score_name,
-                    format_grid(report.table()))
+        logger.info("grid of %d candidates, held-out %s:\n%s", axes.n_candidates,
+                    report.score_name, format_grid(report.table()))
         record = finish(chosen, engine, record, source, warn=False)
     return to_user_ids(unfold_record(record)), report
 
 
 def grid_combiner(grid: CandidateGrid) -> Any:
-    """How the grid's streams combine: as a fit of its solver's, stack by stack with k folds
-    (:class:`~dsvm.training.grid_folds.StackAveraging`)."""
+    """How the grid's streams combine: as a fit of its solver's (each candidate's, when some
+    have an L1 part and others not: :class:`SomeSupportsIntersected`), stack by stack with k
+    folds (:class:`~dsvm.training.grid_folds.StackAveraging`)."""
+    kinds = {type(combiner_for(s)).__name__ + repr(vars(combiner_for(s)))
+             for s in grid.solvers}
     inner = combiner_for(grid)
+    if len(kinds) > 1:
+        inner = SomeSupportsIntersected(
+            [bool(getattr(combiner_for(s), "intersect_support", False)) for s in grid.solvers])
     return inner if grid.n_stacks == 1 else StackAveraging(inner, grid)
+
+
+def held_out_loss(spec: FitSpec, axes: GridAxes) -> Any:
+    """The loss of each candidate's held-out objective: the fit's, or with a grid of losses
+    a tuple of each candidate's own (with its parameter: mu, epsilon)."""
+    if axes.losses is None:
+        return spec.loss
+    return tuple(candidate_spec(spec, c).loss for c in axes.candidates())
+
+
+def pass_class_weight(record: FittedModel, grid: CandidateGrid) -> np.ndarray | None:
+    """The class weight the epoch's pass multiplies into every row: the fit's, or with a
+    grid of class weights ones (the rows weighted, each candidate's own weights multiplied
+    in by the grid: :mod:`dsvm.solvers.grid`, "Class weights per candidate")."""
+    if not grid.class_weights:
+        return record.class_weight
+    assert record.class_values is not None  # (class_weights: a classifier's)
+    return np.ones(len(record.class_values))
 
 
 def checkpoint_saver(spec: FitSpec, record: FittedModel, source: Source) -> Any:
@@ -439,18 +499,28 @@ def as_solver(grid: CandidateGrid) -> LocalSolver:
 
 
 def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray | None,
-               seed: int, alphas: np.ndarray, n_stacks: int = 1
+               seed: int, axes: GridAxes | np.ndarray, n_stacks: int = 1
                ) -> tuple[FittedModel, CandidateGrid]:
     """The grid's first state (every candidate calibrated on the first training chunk), after
-    checking that ``n_stacks`` x K states fit in a worker's memory."""
+    checking that ``n_stacks`` x K states fit in a worker's memory (``axes``: the grid, or
+    its alphas alone)."""
+    if not isinstance(axes, GridAxes):
+        axes = GridAxes(np.asarray(axes, np.float64))
     shown, values = class_values(spec, source, None, text)
     weights = class_weight_vector(spec.class_weight, shown, values, source)
-    grid = grid_solvers(lambda a: spec.with_params(alpha=a).make_solver(source.n_samples),
-                        alphas, n_stacks)
+    candidates = [candidate_spec(spec, c) for c in axes.candidates()]
+    own_weights: list[np.ndarray | None] = []
+    if axes.class_weights is not None:  # each candidate's own, the pass weighs by ones
+        made = {repr(w): class_weight_vector(w, shown, values, source)
+                for w in axes.class_weights}
+        own_weights = [made[repr(c.class_weight)] for c in candidates]
+        weights = None
+    grid = grid_solvers(lambda c: c.make_solver(source.n_samples), candidates, n_stacks,
+                        class_weights=own_weights, regression=values is None)
     n_outputs = 1 if values is None else n_outputs_for(len(values))
     one = grid.solvers[0].init_state(source.n_features, n_outputs, source.dtype)
-    check_memory(engine, one.nbytes, alphas, n_stacks)
-    check_worker_memory(source, engine, state_bytes=one.nbytes * len(alphas) * n_stacks,
+    check_memory(engine, one.nbytes, axes, n_stacks)
+    check_worker_memory(source, engine, state_bytes=one.nbytes * axes.n_candidates * n_stacks,
                         n_streams=spec.n_streams,
                         fewer=FEWER if n_stacks == 1 else "features, alphas, folds or classes")
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
@@ -468,20 +538,27 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     return record, grid
 
 
-def check_memory(engine: Engine, state_bytes: int, alphas: np.ndarray,
+def check_memory(engine: Engine, state_bytes: int, axes: GridAxes | np.ndarray,
                  n_stacks: int = 1) -> None:
-    """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks) would not fit in
-    the memory available to this process (in process; on a cluster the workers' limit is
-    checked with their windows and process, :func:`dsvm.training.memory.check_worker_memory`)."""
-    n_states = len(alphas) * int(n_stacks)
+    """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks; K: every candidate
+    of the product of the axes) would not fit in the memory available to this process (in
+    process; on a cluster the workers' limit is checked with their windows and process,
+    :func:`dsvm.training.memory.check_worker_memory`)."""
+    if not isinstance(axes, GridAxes):
+        axes = GridAxes(np.asarray(axes, np.float64))
+    alphas = axes.alphas
+    n_states = axes.n_candidates * int(n_stacks)
     need = int(state_bytes) * n_states * STATE_COPIES
     limit = worker_memory(engine)
     if limit is not None and need > limit:
         folds = "" if n_stacks == 1 else (f" x {n_stacks} stacks (cv={n_stacks - 1}: every "
                                           "fold's models and the models on all rows)")
-        fewer = "pass fewer alphas" if n_stacks == 1 else "pass fewer alphas or folds"
+        others = "".join(f" x {len(getattr(axes, many))} {many}" for many in AXES
+                         if getattr(axes, many) is not None)
+        fewer = "pass fewer alphas" + (" or values of the other axes" if others else "") + (
+            "" if n_stacks == 1 else " or folds")
         raise ValueError(
-            f"alphas={[float(f'{a:.3g}') for a in alphas]}{folds}: {n_states} candidate "
+            f"alphas={[float(f'{a:.3g}') for a in alphas]}{others}{folds}: {n_states} candidate "
             f"states of {state_bytes:,} bytes each need about {need:,} bytes per worker "
             f"({STATE_COPIES} copies at once), more than the {limit:,} bytes available; {fewer}.")
 

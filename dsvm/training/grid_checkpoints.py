@@ -6,9 +6,10 @@ into an ordinary checkpoint; what the :class:`~dsvm.training.grid.GridTracker` k
 candidate's held-out scores and objectives, its stopping rule, the epochs it trained, the
 counters it froze at) is in the history records it writes (``grid_scores``,
 ``grid_objectives``, ``grid_frozen``, ``grid_counters``), and :func:`replay` rebuilds it from
-them, so that a resumed grid takes the decisions the uninterrupted one took. The alphas,
-``cv_fraction`` and ``cv`` (the folds) are recorded with the parameters and must match on
-resume.
+them, so that a resumed grid takes the decisions the uninterrupted one took. The alphas (and
+the other axes of the grid, only those given: ``grid_l1_ratios``, ``grid_losses``,
+``grid_class_weights``), ``cv_fraction`` and ``cv`` (the folds) are recorded with the
+parameters and must match on resume: a checkpoint of another grid is refused.
 """
 
 from __future__ import annotations
@@ -20,28 +21,34 @@ import numpy as np
 
 from dsvm.io.checkpoints import save_checkpoint
 from dsvm.training.checkpoints import checkpoint_of, state_of
+from dsvm.training.grid_axes import AXES, GridAxes
 from dsvm.training.prepare import resume_checkpoint
 from dsvm.training.spec import FitSpec
 
 
-def grid_params(spec: FitSpec, alphas: np.ndarray, cv_fraction: float,
+def grid_params(spec: FitSpec, axes: Any, cv_fraction: float,
                 cv: int | None = None) -> FitSpec:
     """``spec`` with the grid's definition among its parameters (what a checkpoint records;
-    ``cv`` only with folds, so that a held-out share's checkpoints stay as they were)."""
-    spec = spec.with_params(grid_alphas=[float(a) for a in alphas],
-                            cv_fraction=float(cv_fraction))
+    ``cv`` only with folds and the other axes only when given, so that a held-out share's
+    grid of alphas records what it did before them). ``axes``: a
+    :class:`~dsvm.training.grid_axes.GridAxes`, or the alphas alone."""
+    if not isinstance(axes, GridAxes):
+        axes = GridAxes(np.asarray(axes, np.float64))
+    spec = spec.with_params(grid_alphas=[float(a) for a in axes.alphas],
+                            cv_fraction=float(cv_fraction), **axes.jsonable())
     return spec if cv is None else spec.with_params(cv=int(cv))
 
 
-def resumed(spec: FitSpec, source: Any, alphas: np.ndarray, cv_fraction: float,
+def resumed(spec: FitSpec, source: Any, axes: Any, cv_fraction: float,
             cv: int | None = None) -> Any:
     """The checkpoint a grid resumes from (None: none yet), refused when it was written for
     other alphas, another held-out share or other folds."""
     ckpt = resume_checkpoint(spec, source)
     if ckpt is None:
         return None
-    asked = {"cv": None, **grid_params(spec, alphas, cv_fraction, cv).params}
-    for name in ("grid_alphas", "cv_fraction", "cv"):
+    asked = {"cv": None, **{f"grid_{many}": None for many in AXES},
+             **grid_params(spec, axes, cv_fraction, cv).params}
+    for name in ("grid_alphas", *(f"grid_{many}" for many in AXES), "cv_fraction", "cv"):
         if ckpt.params.get(name) != asked[name]:
             path = os.fspath(spec.checkpoint or "")
             raise ValueError(f"Cannot resume from {path}: it was written with "

@@ -132,10 +132,28 @@ def format_grid(rows: Sequence[dict[str, Any]]) -> str:
     # k folds (cv=k): the score is their mean, each fold's after it
     n_folds = len(rows[0].get("folds", []))
     folds = "".join(f"  {f'fold{f}':>7}" for f in range(n_folds))
-    lines = [f"{'alpha':>12}  {score:>18}{folds}  {'epochs':>6}"]
-    for row in rows:
+    # the grid's other axes (l1_ratio, loss, class_weight), those it has, after alpha
+    axes = [k for k in ("l1_ratio", "loss", "class_weight") if k in rows[0]]
+    shown = {k: [_axis_text(row[k]) for row in rows] for k in axes}
+    widths = {k: max(len(k), *map(len, shown[k])) for k in axes}
+    heads = "".join(f"  {k:>{widths[k]}}" for k in axes)
+    lines = [f"{'alpha':>12}{heads}  {score:>18}{folds}  {'epochs':>6}"]
+    for i, row in enumerate(rows):
         mark = "  <- best" if row.get("best") else ""
         each = "".join(f"  {v:>7.4f}" for v in row.get("folds", []))
-        lines.append(f"{row['alpha']:>12.4g}  {row[score]:>18.4f}{each}  "
+        values = "".join(f"  {shown[k][i]:>{widths[k]}}" for k in axes)
+        lines.append(f"{row['alpha']:>12.4g}{values}  {row[score]:>18.4f}{each}  "
                      f"{row['epochs']:>6d}{mark}")
     return "\n".join(lines)
+
+
+def _axis_text(value: Any) -> str:
+    """A value of a grid axis in a table cell: none, a number, a name, or a dict of class
+    weights as label:weight pairs."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        return ",".join(f"{label}:{weight:g}" for label, weight in value.items())
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
