@@ -37,18 +37,45 @@ class Flag:
     dest: str | None = None  # default: the parameter's name
     const: Any = None  # a store_const flag's value (with cli_default: the value without it)
     cli_default: Any = _SAME  # a deliberate difference from Python's default (say why)
+    # a comma list is a grid axis (kept as typed, read by dsvm.cli.train.axes_of): the flag
+    # lists its choices in its help instead of refusing the list as not one of them
+    listable: bool = False
 
 
-def _class_weight(text: str) -> str | dict[float, float]:
-    """``balanced`` or ``LABEL:WEIGHT,LABEL:WEIGHT`` (numeric labels, as datasets store them)."""
-    if text == "balanced":
-        return text
+def _class_weight(text: str) -> Any:
+    """``balanced``, ``none`` or ``LABEL:WEIGHT,LABEL:WEIGHT`` (numeric labels, as datasets
+    store them); several of them, a grid of class weights, as a list: ``none,balanced,1:5``
+    (consecutive pairs make one dict; ``;`` separates two dicts: ``1:5,-1:1;1:10``)."""
+    items: list[Any] = []
     try:
-        pairs = [item.split(":") for item in text.split(",") if item]
-        return {float(label): float(weight) for label, weight in pairs}
+        for group in text.split(";"):
+            pairs: dict[float, float] | None = None
+            for item in group.split(","):
+                if item.lower() in ("none", "balanced"):
+                    items.append(None if item.lower() == "none" else "balanced")
+                    pairs = None
+                elif item:
+                    label, weight = item.split(":")
+                    if pairs is None:
+                        pairs = {}
+                        items.append(pairs)
+                    pairs[float(label)] = float(weight)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected 'balanced' or LABEL:WEIGHT pairs such as '1:5,-1:1', got {text!r}") from None
+            f"expected 'balanced', 'none' or LABEL:WEIGHT pairs such as '1:5,-1:1' (a comma "
+            f"list of them: a grid, e.g. none,balanced), got {text!r}") from None
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected 'balanced', 'none' or LABEL:WEIGHT pairs, "
+                                         f"got {text!r}")
+    return items[0] if len(items) == 1 else items
+
+
+def _or_list(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse``, except that a comma list is kept as typed (a grid axis)."""
+    def read(text: str) -> Any:
+        return text if "," in text else parse(text)
+
+    return read
 
 
 def _alpha(text: str) -> float | str:
@@ -78,10 +105,12 @@ def alpha_grid(text: str) -> list[float]:
 HELP: dict[str, Flag] = {
     "solver": Flag("the training method; auto: cocoa for a linear hinge or squared-hinge "
                    "classifier, sgd otherwise (see the README's table of solvers)"),
-    "loss": Flag("the loss minimised"),
+    "loss": Flag("the loss minimised; a comma list (hinge,logistic) trains each in one grid",
+                 metavar="LOSS", listable=True),
     "epsilon": Flag("regression: half-width of the epsilon-insensitive tube"),
     "penalty": Flag("l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)"),
-    "l1_ratio": Flag("--penalty elasticnet: the share of L1 in the penalty"),
+    "l1_ratio": Flag("--penalty elasticnet: the share of L1 in the penalty; a comma list "
+                     "(0,0.5) trains each in one grid", metavar="R", listable=True),
     "mu": Flag("smoothing of the smoothed hinge (loss smoothed_hinge, solver nesvm)"),
     "rho": Flag("ASSET: average the iterates from step rho*N on"),
     "alpha": Flag("regularisation lambda = 1/(n C); a comma list (1e-6,1e-5,1e-4) trains "
@@ -101,7 +130,8 @@ HELP: dict[str, Flag] = {
                                 "--early-stopping",
                                 metavar="F"),
     "class_weight": Flag("'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
-                         "default: every class weighs 1)", metavar="WEIGHTS",
+                         "default: every class weighs 1); several (none,balanced; ';' between "
+                         "two sets of pairs) train each in one grid", metavar="WEIGHTS",
                          parse=_class_weight),
     "batch_size": Flag("rows per stochastic step (Pegasos' mini-batch k)"),
     "n_streams": Flag("parallel streams per epoch (default: number of workers)",
@@ -287,8 +317,12 @@ def _flag_kwargs(param: EstimatorParam, spec: Flag, flag: str) -> dict[str, Any]
     if _is_switch(param):
         return {"action": "store_false" if defaults[0] else "store_true",
                 "default": defaults[0], "help": spec.help}
-    kwargs: dict[str, Any] = {"type": spec.parse or value_parser(param), "help": spec.help}
+    parse = spec.parse or value_parser(param)
+    kwargs: dict[str, Any] = {"type": _or_list(parse) if spec.listable else parse,
+                              "help": spec.help}
     values = _choices(param)
+    if values and spec.listable:  # (a list is not one of the choices: they are in the help)
+        kwargs["help"] = f"{spec.help}; one of {', '.join(map(str, values))}"
     if values and spec.parse is None and spec.metavar is None:
         kwargs["choices"] = values  # --help lists them
     else:  # named after the flag (--epochs EPOCHS), not the parameter

@@ -57,6 +57,52 @@ def grid_of(args: argparse.Namespace) -> Any:
     return None
 
 
+# A grid axis (the CV estimator's list parameter) -> the parameter of one fit it replaces.
+AXIS_OF = {"losses": "loss", "l1_ratios": "l1_ratio", "class_weights": "class_weight"}
+
+
+def axes_of(args: argparse.Namespace, cls: type) -> dict[str, list[Any]]:
+    """The grid axes typed as lists besides the alphas (``--loss hinge,logistic``,
+    ``--l1-ratio 0,0.5``, ``--class-weight none,balanced``), as the CV estimator's
+    ``losses``, ``l1_ratios``, ``class_weights`` (``cls``: the plain estimator of the task,
+    whose constraints check each value); a bad value is a ValueError naming the flag."""
+    axes: dict[str, list[Any]] = {}
+    loss = getattr(args, "loss", None)
+    if isinstance(loss, str) and "," in loss:
+        known = cls._parameter_constraints["loss"]  # type: ignore[attr-defined]
+        items = loss.split(",")
+        bad = [item for item in items if not known.is_satisfied_by(item)]
+        if bad:
+            raise ValueError(f"--loss: expected {known.describe()} or a comma list of them, "
+                             f"got {bad[0]!r} in {loss!r}")
+        axes["losses"] = items
+    ratio = getattr(args, "l1_ratio", None)
+    if isinstance(ratio, str) and "," in ratio:
+        axes["l1_ratios"] = l1_ratio_list(ratio)
+        if getattr(args, "solver", None) == "pegasos":
+            raise ValueError(f"--l1-ratio {ratio}: --solver pegasos has no L1 part; use "
+                             "--solver sgd or auto (FOLOS prox steps)")
+        if args.penalty != "elasticnet":
+            raise ValueError(f"--l1-ratio {ratio}: a list of ratios is a grid of elastic nets; "
+                             f"add --penalty elasticnet (got --penalty {args.penalty})")
+    weights = getattr(args, "class_weight", None)
+    if isinstance(weights, list):
+        axes["class_weights"] = weights
+    return axes
+
+
+def l1_ratio_list(text: str) -> list[float]:
+    """``--l1-ratio 0,0.5,1``: floats in [0, 1], or a ValueError naming the flag."""
+    try:
+        values = [float(item) for item in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"--l1-ratio: expected a float in [0, 1] or a comma-separated list "
+                         f"of them (a grid, e.g. 0,0.5,1), got {text!r}")
+    return values
+
+
 def folds_of(args: argparse.Namespace, grid: Any) -> int | None:
     """``--cv K``: the grid's number of folds (an int >= 2), None without the flag."""
     text = getattr(args, "cv", None)
@@ -78,18 +124,26 @@ def make_estimator(args: argparse.Namespace, task: str, client: Any) -> Any:
     """The task's estimator with the parameters the command's flags hold (its own defaults for
     those that differ by task and were not typed); with a grid of alphas its CV variant."""
     from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressor, SVMRegressorCV
+    from dsvm.cli.estimator_flags import alpha_grid
 
+    plain = SVMRegressor if task == "regression" else SVMClassifier
     grid = grid_of(args)
+    axes = axes_of(args, plain)
+    if grid is None and axes:  # a grid of other axes at the one alpha
+        grid = alpha_grid(str(args.alpha))
     folds = folds_of(args, grid)
     if grid is not None:
         if args.validation or args.detach:
-            raise ValueError("a grid of alphas (--alpha a,b,c or --alphas) scores its "
-                             "candidates on held-out rows; it does not take --validation "
-                             "or --detach yet")
+            raise ValueError("a grid (--alpha a,b,c, --alphas or another flag's comma list) "
+                             "scores its candidates on held-out rows; it does not take "
+                             "--validation or --detach yet")
         cv = SVMRegressorCV if task == "regression" else SVMClassifierCV
-        kwargs = estimator_kwargs(args, SVMRegressor if task == "regression" else SVMClassifier)
+        kwargs = estimator_kwargs(args, plain)
         kwargs.pop("alpha", None)
-        return cv(client=client, alphas=grid, n_alphas=args.n_alphas, cv=folds, **kwargs)
+        for many in axes:  # (the axis replaces the one value)
+            kwargs.pop(AXIS_OF[many], None)
+        return cv(client=client, alphas=grid, n_alphas=args.n_alphas, cv=folds, **axes,
+                  **kwargs)
     cls = SVMRegressor if task == "regression" else SVMClassifier
     return cls(client=client, **estimator_kwargs(args, cls))
 
@@ -197,7 +251,13 @@ def grid_lines(est: Any) -> str:
     from dsvm.training.progress import format_grid
 
     where = "held-out rows" if est.cv is None else f"{est.cv} folds of rows (their mean)"
-    return (f"dsvm train: {len(est.alphas_)} alphas in one read of the data, scored on "
+    n_alphas = len(est.alphas_)
+    sizes = [f"{n_alphas} alpha{'s' if n_alphas != 1 else ''}"] + [
+        f"{len(values)} {many}" for many in ("l1_ratios", "losses", "class_weights")
+        if (values := getattr(est, many, None)) is not None]
+    what = sizes[0] if len(sizes) == 1 else \
+        f"{len(est.cv_results_['params'])} candidates ({' x '.join(sizes)})"
+    return (f"dsvm train: {what} in one read of the data, scored on "
             f"{where}:\n{format_grid(est.grid_table_)}")
 
 
