@@ -95,7 +95,7 @@ def test_each_candidate_of_a_product_grid_is_the_single_fit_of_its_parameters(na
     task = "classification" if estimator is SVMClassifier else "regression"
     spec = FitSpec.from_params(estimator.__name__ + "CV", task, params)
     alphas = [1e-4, 1e-2]
-    record, report = fit_grid(spec, X, y, alphas=alphas, **axes)
+    record, report = fit_grid(spec, X, y, alphas=alphas, axes=axes)
     candidates = report.cv_results()["params"]
     n_other = int(np.prod([len(v) for v in axes.values()]))
     assert len(candidates) == len(alphas) * n_other == len(report.epochs_run)
@@ -166,8 +166,9 @@ def test_the_product_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
 def test_the_loss_that_fits_the_problem_is_chosen():
     """Positives far beyond the margin (a second, distant cluster): the squared loss (LS-SVM)
     pays for being right by too much, tilts its boundary into the near positives and loses
-    ten points of accuracy (scores 0.78-0.82 against 0.92-0.95 here); the hinge does not. The choice is the hinge at every seed,
-    and it is the loss whose separate fit scores better on fresh data."""
+    ten points of accuracy (held-out 0.78-0.82 against 0.92-0.95 here); the hinge does not.
+    The choice is the hinge at every seed, and it is the loss whose separate fit scores
+    better on fresh data."""
     rng = np.random.default_rng(0)
 
     def draw(n):
@@ -217,7 +218,8 @@ def test_combinations_that_cannot_share_a_pass_are_refused():
     spec = FitSpec.from_params("SVMRegressorCV", "regression",
                                SVMRegressor(max_epochs=1).get_params())
     with pytest.raises(ValueError, match="a regression has no classes"):
-        fit_grid(spec, X, y.astype(float), alphas=[1e-3], class_weights=[None, "balanced"])
+        fit_grid(spec, X, y.astype(float), alphas=[1e-3],
+                 axes={"class_weights": [None, "balanced"]})
     # and the stacked solvers refuse candidates whose steps differ (an averaged L2 candidate
     # next to an elastic-net one: p = 0.75 with an average against p = 1 without)
     from dsvm.solvers.grid import CandidateGrid

@@ -70,6 +70,14 @@ def _class_weight(text: str) -> Any:
     return items[0] if len(items) == 1 else items
 
 
+class ListableChoices(tuple):
+    """A flag's choices, which also admit a comma list (a grid axis) as argparse checks the
+    value: argparse tests ``value in choices``, and lists the choices in ``--help``."""
+
+    def __contains__(self, value: object) -> bool:
+        return (isinstance(value, str) and "," in value) or super().__contains__(value)
+
+
 def _or_list(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     """``parse``, except that a comma list is kept as typed (a grid axis)."""
     def read(text: str) -> Any:
@@ -106,7 +114,7 @@ HELP: dict[str, Flag] = {
     "solver": Flag("the training method; auto: cocoa for a linear hinge or squared-hinge "
                    "classifier, sgd otherwise (see the README's table of solvers)"),
     "loss": Flag("the loss minimised; a comma list (hinge,logistic) trains each in one grid",
-                 metavar="LOSS", listable=True),
+                 listable=True),
     "epsilon": Flag("regression: half-width of the epsilon-insensitive tube"),
     "penalty": Flag("l1/elasticnet: FOLOS prox steps (solver sgd); l1: LP-SVM (solver nesvm)"),
     "l1_ratio": Flag("--penalty elasticnet: the share of L1 in the penalty; a comma list "
@@ -321,10 +329,10 @@ def _flag_kwargs(param: EstimatorParam, spec: Flag, flag: str) -> dict[str, Any]
     kwargs: dict[str, Any] = {"type": _or_list(parse) if spec.listable else parse,
                               "help": spec.help}
     values = _choices(param)
-    if values and spec.listable:  # (a list is not one of the choices: they are in the help)
-        kwargs["help"] = f"{spec.help}; one of {', '.join(map(str, values))}"
-    if values and spec.parse is None and spec.metavar is None:
-        kwargs["choices"] = values  # --help lists them
+    if values and spec.parse is None and (spec.metavar is None or spec.listable):
+        # --help lists them; a comma list passes argparse's check, and each of its values is
+        # checked where the list is read (dsvm.cli.train.axes_of)
+        kwargs["choices"] = ListableChoices(values) if spec.listable else values
     else:  # named after the flag (--epochs EPOCHS), not the parameter
         kwargs["metavar"] = spec.metavar or flag.lstrip("-").replace("-", "_").upper()
     if spec.cli_default is not _SAME:

@@ -189,7 +189,7 @@ class _GridSearch:
                                   alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
                                   cv_fraction=self.cv_fraction,  # type: ignore[attr-defined]
                                   cv=self.cv,  # type: ignore[attr-defined]
-                                  resume=bool(fit_args.get("resume")), **axes)
+                                  resume=bool(fit_args.get("resume")), axes=axes)
         self._publish_grid(report, record)
         return record
 

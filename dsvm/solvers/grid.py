@@ -27,18 +27,19 @@ still counts a step), so they share the counters too; ``l1_ratio`` shares them a
 average), but not with ``penalty="l2"`` ones, which keep a running average (p = 0.75 instead
 of 1): a grid mixing the two is refused (:func:`counter_config`), as are candidates of other
 kinds, batch sizes or averaging starts. :meth:`CandidateGrid.run_stack` also checks after every
-pass that every candidate took the same steps. What differs per candidate is in ``state.extra`` as (K,) arrays, which the combine
-averages by row weight (a per-candidate constant stays constant): SGD's calibrated ``eta0``
-(``grid_eta0``) and which candidates still train (``grid_active``, 0.0 or 1.0: exact under the
-averaging).
+pass that every candidate took the same steps. What differs per candidate is in
+``state.extra`` as (K,) arrays, which the combine averages by row weight (a per-candidate
+constant stays constant): SGD's calibrated ``eta0`` (``grid_eta0``) and which candidates still
+train (``grid_active``, 0.0 or 1.0: exact under the averaging). A frozen candidate is skipped
+by :meth:`CandidateGrid.run_block` (it costs no compute) and its arrays stay what they were:
+averaging identical copies gives them back.
 
 **Class weights per candidate.** With ``class_weights`` the pass hands the grid rows weighted
 by ones (so that a window's rows outside it weigh 0, as they do in a weighted fit,
 :func:`dsvm.solvers.passes.span_of_views`) and each candidate's pass multiplies its own class
 weights in (once per distinct weighting and block, not per candidate): the products are those
 a fit of that class weight alone makes, and 1.0 times a weight is that weight, so a candidate
-with none trains as an unweighted fit. The calibration sample is weighted per candidate too. A frozen candidate is skipped by :meth:`CandidateGrid.run_block` (it costs no
-compute) and its arrays stay what they were: averaging identical copies gives them back.
+with none trains as an unweighted fit. The calibration sample is weighted per candidate too.
 
 **Stacks: k folds.** With ``n_stacks = S > 1`` (``cv=k``: S = k + 1) the state holds S
 stacks of the K candidates: stack 0 trains on every row (the models published), stack f + 1
@@ -301,11 +302,12 @@ class CandidateGrid:
         """``block`` with candidate ``k``'s class weights multiplied into its rows' weights
         (``made``: the blocks already weighted in this pass, by the first candidate of their
         weighting; candidates with the same weights share one)."""
-        if not self.class_weights or self.class_weights[k] is None:
+        own = self.class_weights[k] if self.class_weights else None
+        if own is None:
             return block
-        own = self.class_weights[k]
         for j, done in made.items():
-            if self.class_weights[j] is own or np.array_equal(self.class_weights[j], own):
+            theirs = self.class_weights[j]
+            if theirs is own or (theirs is not None and np.array_equal(theirs, own)):
                 return done
         made[k] = with_class_weight(block, codes, own)
         return made[k]

@@ -55,6 +55,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -376,19 +377,18 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
 
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
              alphas: Any = "auto", n_alphas: int = 8, cv_fraction: float = 0.1,
-             cv: int | None = None, resume: bool = False, l1_ratios: Any = None,
-             losses: Any = None, class_weights: Any = None
-             ) -> tuple[FittedModel, GridReport]:
-    """Train the grid of ``alphas`` (x ``l1_ratios`` x ``losses`` x ``class_weights``, each
-    None or a list: :mod:`dsvm.training.grid_axes`) in one read per epoch; returns the best
-    candidate's fit (as ``fit`` returns one) and the :class:`GridReport` of them all. ``cv``:
-    None scores on a ``cv_fraction`` share of every chunk's rows, k on k folds (see the
-    module notes)."""
+             cv: int | None = None, resume: bool = False,
+             axes: Mapping[str, Any] | None = None) -> tuple[FittedModel, GridReport]:
+    """Train the grid of ``alphas`` (x the other ``axes``: ``{"l1_ratios": [...], "losses":
+    [...], "class_weights": [...]}``, those given, :mod:`dsvm.training.grid_axes`) in one
+    read per epoch; returns the best candidate's fit (as ``fit`` returns one) and the
+    :class:`GridReport` of them all. ``cv``: None scores on a ``cv_fraction`` share of every
+    chunk's rows, k on k folds (see the module notes)."""
     spec = grid_spec(spec)
     cv = check_cv(cv)
     check_scale(spec.params)
-    resolve_axes(spec, np.ones(1), l1_ratios=l1_ratios, losses=losses,
-                 class_weights=class_weights)  # (refused before any work: the alphas later)
+    others = dict(axes or {})
+    resolve_axes(spec, np.ones(1), **others)  # (refused before any work: the alphas later)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows)
@@ -396,31 +396,31 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
             raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
                              "rows (one to train on, one held out to score the alphas).")
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
-        axes = resolve_axes(spec, values, l1_ratios=l1_ratios, losses=losses,
-                            class_weights=class_weights)
+        grid_axes = resolve_axes(spec, values, **others)
         space = space_for(spec, source)  # a renumbered store's ids (training.layout)
         source = in_space(source, space)
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
-        ckpt = checkpoints.resumed(spec, source, axes, cv_fraction, cv) if resume else None
+        ckpt = checkpoints.resumed(spec, source, grid_axes, cv_fraction, cv) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
         fmap = training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
-        record, grid = start_grid(spec, engine, mapped, text, seed, axes, n_stacks_for(cv))
+        record, grid = start_grid(spec, engine, mapped, text, seed, grid_axes,
+                                  n_stacks_for(cv))
         record.feature_map = fmap
         if ckpt is not None:
             checkpoints.restore(record, ckpt)
         held_out = held_out_for(cv, cv_fraction, seed, mapped, grid.solvers,
-                                record.class_values, held_out_loss(spec, axes))
-        report = GridReport(axes.columns()["param_alpha"],
+                                record.class_values, held_out_loss(spec, grid_axes))
+        report = GridReport(grid_axes.columns()["param_alpha"],
                             "accuracy" if spec.classifies else "r2", cv_fraction,
-                            n_splits=cv or 1, axes=axes)
+                            n_splits=cv or 1, axes=grid_axes)
         tracker = GridTracker(grid, engine, held_out, spec, report)
         checkpoints.replay(tracker, record.history)
         if spec.checkpoint is not None:
             tracker.saver = checkpoint_saver(
-                checkpoints.grid_params(spec, axes, cv_fraction, cv), record, mapped)
+                checkpoints.grid_params(spec, grid_axes, cv_fraction, cv), record, mapped)
         done = len(record.history)
         window = memory_window(spec.shuffle_window, mapped, engine,
                                state_bytes=record.state.nbytes, n_streams=record.n_streams)
@@ -437,7 +437,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         tracker.finish(result.state, result.history, mapped)
         report.state = result.state
         best = report.best_index
-        chosen = candidate_spec(spec, axes.candidates()[best])
+        chosen = candidate_spec(spec, grid_axes.candidates()[best])
         if grid.class_weights:
             record.class_weight = grid.class_weights[best]
         record = best_record(record, report, best)
@@ -447,7 +447,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         record.feature_names = source.feature_names
         record.solver = spec.solver
         record.resolved = {k: spec.params[k] for k in ("gamma",) if k in spec.params}
-        logger.info("grid of %d candidates, held-out %s:\n%s", axes.n_candidates,
+        logger.info("grid of %d candidates, held-out %s:\n%s", grid_axes.n_candidates,
                     report.score_name, format_grid(report.table()))
         record = finish(chosen, engine, record, source, warn=False)
     return to_user_ids(unfold_record(record)), report

@@ -114,7 +114,8 @@ def _plain(value: Any) -> Any:
 def resolve_axes(spec: FitSpec, alphas: np.ndarray, *, l1_ratios: Any = None,
                  losses: Any = None, class_weights: Any = None) -> GridAxes:
     """The grid's axes, checked: each a non-empty list of values a fit of this estimator
-    takes, in a combination whose candidates can share one pass (see the module notes)."""
+    takes, in a combination whose candidates can share one pass (see the module notes).
+    (Keyword-only: an axis this does not know is a TypeError naming it.)"""
     axes = GridAxes(np.asarray(alphas, np.float64),
                     l1_ratios=_checked_l1_ratios(spec, _listed("l1_ratios", l1_ratios)),
                     losses=_checked_losses(spec, _listed("losses", losses)),
