@@ -63,6 +63,20 @@ def single_fit(X, y, estimator, params, epochs):
                           first_epoch=0, n_epochs=epochs)
 
 
+def sparse_problem(seed: int = 0):
+    """CSR rows of 4000 features, 8 of them set per row: a feature that no row of one stream
+    has is exactly 0 there, so the combine of an L1 candidate (supports intersected) and of
+    an L2 one (plain average) differ on it."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    cols = rng.integers(0, 4000, size=(ROWS, 8))
+    X = sp.csr_matrix((rng.normal(size=ROWS * 8), cols.ravel(), np.arange(0, ROWS * 8 + 1, 8)),
+                      shape=(ROWS, 4000))
+    X.sum_duplicates()
+    return X, np.where(X @ rng.normal(size=4000) > 0, 1, -1)
+
+
 GRIDS = {
     # name: (estimator, data, fixed parameters, axes)
     "losses-sgd": (SVMClassifier, lambda: problem(2), dict(solver="sgd"),
@@ -78,6 +92,9 @@ GRIDS = {
                   dict(l1_ratios=[0.0, 0.5, 1.0])),
     "regressor-losses": (SVMRegressor, regression, dict(solver="sgd"),
                          dict(losses=["epsilon_insensitive", "squared"])),
+    "l1-ratios-sparse-2-streams": (SVMClassifier, sparse_problem,
+                                   dict(solver="sgd", penalty="elasticnet", n_streams=2),
+                                   dict(l1_ratios=[0.0, 0.5])),
 }
 
 
@@ -139,6 +156,41 @@ def test_the_published_model_is_the_chosen_candidates_plain_fit():
                                                              clf.class_weight_)
     np.testing.assert_array_equal(clf.coef_, plain.coef_)
     np.testing.assert_array_equal(clf.alphas_, [1e-4, 1e-2])
+
+
+def test_with_k_folds_the_published_model_is_the_plain_fit_of_the_chosen_parameters():
+    """cv=k with other axes: the k + 1 stacks of every candidate train in the same pass, and
+    the chosen candidate's model (stack 0, every row) is SVMClassifier's with its parameters,
+    on 2 streams with windows of 2 chunks."""
+    X, y = imbalanced(1)
+    kw = dict(solver="sgd", random_state=3, chunk_rows=CHUNK, max_epochs=3, tol=None,
+              n_streams=2, shuffle_window=2)
+    cv = SVMClassifierCV(alphas=[1e-4, 1e-2], losses=["hinge", "logistic"],
+                         class_weights=[None, {1: 3.0}], cv=2, **kw).fit(X, y)
+    assert set(cv.cv_results_) >= {"split0_test_score", "split1_test_score", "param_loss"}
+    plain = SVMClassifier(**cv.best_params_, **kw).fit(X, y)
+    np.testing.assert_array_equal(cv.coef_, plain.coef_)
+    np.testing.assert_array_equal(cv.intercept_, plain.intercept_)
+
+
+def test_plot_path_draws_a_line_per_combination_and_the_memory_check_counts_all(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y = problem(2)
+    kw = dict(alphas=[1e-4, 1e-2, 1.0], losses=["hinge", "logistic"], random_state=0,
+              chunk_rows=CHUNK, max_epochs=2)
+    ax = SVMClassifierCV(**kw).fit(X, y).plot_path()
+    labels = [line.get_label() for line in ax.lines]
+    assert "loss='hinge'" in labels and "loss='logistic'" in labels
+    assert all(len(line.get_xdata()) == 3 for line in ax.lines if line.get_label()[:4] == "loss")
+    from dsvm.training import grid
+
+    monkeypatch.setattr(grid, "worker_memory", lambda engine: 100)
+    with pytest.raises(ValueError, match=r"alphas=\[0.0001, 0.01, 1.0\] x 2 losses: 6 "
+                                         r"candidate states.*fewer alphas or values of the "
+                                         r"other axes"):
+        SVMClassifierCV(**kw).fit(X, y)
 
 
 def test_the_product_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
