@@ -321,7 +321,9 @@ def test_cli_list_flags_train_a_product_grid_and_bad_values_exit_2(tmp_path, cap
     assert type(model) is SVMClassifier and model.loss in ("hinge", "logistic")
     assert main(["info", str(out)]) == 0
     shown = capsys.readouterr().out
-    assert "loss" in shown and "class_weight" in shown and shown.count("<- best") == 1
+    header = next(line for line in shown.splitlines() if "held_out_accuracy" in line)
+    assert header.split() == ["alpha", "loss", "class_weight", "held_out_accuracy", "epochs"]
+    assert shown.count("<- best") == 1
     # a list of one axis alone: a grid at the one --alpha
     assert main(["train", str(data), "--l1-ratio", "0,0.5", "--penalty", "elasticnet",
                  "--epochs", "1", "--out", str(tmp_path / "e.dsvm"), "--quiet"]) == 0
