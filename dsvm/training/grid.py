@@ -87,7 +87,7 @@ from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.loop import EpochDecision, FitPlan, StoppingRule, run_epochs
 from dsvm.training.memory import FEWER, STATE_COPIES, check_worker_memory, memory_window
-from dsvm.training.prepare import class_values, resolve_gamma, training_map
+from dsvm.training.prepare import check_memory_up_front, class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
@@ -399,6 +399,9 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         grid_axes = resolve_axes(spec, values, **others)
         space = space_for(spec, source)  # a renumbered store's ids (training.layout)
         source = in_space(source, space)
+        n_stacks = n_stacks_for(cv)
+        check_memory_up_front(spec, engine, source, n_states=grid_axes.n_candidates * n_stacks,
+                              fewer=grid_fewer(n_stacks))
         spec, source, scaling = scale_stage(spec, engine, source)
         spec = resolve_gamma(spec, engine, source)
         ckpt = checkpoints.resumed(spec, source, grid_axes, cv_fraction, cv) if resume else None
@@ -406,8 +409,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
         fmap = training_map(spec, engine, source, seed)
         mapped = map_source(source, fmap)
-        record, grid = start_grid(spec, engine, mapped, text, seed, grid_axes,
-                                  n_stacks_for(cv))
+        record, grid = start_grid(spec, engine, mapped, text, seed, grid_axes, n_stacks)
         record.feature_map = fmap
         if ckpt is not None:
             checkpoints.restore(record, ckpt)
@@ -522,7 +524,7 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
     check_memory(engine, one.nbytes, axes, n_stacks)
     check_worker_memory(source, engine, state_bytes=one.nbytes * axes.n_candidates * n_stacks,
                         n_streams=spec.n_streams,
-                        fewer=FEWER if n_stacks == 1 else "features, alphas, folds or classes")
+                        fewer=grid_fewer(n_stacks))
     state = grid.init_state(source.n_features, n_outputs, source.dtype)
     # Calibrated on the first rows of chunk 0, held rows included, as a fit of that alpha
     # alone calibrates: it only picks SGD's step size, and that choice is sensitive to the
@@ -536,6 +538,11 @@ def start_grid(spec: FitSpec, engine: Engine, source: Source, text: np.ndarray |
         class_values=values, n_features_in=input_features(source), n_samples=source.n_samples,
         seed=int(seed), n_streams=int(spec.n_streams or engine.n_workers), class_weight=weights)
     return record, grid
+
+
+def grid_fewer(n_stacks: int) -> str:
+    """What a smaller grid has fewer of, for the memory refusal's advice."""
+    return FEWER if n_stacks == 1 else "features, alphas, folds or classes"
 
 
 def check_memory(engine: Engine, state_bytes: int, axes: GridAxes | np.ndarray,

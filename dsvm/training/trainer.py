@@ -16,6 +16,7 @@ from dsvm.training.fitdata import FitData
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import check_continuable, in_space, space_for, to_user_ids
 from dsvm.training.nesvm import fit_nesvm, text_of
+from dsvm.training.prepare import check_memory_up_front
 from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
@@ -56,6 +57,7 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         space = continues.layout if continues is not None else space_for(spec, source,
                                                                           fresh=fresh)
         source = in_space(source, space)
+        check_memory_up_front(spec, engine, source)
         spec, source, scaling = scale_stage(spec, engine, source, continues=continues)
         data = FitData(engine, source, text, scaling, continues, space)
         record = _fit(spec, data, validation=validation, init=init, resume=resume, warm=warm)

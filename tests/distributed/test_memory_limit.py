@@ -95,6 +95,27 @@ def test_a_chunk_too_large_for_the_limit_is_refused_before_any_task(small_worker
     assert sorted(small_workers.scheduler_info()["workers"]) == workers
 
 
+@pytest.mark.parametrize("estimator", [dsvm.SVMClassifier(), dsvm.SVMClassifierCV(cv=2)],
+                         ids=["fit", "grid"])
+def test_raw_dask_rows_too_large_are_refused_before_their_statistics_are_read(
+        small_workers, room, estimator):
+    """Raw columns (above 16) ask for a pass of scaling statistics, a Dask input for a pass
+    that finds its classes: chunks too large for the workers are refused before either."""
+    import dask.array as da
+    from distributed import get_task_stream
+
+    rows = max(2, int(0.75 * room) // (4 * N_FEATURES))
+    rng = np.random.default_rng(0)
+    X = da.from_array(1000 * rng.standard_normal((rows, N_FEATURES), dtype=np.float32),
+                      chunks=(rows, N_FEATURES))
+    y = da.from_array(np.arange(rows) % 2, chunks=rows)
+    clf = estimator.set_params(client=small_workers, random_state=0)
+    with get_task_stream(small_workers) as stream, \
+            pytest.raises(ValueError, match="memory limit of 640 MiB is too small"):
+        clf.fit(X, y)
+    assert stream.data == [], sorted({str(t["key"]) for t in stream.data})
+
+
 def test_a_grid_of_folds_too_wide_for_the_limit_names_the_folds(small_workers, tmp_path):
     """k folds hold (k + 1) stacks of the K candidates' states: 3 x 8 states of a 2^21-column
     model do not fit beside the process, and fewer folds is one way out."""
