@@ -193,11 +193,16 @@ def streams_of(clf: Any, ds: Any, epoch: int) -> list[list[int]]:
     return deal_chunks(order, clf.n_streams_)
 
 
-def window_of_fit(ds: Any, n_streams: int) -> int:
+def window_of_fit(client: Any, ds: Any, clf: Any) -> int:
+    """The window the fit's epochs used: the default, capped by the workers' memory limit
+    beside the fit's state (:func:`dsvm.training.memory.memory_window`), so that the
+    read-only and pass-only epochs hold what the fit held."""
     from dsvm.data.sources import DatasetSource
-    from dsvm.training.window import window_for
+    from dsvm.distributed.engine import DaskEngine
+    from dsvm.training.memory import memory_window
 
-    return window_for(None, DatasetSource(ds), n_streams=n_streams).chunks
+    return memory_window(None, DatasetSource(ds), DaskEngine(client),
+                         state_bytes=clf.state_.nbytes, n_streams=clf.n_streams_).chunks
 
 
 def read_epoch(client: Any, ds: Any, streams: list[list[int]], window: int
@@ -244,7 +249,7 @@ def run_case(client: Any, case: Case, n_epochs: int) -> None:
     of the same streams as its epochs after the first."""
     clf, phases, cpus = fit_epochs(client, case, n_epochs)
     case.epoch_cpu += cpus
-    window = window_of_fit(case.ds, clf.n_streams_)
+    window = window_of_fit(client, case.ds, clf)
     case.epochs += [p["epoch"] for p in phases]
     case.pass_tasks += [p["pass"] for p in phases]
     case.phases += phases
