@@ -168,10 +168,8 @@ def test_the_held_rows_are_the_same_whatever_the_streams_windows_and_tasks():
                                    [c.loss_sum for c in sums[0].candidates], rtol=1e-12)
 
 
-def test_the_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
-    """One read per epoch: a grid of 4 alphas reads every chunk as often as one fit of one
-    alpha, plus once for the pass that scores the final models on the held rows (every
-    epoch's own pass scores the models it started from: no read of its own)."""
+def count_chunk_reads(monkeypatch) -> Counter[int]:
+    """A Counter of the in-memory chunks read from now on, by chunk."""
     reads: Counter[int] = Counter()
     original = ArraySource.read_chunk
 
@@ -180,11 +178,20 @@ def test_the_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
         return original(self, i)
 
     monkeypatch.setattr(ArraySource, "read_chunk", counted)
+    return reads
+
+
+def test_the_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
+    """One read per epoch: a grid of 4 alphas reads every chunk as often as one fit of one
+    alpha, plus once for the pass that scores the final models on the held rows (every
+    epoch's own pass scores the models it started from: no read of its own)."""
+    reads = count_chunk_reads(monkeypatch)
     X, y = problem(2)
     common = dict(solver="sgd", random_state=5, chunk_rows=CHUNK, scale=False, max_epochs=4,
                   tol=None, n_iter_no_change=50)
     SVMClassifierCV(alphas=[1e-4, 1e-3, 1e-2, 1e-1], **common).fit(X, y)
-    grid_reads, reads = dict(reads), Counter()
+    grid_reads = dict(reads)
+    reads.clear()
     SVMClassifier(alpha=1e-3, **common).fit(X, y)
     assert len(grid_reads) == ROWS // CHUNK
     assert grid_reads == {c: n + 1 for c, n in reads.items()}

@@ -4,8 +4,6 @@ dsvm.training.grid_axes), each the single fit of its parameters."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,7 @@ from dsvm.training.loop import FitPlan, run_epochs
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import start
 from dsvm.training.window import window_for
-from tests.test_cv import CHUNK, ROWS, problem
+from tests.test_cv import CHUNK, ROWS, count_chunk_reads, problem
 
 
 def imbalanced(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -196,20 +194,14 @@ def test_plot_path_draws_a_line_per_combination_and_the_memory_check_counts_all(
 def test_the_product_grid_reads_each_chunk_as_often_as_one_fit(monkeypatch):
     """One read per epoch whatever the axes: 2 alphas x 2 losses x 2 class weights read
     every chunk as often as one fit, plus the pass that scores the final models."""
-    reads: Counter[int] = Counter()
-    original = ArraySource.read_chunk
-
-    def counted(self, i):
-        reads[i] += 1
-        return original(self, i)
-
-    monkeypatch.setattr(ArraySource, "read_chunk", counted)
+    reads = count_chunk_reads(monkeypatch)
     X, y = imbalanced()
     common = dict(solver="sgd", random_state=5, chunk_rows=CHUNK, scale=False, max_epochs=3,
                   tol=None, n_iter_no_change=50)
     SVMClassifierCV(alphas=[1e-4, 1e-2], losses=["hinge", "logistic"],
                     class_weights=[None, "balanced"], **common).fit(X, y)
-    grid_reads, reads = dict(reads), Counter()
+    grid_reads = dict(reads)
+    reads.clear()
     SVMClassifier(alpha=1e-3, **common).fit(X, y)
     assert len(grid_reads) == ROWS // CHUNK
     assert grid_reads == {c: n + 1 for c, n in reads.items()}
