@@ -23,6 +23,10 @@ from dsvm.data.text import (
 )
 from dsvm.exceptions import DataFormatError
 
+# What to do about text where a number was expected, in the errors that find it
+TEXT_LABELS = ("a dataset stores numeric labels: map text labels to numbers first, e.g. "
+               "yes -> 1 and no -> 0; a DataFrame with text labels trains as it is")
+TEXT_COLUMNS = "a text column is hashed with --categorical / categorical=[...]"
 
 def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
     """The first non-blank line of a text file and its 1-based number."""
@@ -147,8 +151,9 @@ class CSVSource:
             token = buf[starts[exc.k]:stops[exc.k]].decode("utf-8", "replace")
             column = int(exc.k % self.n_cols)
             what = "label" if column == self.label_index else f"value in column {column}"
+            hint = TEXT_LABELS if column == self.label_index else TEXT_COLUMNS
             raise DataFormatError(f"{self.name}, line {line_no}: {what} {token!r} is not a number"
-                                  ) from None
+                                  f" ({hint})") from None
         table = values.reshape(-1, self.n_cols)
         lines = first_line + np.flatnonzero(content)
         bad = ~np.isfinite(table)

@@ -16,6 +16,7 @@ the default for this format; see dsvm.data.hashing).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,7 +24,13 @@ import numpy as np
 
 from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
-from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
+from dsvm.data.csv_source import (
+    TEXT_COLUMNS,
+    TEXT_LABELS,
+    _first_line,
+    _sniff_delimiter,
+    _split_fields,
+)
 from dsvm.data.hashing import hash_spec
 from dsvm.data.text import is_number, open_binary
 from dsvm.exceptions import DataFormatError
@@ -135,4 +142,17 @@ class TableCSVSource:
                 raise
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise DataFormatError(
-                    f"{self.name}, after line {line - 1}: {_one_line(exc)}") from None
+                    f"{self.name}, after line {line - 1}: {self._explained(exc)}") from None
+
+    def _explained(self, exc: BaseException) -> str:
+        """pyarrow's message, with the column named where it gives a position, and what to do
+        about text in a number column."""
+        text = _one_line(exc)
+        found = re.match(r"In CSV column #(\d+): CSV conversion error to double: "
+                         r"invalid value '(.*)'$", text)
+        if found is None or int(found[1]) >= len(self.names):
+            return text
+        column, value = self.names[int(found[1])], found[2]
+        hint = TEXT_LABELS if column == self.label else TEXT_COLUMNS
+        what = "label column" if column == self.label else "column"
+        return f"{what} {column!r}: {value!r} is not a number ({hint})"

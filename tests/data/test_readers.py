@@ -152,8 +152,10 @@ def test_tsv_without_header_label_last(tmp_path):
         ("1,2", "line 4: found 2 columns, expected 3 (as on line 1)"),
         ("1,2,3,4", "line 4: found 4 columns, expected 3"),
         ("1,,3", "line 4: column 1 is empty"),
-        ("1,abc,3", "line 4: value in column 1 'abc' is not a number"),
-        ("yes,1,3", "line 4: label 'yes' is not a number"),
+        ("1,abc,3", "line 4: value in column 1 'abc' is not a number (a text column is hashed "
+                    "with --categorical"),
+        ("yes,1,3", "line 4: label 'yes' is not a number (a dataset stores numeric labels: map "
+                    "text labels to numbers first"),
         ("1,nan,3", "line 4: column 1 is nan, not a finite number"),
     ],
 )
@@ -162,6 +164,20 @@ def test_csv_errors_name_file_and_line(tmp_path, bad, match):
     src.write_text("y,a,b\n1,0.5,2\n-1,1,1\n" + bad + "\n1,1,1\n")
     with pytest.raises(DataFormatError, match=r"bad\.csv, " + _re(match)):
         convert(src, tmp_path / "o.zarr")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("yes,1,b", "label column 'y': 'yes' is not a number (a dataset stores numeric labels"),
+    ("1,old,b", "column 'a': 'old' is not a number (a text column is hashed with --categorical"),
+])
+def test_csv_with_categorical_columns_names_the_column_of_text_in_numbers(tmp_path, bad, match):
+    """pyarrow's reader says "In CSV column #2: CSV conversion error to double"; the error
+    names the column and what to do, and nothing is left behind."""
+    src = tmp_path / "bad.csv"
+    src.write_text("y,a,city\n1,0.5,a\n0,1,b\n" + bad + "\n")
+    with pytest.raises(DataFormatError, match=r"bad\.csv, after line \d+: " + _re(match)):
+        convert(src, tmp_path / "o.zarr", categorical=["city"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
 
 
