@@ -78,8 +78,8 @@ def test_a_regression_target_in_large_units_is_scaled_too():
 
 
 def test_sparse_rows_are_divided_by_their_typical_stored_value_never_centred():
-    """CSR columns are divided by the root mean square of their stored values, rounded to a
-    power of two: binary columns stay as they are, zeros stay zeros, nothing is centred."""
+    """CSR columns are divided by the root mean square of their stored values, rounded up to
+    a power of two: binary columns stay as they are, zeros stay zeros, nothing is centred."""
     rng = np.random.default_rng(0)
     X = sp.random(2000, 50, density=0.1, format="csr", random_state=1)
     X.data[:] = 1.0  # binary columns...
@@ -93,7 +93,7 @@ def test_sparse_rows_are_divided_by_their_typical_stored_value_never_centred():
     scaling = clf.scaling_
     assert scaling.kind == "stored_rms" and scaling.shift is None
     assert scaling.largest == (7, 5000.0)
-    assert scaling.factor[7] == 2.0 ** -12  # 5000 -> 4096, the nearest power of two (in log)
+    assert scaling.factor[7] == 2.0 ** -13  # 5000 -> 8192, the power of two at or above it
     binary = [j for j in range(50) if j != 7 and X[:, j].nnz]
     np.testing.assert_array_equal(scaling.factor[binary], 1.0)
     assert clf.score(X, y) > 0.9

@@ -98,9 +98,9 @@ default="auto"
         Scale the columns in the fit: statistics in one pass on the workers, every chunk scaled
         as it is read, the model folded back into raw units (``coef_`` predicts raw rows).
         Dense columns are standardised (divided by their RMS without an intercept), sparse ones
-        divided by the RMS of their nonzero values, as a power of two (never centred; binary
-        columns unchanged). ``"auto"``: when a column exceeds
-        16 in magnitude (raw measurements, counts), for linear models. ``scaling_`` says what
+        divided by the RMS of their nonzero values, rounded up to a power of two (never
+        centred; binary columns unchanged). ``"auto"``: when a column exceeds 16 in magnitude
+        (raw measurements, counts), for linear models. ``scaling_`` says what
         was done (see :mod:`dsvm.features.scaling`).
     max_epochs : int, default=10
         Passes over the data in ``fit``. Values must be in the range [1, inf).

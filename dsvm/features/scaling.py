@@ -16,8 +16,10 @@ larger than :data:`AUTO_LIMIT` in magnitude):
 - dense rows with an intercept: centred and divided by the standard deviation (StandardScaler);
 - dense rows without an intercept: divided by the root mean square (centring would need one);
 - sparse rows: divided by the root mean square of the column's stored (nonzero) values, rounded
-  to a power of two: CSR is never centred, zeros stay zeros, binary (and +-1 hashed) columns are
-  left as they are, and a numeric column of a hashed frame (present in most rows) is scaled as
+  up to a power of two (the scaled nonzero values' RMS in (0.5, 1], as max-abs scaling keeps
+  well-behaved columns at most 1: MNIST's pixels are divided by 256 either way): CSR is never
+  centred, zeros stay zeros, binary (and +-1 hashed) columns are left as they are, and a
+  numeric column of a hashed frame (present in most rows) is scaled as
   its typical value, not its largest. scikit-learn's sparse-safe scaler, ``MaxAbsScaler``,
   divides by the largest magnitude instead: one outlier (an income of 4e6 among values near
   2e4) then shrinks the whole column towards zero and the penalty silences it (0.70 test
@@ -129,7 +131,7 @@ class Scaling:
         how = {"standard": "centred and divided by their standard deviations",
                "rms": "divided by their root mean squares",
                "stored_rms": "divided by the root mean squares of their nonzero values "
-                             "(rounded to powers of two; binary columns unchanged)",
+                             "(rounded up to powers of two; binary columns unchanged)",
                "max_abs": "divided by their largest magnitudes"}[self.kind]
         column, value = self.largest
         line = (f"features scaled: {self.n_input_features:,} columns {how} (the largest raw "
@@ -182,12 +184,14 @@ def choose_scaling(stats: FeatureStats, mode: Any, *, fit_intercept: bool,
 
 
 def stored_rms(count: np.ndarray, sum_sq: Any) -> np.ndarray:
-    """Per column, the root mean square of the stored values rounded to the nearest power of
-    two (in the log: 5000 -> 4096), 0 for a column with none."""
+    """Per column, the root mean square of the stored values rounded up to a power of two
+    (5000 -> 8192, 1 -> 1), 0 for a column with none. Rounded to the nearest power instead
+    (MNIST's pixels, RMS ~180, divided by 128 rather than 256), the model of 10 digits lost a
+    point (0.899 against 0.909 with max-abs scaling or this rounding)."""
     seen = count > 0
     rms = np.sqrt(np.divide(sum_sq, count, out=np.zeros(count.shape), where=seen))
     positive = seen & (rms > 0)
-    power = np.round(np.log2(np.where(positive, rms, 1.0)))
+    power = np.ceil(np.log2(np.where(positive, rms, 1.0)))
     return np.where(positive, np.exp2(power), 0.0)
 
 
