@@ -50,3 +50,26 @@ def test_a_bool_pyarrow_feature_column_is_a_number():
     clf = SVMClassifier(random_state=0, max_epochs=5).fit(X, frame.label)
     assert list(clf.feature_names_in_) == ["age", "score", "oslo"]
     assert clf.coef_[0, 2] > 0  # Oslo raises the odds of "yes"
+
+
+def test_dsvm_predict_reads_parquet_rows_for_a_model_trained_on_a_csv(tmp_path, capsys):
+    # the model keeps the CSV's hashing and format; `dsvm predict model test.parquet` read the
+    # Parquet bytes as CSV text and ended in a traceback (_csv.Error, exit 1)
+    from dsvm.cli import main
+
+    frame = _people(600)
+    frame["label"] = (frame.label == "yes").astype(int)
+    frame.iloc[:400].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[400:].to_parquet(tmp_path / "test.parquet")
+    frame.iloc[400:].to_csv(tmp_path / "test.csv", index=False)
+    assert main(["convert", str(tmp_path / "train.csv"), str(tmp_path / "train.zarr"),
+                 "--label-column", "label", "--categorical", "city"]) == 0
+    model = tmp_path / "m.dsvm"
+    SVMClassifier(random_state=0, max_epochs=3).fit(str(tmp_path / "train.zarr")).save(model)
+    for name in ("test.csv", "test.parquet"):
+        out = tmp_path / f"{name}.npy"
+        assert main(["predict", str(model), str(tmp_path / name), "--out", str(out)]) == 0
+    from_csv = np.load(tmp_path / "test.csv.npy")
+    from_parquet = np.load(tmp_path / "test.parquet.npy")
+    np.testing.assert_array_equal(from_parquet, from_csv)
+    assert (from_csv == frame.label.iloc[400:].to_numpy()).mean() > 0.7
