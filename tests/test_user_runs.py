@@ -73,3 +73,18 @@ def test_dsvm_predict_reads_parquet_rows_for_a_model_trained_on_a_csv(tmp_path, 
     from_parquet = np.load(tmp_path / "test.parquet.npy")
     np.testing.assert_array_equal(from_parquet, from_csv)
     assert (from_csv == frame.label.iloc[400:].to_numpy()).mean() > 0.7
+
+
+def test_predict_proba_of_a_dask_dataframe_is_a_frame_of_the_classes():
+    # predict and decision_function took Dask DataFrames; predict_proba called map_blocks on
+    # the Series of decision values (AttributeError)
+    frame = _people(900)
+    clf = SVMClassifier(loss="logistic", random_state=0, max_epochs=5).fit(
+        frame[["age", "score"]], frame.label)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    proba = clf.predict_proba(ddf[["age", "score"]])
+    log_proba = clf.predict_log_proba(ddf[["age", "score"]])
+    assert list(proba.columns) == ["no", "yes"]
+    expected = clf.predict_proba(frame[["age", "score"]])
+    np.testing.assert_allclose(proba.compute().to_numpy(), expected)
+    np.testing.assert_allclose(log_proba.compute().to_numpy(), np.log(expected))
