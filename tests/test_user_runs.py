@@ -88,3 +88,18 @@ def test_predict_proba_of_a_dask_dataframe_is_a_frame_of_the_classes():
     expected = clf.predict_proba(frame[["age", "score"]])
     np.testing.assert_allclose(proba.compute().to_numpy(), expected)
     np.testing.assert_allclose(log_proba.compute().to_numpy(), np.log(expected))
+
+
+def test_save_takes_the_overwrite_the_readme_names(tmp_path):
+    # the README lists save among the calls that take overwrite=; save(path, overwrite=True)
+    # was a TypeError
+    import dsvm
+
+    frame = _people(300)
+    clf = SVMClassifier(random_state=0, max_epochs=2).fit(frame[["age", "score"]], frame.label)
+    path = tmp_path / "m.dsvm"
+    clf.save(path, overwrite=True)
+    clf.save(path)  # a model replaces a model, as it always did
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        clf.save(path, overwrite=False)
+    np.testing.assert_array_equal(dsvm.load(path).coef_, clf.coef_)
