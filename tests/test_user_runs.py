@@ -103,3 +103,18 @@ def test_save_takes_the_overwrite_the_readme_names(tmp_path):
     with pytest.raises(FileExistsError, match="overwrite=True"):
         clf.save(path, overwrite=False)
     np.testing.assert_array_equal(dsvm.load(path).coef_, clf.coef_)
+
+
+def test_a_missing_value_is_named_by_its_column_and_a_missing_label_by_its_row():
+    # a pandas frame's NaN was "at row 4, column 1" (which column is 1?), a None among text
+    # labels a TypeError from NumPy's sort ("'<' not supported between 'NoneType' and 'str'")
+    frame = _people(300)
+    X = frame[["age", "score"]].astype({"score": "Float64"})
+    X.loc[4, "score"] = pd.NA
+    with pytest.raises(ValueError, match=r"row 4, column 1 'score'"):
+        SVMClassifier(max_epochs=1).fit(X, frame.label)
+    for missing in (None, np.nan, pd.NA):
+        labels = frame.label.astype(object)
+        labels.iloc[7] = missing
+        with pytest.raises(ValueError, match=r"missing label .* at row 7 \(1 in all\)"):
+            SVMClassifier(max_epochs=1).fit(frame[["age", "score"]], labels)
