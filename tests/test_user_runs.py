@@ -118,3 +118,28 @@ def test_a_missing_value_is_named_by_its_column_and_a_missing_label_by_its_row()
         labels.iloc[7] = missing
         with pytest.raises(ValueError, match=r"missing label .* at row 7 \(1 in all\)"):
             SVMClassifier(max_epochs=1).fit(frame[["age", "score"]], labels)
+
+
+def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_path):
+    # with --categorical, a bad value on line 1234 was "after line 1: In CSV column #2: CSV
+    # conversion error to double: invalid value 'abc'" (pyarrow's block, its column number);
+    # text labels the same, and a Parquet file given as CSV a _csv.Error traceback
+    import dsvm
+
+    frame = _people(1500)
+    frame.to_csv(tmp_path / "text_labels.csv", index=False)
+    frame["label"] = (frame.label == "yes").astype(int)
+    frame.to_parquet(tmp_path / "rows.parquet")
+    frame = frame.astype({"score": object})
+    frame.iloc[1232, 1] = "abc"  # line 1234 of the file: a header, then row 0 on line 2
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match=r"bad\.csv, line 1234, column 'score': 'abc': not a "):
+        dsvm.convert(tmp_path / "bad.csv", tmp_path / "a.zarr", label_column="label",
+                     categorical=["city"])
+    with pytest.raises(ValueError, match=r"line 2, column 'label': '(yes|no)': labels must be "):
+        dsvm.convert(tmp_path / "text_labels.csv", tmp_path / "b.zarr", label_column="label",
+                     categorical=["city"])
+    with pytest.raises(ValueError, match=r"rows\.parquet, line 1: not delimited text"):
+        dsvm.convert(tmp_path / "rows.parquet", tmp_path / "c.zarr", format="csv",
+                     label_column="label", categorical=["city"])
+    assert not any(p.suffix == ".zarr" for p in tmp_path.iterdir())

@@ -70,9 +70,10 @@ def _raw_format(src: str | os.PathLike[str], trained: str | None,
 
 def _header(src: str | os.PathLike[str], delimiter: str | None,
             storage_options: dict | None) -> list[str]:
-    line, _ = _first_line(src, storage_options)
+    line, number = _first_line(src, storage_options)
     text = line.decode("utf-8", "replace").rstrip("\r")
-    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text))
+    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text),
+                         f"{os.fspath(src)}, line {number}")
 
 
 def _extra_column(src: str | os.PathLike[str], names: list[str],
