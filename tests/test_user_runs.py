@@ -143,3 +143,22 @@ def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_p
         dsvm.convert(tmp_path / "rows.parquet", tmp_path / "c.zarr", format="csv",
                      label_column="label", categorical=["city"])
     assert not any(p.suffix == ".zarr" for p in tmp_path.iterdir())
+
+
+def test_a_parquet_part_whose_numeric_column_holds_text_is_named(tmp_path):
+    # one file of a folder wrote "age" as text: pyarrow's "Failed to parse string: 'forty' as
+    # a scalar of type double" named neither the file, the column nor the row
+    import dsvm
+
+    frame = _people(400)
+    frame["label"] = (frame.label == "yes").astype(int)
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    frame.iloc[:200].to_parquet(folder / "a.parquet")
+    other = frame.iloc[200:].astype({"age": str})
+    other.iloc[5, 0] = "forty"
+    other.to_parquet(folder / "b.parquet")
+    with pytest.raises(ValueError, match=r"b\.parquet, row group 0, column 'age', row 5 of the "
+                                         r"row group: 'forty' is not a number"):
+        dsvm.convert(folder, tmp_path / "rows.zarr", label_column="label", categorical=["city"])
+    assert not (tmp_path / "rows.zarr").exists()
