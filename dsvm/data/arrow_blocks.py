@@ -35,6 +35,25 @@ class Where:
                 "of the row group")
 
 
+def _as_numbers(arr: Any, column: str, where: Where) -> Any:
+    """A pyarrow column as float64; a value that is not a number (a text column in one
+    Parquet file of a folder whose others hold numbers) named by its row, not pyarrow's "Failed
+    to parse string: 'forty' as a scalar of type double" alone (#25)."""
+    import pyarrow as pa
+
+    try:
+        return arr.cast("float64")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        for r, value in enumerate(arr.to_pylist()):
+            try:
+                float(value if value is not None else "nan")
+            except (TypeError, ValueError):
+                raise DataFormatError(
+                    f"{where.row(column, r)}: {value!r} is not a number (the column has type "
+                    f"{arr.type} here; give it numbers, or hash it as categorical)") from None
+        raise DataFormatError(f"{where.row(column, 0)}: {' '.join(str(exc).split())}") from None
+
+
 @dataclass
 class BatchConverter:
     """Turns a record batch into a block: ``numeric`` columns, hashed ``spec.categorical``."""
@@ -62,8 +81,8 @@ class BatchConverter:
                 raise DataFormatError(
                     f"{where.row(column, r)}: missing value (pass fill_missing= / "
                     "--fill-missing VALUE to use a value instead)")
-            arr = pc.fill_null(arr.cast("float64"), fill)
-        out = np.asarray(arr.cast("float64").to_numpy(zero_copy_only=False))
+            arr = pc.fill_null(_as_numbers(arr, column, where), fill)
+        out = np.asarray(_as_numbers(arr, column, where).to_numpy(zero_copy_only=False))
         if not np.isfinite(out).all():
             r = int(np.flatnonzero(~np.isfinite(out))[0])
             raise DataFormatError(f"{where.row(column, r)}: {out[r]} is not a finite number")

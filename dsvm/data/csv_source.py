@@ -28,6 +28,7 @@ TEXT_LABELS = ("a dataset stores numeric labels: map text labels to numbers firs
                "yes -> 1 and no -> 0; a DataFrame with text labels trains as it is")
 TEXT_COLUMNS = "a text column is hashed with --categorical / categorical=[...]"
 
+
 def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
     """The first non-blank line of a text file and its 1-based number."""
     for buf, line in iter_text_blocks(src, storage_options, 1 << 16):
@@ -62,7 +63,7 @@ class CSVSource:
         self.delimiter = delimiter if delimiter is not None else _sniff_delimiter(self.name, text)
         if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
-        fields = _split_fields(text, self.delimiter)
+        fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         self.has_header = not all(is_number(f) for f in fields)
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
@@ -172,8 +173,8 @@ class CSVSource:
 
     def _raise_row_error(self, buf: bytes, line_offset: int, first_line: int) -> None:
         text = buf.split(b"\n")[line_offset].decode("utf-8", "replace").rstrip("\r")
-        fields = _split_fields(text, self.delimiter)
         where = f"{self.name}, line {first_line + line_offset}"
+        fields = _split_fields(text, self.delimiter, where)
         if len(fields) != self.n_cols:
             raise DataFormatError(
                 f"{where}: found {len(fields)} columns, expected {self.n_cols} "
@@ -195,10 +196,16 @@ def _sniff_delimiter(name: str, line: str) -> str:
     return " "
 
 
-def _split_fields(text: str, delimiter: str) -> list[str]:
+def _split_fields(text: str, delimiter: str, where: str = "") -> list[str]:
+    """The fields of one line; ``where`` names the file (and line) in the error for bytes
+    that are no delimited text (a Parquet or other binary file given as CSV)."""
     if delimiter == " ":
         return text.split()
-    row = next(csv.reader([text], delimiter=delimiter), [])
+    try:
+        row = next(csv.reader([text], delimiter=delimiter), [])
+    except csv.Error as exc:
+        raise DataFormatError(f"{where or 'a line'}: not delimited text ({exc}); is it a CSV/TSV "
+                              "file? (--format / format= names the input's format)") from None
     return [f.strip() for f in row]
 
 

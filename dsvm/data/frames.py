@@ -1,7 +1,8 @@
 """pandas DataFrames (a whole frame, or one partition of a Dask DataFrame) as feature rows.
 
-Columns of numbers (bool, NumPy numbers, nullable ``Int64``/``Float64``, pyarrow-backed numbers
-such as ``int64[pyarrow]``) are features as they are. Columns of text (``object``, ``string``,
+Columns of numbers (bool, ``boolean``, ``bool[pyarrow]``, NumPy numbers, nullable
+``Int64``/``Float64``, pyarrow-backed numbers such as ``int64[pyarrow]``) are features as they
+are. Columns of text (``object``, ``string``,
 ``string[pyarrow]``) or of pandas ``category`` are hashed exactly as ``dsvm convert
 --categorical`` hashes them: the rows go through pyarrow and the same converter as Parquet and
 CSV files (dsvm.data.arrow_blocks, dsvm.data.hashing), numeric columns first, hashed ones after,
@@ -26,15 +27,25 @@ from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.hashing import DEFAULT_HASH_BITS, HashSpec
 
 
+def is_number_dtype(dtype: Any) -> bool:
+    """Whether a pandas dtype holds numbers: NumPy's, nullable ``Int64``/``boolean``, and
+    pyarrow-backed ones. pandas does not call ``bool[pyarrow]`` numeric, yet it is what a
+    comparison of a ``string[pyarrow]`` column gives (Dask's default strings: ``df.city ==
+    "oslo"``): a 0/1 column, as NumPy's bool is."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(dtype):
+        return True
+    return bool(pd.api.types.is_numeric_dtype(dtype)) and getattr(dtype, "kind", "O") in "iuf"
+
+
 def _kind(dtype: Any) -> str:
     """"numeric", "hashed" (text or category) or "other" for a pandas dtype."""
     import pandas as pd
 
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype):
         return "hashed"
-    if pd.api.types.is_numeric_dtype(dtype) and getattr(dtype, "kind", "O") in "biuf":
-        return "numeric"
-    return "other"
+    return "numeric" if is_number_dtype(dtype) else "other"
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 from dsvm.data.convert import convert
 from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
 from dsvm.data.dataset import Dataset
+from dsvm.data.parquet_source import is_parquet_path
 from dsvm.exceptions import DataFormatError
 
 
@@ -27,11 +28,11 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     """Convert ``src`` to a dataset at ``dst`` with the hashing spec ``hashing`` (a model's
     ``hashing_``, or a dataset's ``attrs["hashing"]`` with its format under ``"format"``).
 
-    ``format``: the raw layout (default: the training data's, else guessed from the name).
+    ``format``: the raw layout (default: :func:`_raw_format`).
     ``fill_missing``: the value of a missing numeric field (Criteo: 0 by default), as given to
     the training data's conversion.
     """
-    fmt = format or hashing.get("format")
+    fmt = format or _raw_format(src, hashing.get("format"), storage_options)
     common: dict[str, Any] = dict(categorical=list(hashing["categorical"]),
                                   hash_bits=int(hashing["hash_bits"]), fill_missing=fill_missing,
                                   storage_options=storage_options)
@@ -42,6 +43,11 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     if fmt == "criteo":  # the label is there or not by the number of fields
         return convert(src, dst, format="criteo", **common)
     if fmt == "parquet":  # named columns: the model's, whatever else the files hold
+        if hashing.get("numeric_transform", "none") != "none":
+            raise DataFormatError(
+                f"{os.fspath(src)}: the model's numeric columns were stored transformed "
+                f"({hashing['numeric_transform']}), which Parquet conversion does not do; "
+                "give the rows as the training data was given (a CSV/TSV or Criteo file).")
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        labeled=False, **common)
     names = _header(src, delimiter, storage_options)
@@ -51,11 +57,23 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                    delimiter=delimiter, **common)
 
 
+def _raw_format(src: str | os.PathLike[str], trained: str | None,
+                storage_options: dict | None) -> str | None:
+    """The layout of raw rows ``src``: Parquet when its name says so, else the training data's
+    (``trained``: a Criteo file need not say it is one), except that a model trained on Parquet
+    reads other files as CSV/TSV with a header. A model trained on a CSV is used on Parquet
+    files too, whose bytes the CSV reader cannot split (#25)."""
+    if is_parquet_path(src, storage_options):
+        return "parquet"
+    return None if trained == "parquet" else trained
+
+
 def _header(src: str | os.PathLike[str], delimiter: str | None,
             storage_options: dict | None) -> list[str]:
-    line, _ = _first_line(src, storage_options)
+    line, number = _first_line(src, storage_options)
     text = line.decode("utf-8", "replace").rstrip("\r")
-    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text))
+    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text),
+                         f"{os.fspath(src)}, line {number}")
 
 
 def _extra_column(src: str | os.PathLike[str], names: list[str],

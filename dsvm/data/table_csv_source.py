@@ -32,10 +32,12 @@ from dsvm.data.csv_source import (
     _split_fields,
 )
 from dsvm.data.hashing import hash_spec
-from dsvm.data.text import is_number, open_binary
+from dsvm.data.text import is_number, iter_text_blocks, open_binary
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 8 << 20
+_NOT_A_NUMBER = re.compile(r"CSV column #(?P<column>\d+): CSV conversion error to \w+: "
+                           r"invalid value '(?P<value>.*)'")
 CRITEO_COLUMNS = (["label"] + [f"I{i}" for i in range(1, 14)]
                   + [f"C{i}" for i in range(1, 27)])
 
@@ -79,7 +81,7 @@ class TableCSVSource:
             raise DataFormatError(f"{self.name}: the file has no data lines")
         text = line.decode("utf-8", "replace").rstrip("\r")
         self.delimiter = delimiter or _sniff_delimiter(self.name, text)
-        fields = _split_fields(text, self.delimiter)
+        fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         if column_names is not None:
             self.has_header, self.names = False, list(column_names)
             if len(fields) != len(self.names):
@@ -141,18 +143,29 @@ class TableCSVSource:
             except DataFormatError:
                 raise
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                raise DataFormatError(
-                    f"{self.name}, after line {line - 1}: {self._explained(exc)}") from None
+                raise DataFormatError(self._located(exc, line)) from None
 
-    def _explained(self, exc: BaseException) -> str:
-        """pyarrow's message, with the column named where it gives a position, and what to do
-        about text in a number column."""
-        text = _one_line(exc)
-        found = re.match(r"In CSV column #(\d+): CSV conversion error to double: "
-                         r"invalid value '(.*)'$", text)
-        if found is None or int(found[1]) >= len(self.names):
-            return text
-        column, value = self.names[int(found[1])], found[2]
-        hint = TEXT_LABELS if column == self.label else TEXT_COLUMNS
-        what = "label column" if column == self.label else "column"
-        return f"{what} {column!r}: {value!r} is not a number ({hint})"
+    def _located(self, exc: BaseException, line: int) -> str:
+        """pyarrow's message for a field that is not a number ("In CSV column #4: CSV
+        conversion error to double: invalid value 'no'") with the line and the column's name:
+        the lines from ``line`` on are read again up to the first such field (#25)."""
+        found = _NOT_A_NUMBER.search(str(exc))
+        if found is not None:
+            col, value = int(found["column"]), found["value"]
+            for number, fields in self._lines_from(line):
+                if col < len(fields) and fields[col] == value:
+                    name = self.names[col] if col < len(self.names) else str(col)
+                    hint = TEXT_LABELS if name == self.label else TEXT_COLUMNS
+                    return (f"{self.name}, line {number}, column {name!r}: {value!r} is not a "
+                            f"number ({hint})")
+        return f"{self.name}, after line {line - 1}: {_one_line(exc)}"
+
+    def _lines_from(self, first: int) -> Iterator[tuple[int, list[str]]]:
+        """(line number, fields) of the non-blank lines from line ``first`` on."""
+        for buf, start in iter_text_blocks(self.src, self.storage_options):
+            if start + buf.count(b"\n") < first:
+                continue  # a block before the failed one: not split into lines
+            for offset, raw in enumerate(buf.split(b"\n")):
+                text = raw.decode("utf-8", "replace").rstrip("\r")
+                if start + offset >= first and text.strip():
+                    yield start + offset, _split_fields(text, self.delimiter)

@@ -305,11 +305,13 @@ class SVMBase(BaseEstimator):
         return float(metric(np.asarray(y), pred, sample_weight=sample_weight))
 
     # -- persistence and display -----------------------------------------------------------------
-    def save(self, path: str | os.PathLike, storage_options: dict | None = None) -> None:
+    def save(self, path: str | os.PathLike, storage_options: dict | None = None, *,
+             overwrite: bool = True) -> None:
         """Save the fitted model (no pickle) to a path or fsspec URL; load it back with
-        :func:`dsvm.load`."""
+        :func:`dsvm.load`. A model file there is replaced (``overwrite=False``: refused);
+        anything else is never replaced (FileExistsError)."""
         self._check_fitted()
-        persistence.save(self, path, storage_options)
+        persistence.save(self, path, storage_options, overwrite=overwrite)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -229,12 +229,14 @@ class _GridSearch:
         raise AttributeError(f"{type(self).__name__} has no partial_fit: the grid trains in "
                              "fit; continue the chosen model with best_estimator_.partial_fit.")
 
-    def save(self, path: str | os.PathLike, storage_options: dict | None = None) -> None:
+    def save(self, path: str | os.PathLike, storage_options: dict | None = None, *,
+             overwrite: bool = True) -> None:
         """Save the best model as a plain model file (loadable by :func:`dsvm.load` and
-        ``dsvm predict``), with the table of candidates in its metadata (``dsvm info``)."""
+        ``dsvm predict``), with the table of candidates in its metadata (``dsvm info``);
+        ``overwrite`` as in :meth:`SVMClassifier.save`."""
         self._check_fitted()  # type: ignore[attr-defined]
         persistence.save(self.best_estimator_, path, storage_options,
-                         extra_meta={"grid": self.grid_table_})
+                         extra_meta={"grid": self.grid_table_}, overwrite=overwrite)
 
 
 # (fit takes no validation=, init= or resume=: the grid scores its own held-out rows)

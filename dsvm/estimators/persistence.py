@@ -39,8 +39,9 @@ def fit_meta(est: Any) -> dict[str, Any]:
 
 
 def save(est: Any, path: str | os.PathLike, storage_options: dict | None = None,
-         extra_meta: dict[str, Any] | None = None) -> None:
-    """``extra_meta``: more metadata to keep in the file (a CV estimator's candidates)."""
+         extra_meta: dict[str, Any] | None = None, overwrite: bool = True) -> None:
+    """``extra_meta``: more metadata to keep in the file (a CV estimator's candidates);
+    ``overwrite``: whether a model file at ``path`` is replaced (never anything else)."""
     record = record_of(est)
     record.extra_meta.update(extra_meta or {})
-    save_model_record(path, record, storage_options)
+    save_model_record(path, record, storage_options, overwrite=overwrite)

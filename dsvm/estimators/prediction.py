@@ -30,6 +30,22 @@ def labels_of_frame(scores: Any, classes: np.ndarray) -> Any:
     return scores.map_partitions(one, meta=pd.Series([], dtype=classes.dtype, name="label"))
 
 
+def probabilities_of_frame(scores: Any, classes: np.ndarray, log: bool = False) -> Any:
+    """Class probabilities (or their logarithms) of a Dask Series/DataFrame of logistic
+    decision values: a Dask DataFrame with a column per class, on the rows' index, as
+    :func:`labels_of_frame` gives a Series of labels."""
+    import pandas as pd
+
+    names = [c.item() if hasattr(c, "item") else c for c in classes]
+
+    def one(part: Any) -> Any:
+        proba = probabilities(part.to_numpy())
+        return pd.DataFrame(np.log(proba) if log else proba, index=part.index, columns=names)
+
+    return scores.map_partitions(one, meta=pd.DataFrame({c: pd.Series([], dtype=np.float64)
+                                                         for c in names}))
+
+
 def stored_labels(classes: np.ndarray) -> np.ndarray:
     """What a prediction store holds for each class: the class values, or their indices when
     they are text (see :mod:`dsvm.data.predictions`)."""

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils.metaestimators import available_if
 
-from dsvm.estimators.prediction import probabilities
-from dsvm.training.inputs import is_dask_collection
+from dsvm.estimators.prediction import probabilities, probabilities_of_frame
+from dsvm.training.inputs import is_dask_collection, is_dask_frame
 
 
 class LogisticProbabilities:
@@ -37,17 +37,23 @@ class LogisticProbabilities:
     def predict_proba(self, X: Any) -> Any:
         """Class probabilities (n_samples, n_classes), for ``loss="logistic"``: the logistic
         function of the decision values (one-vs-rest: normalised over the classes, as
-        scikit-learn's SGDClassifier does). Dask input gives a lazy dask array."""
-        scores = self._decision(X)
-        if is_dask_collection(scores):
-            n = len(self.classes_)
-            return scores.map_blocks(probabilities, dtype=np.float64,
-                                     chunks=(scores.chunks[0], (n,)),
-                                     new_axis=1 if scores.ndim == 1 else None)
-        return probabilities(scores)
+        scikit-learn's SGDClassifier does). Dask input gives a lazy dask array; a Dask
+        DataFrame, a lazy Dask DataFrame with a column per class (its rows' index kept)."""
+        return self._probabilities(self._decision(X), log=False)
 
     @available_if(_check_proba)
     def predict_log_proba(self, X: Any) -> Any:
         """The logarithm of :meth:`predict_proba`."""
-        proba = self.predict_proba(X)
-        return np.log(proba) if not is_dask_collection(proba) else proba.map_blocks(np.log)
+        return self._probabilities(self._decision(X), log=True)
+
+    def _probabilities(self, scores: Any, log: bool) -> Any:
+        if is_dask_frame(scores):  # (decision values of a Dask DataFrame: a Dask Series/frame)
+            return probabilities_of_frame(scores, self.classes_, log)
+        if is_dask_collection(scores):
+            n = len(self.classes_)
+            proba = scores.map_blocks(probabilities, dtype=np.float64,
+                                      chunks=(scores.chunks[0], (n,)),
+                                      new_axis=1 if scores.ndim == 1 else None)
+            return proba.map_blocks(np.log) if log else proba
+        proba = probabilities(scores)
+        return np.log(proba) if log else proba

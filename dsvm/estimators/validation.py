@@ -48,14 +48,32 @@ def first_non_finite(X: Any) -> tuple[int, int, float] | None:
     return int(row), int(col), float(X[row, col])
 
 
-def check_finite(X: Any, name: str = "X") -> None:
+def check_finite(X: Any, name: str = "X", columns: Any = None) -> None:
+    """Refuse a NaN or infinity, naming its row and column (by name too where ``X`` came
+    from a DataFrame: ``columns``, its ``feature_names_in_``)."""
     found = first_non_finite(X)
     if found is not None:
         row, col, value = found
         kind = "NaN" if np.isnan(value) else "infinity"
-        raise ValueError(f"Input {name} contains {kind} at row {row}, column {col} ({value!r}); "
-                         "drop or impute those values before fitting (e.g. "
+        named = f" {str(columns[col])!r}" if columns is not None and col < len(columns) else ""
+        raise ValueError(f"Input {name} contains {kind} at row {row}, column {col}{named} "
+                         f"({value!r}); drop or impute those values before fitting (e.g. "
                          "sklearn.impute.SimpleImputer).")
+
+
+def check_labels_present(y: Any) -> None:
+    """Refuse a missing class label (None, NaN, pd.NA) by its row: among text labels it made
+    NumPy's sort fail on comparing None with a string (a TypeError naming neither)."""
+    import pandas as pd
+
+    values = np.asarray(y).ravel()
+    if values.dtype.kind not in "fO":  # (ints, bools, fixed-width text: nothing can be missing)
+        return
+    missing = np.asarray(pd.isna(values), dtype=bool)  # None, NaN, pd.NA, NaT alike
+    if missing.any():
+        row = int(np.argmax(missing))
+        raise ValueError(f"Input y has a missing label ({values[row]!r}) at row {row} "
+                         f"({int(missing.sum())} in all); drop those rows or give them a class.")
 
 
 def check_sample_weight(sample_weight: Any, n_samples: int) -> np.ndarray | None:
@@ -84,9 +102,11 @@ def check_fit_input(est: Any, X: Any, y: Any, sample_weight: Any, *,
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None (it is stored in the dataset only when X is a dataset path).")
     classifier = est._task == "classification"
+    if classifier:
+        check_labels_present(y)
     X, y = validate_data(est, X, y, reset=reset, accept_sparse="csr", dtype=_FLOATS,
                          ensure_all_finite=False, y_numeric=not classifier)
-    check_finite(X)
+    check_finite(X, columns=getattr(est, "feature_names_in_", None))
     if classifier:
         check_classification_targets(y)
     elif np.asarray(y).dtype.kind not in "biuf":
@@ -101,7 +121,7 @@ def check_predict_input(est: Any, X: Any) -> Any:
     """In-memory rows to predict, checked against what the estimator was fitted on."""
     X = validate_data(est, X, reset=False, accept_sparse="csr", dtype=_FLOATS,
                       ensure_all_finite=False)
-    check_finite(X)
+    check_finite(X, columns=getattr(est, "feature_names_in_", None))
     return X
 
 

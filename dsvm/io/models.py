@@ -43,10 +43,11 @@ class ModelRecord:
 
 
 def save_model_record(path: str | os.PathLike, record: ModelRecord,
-                      storage_options: dict | None = None) -> None:
+                      storage_options: dict | None = None, *, overwrite: bool = True) -> None:
     """Write ``record`` to a local path or fsspec URL, atomically. It replaces a model file
-    there, never anything else (FileExistsError)."""
-    check_replaceable(os.fspath(path), MODEL, overwrite=True, storage_options=storage_options)
+    there (unless ``overwrite`` is false), never anything else (FileExistsError)."""
+    check_replaceable(os.fspath(path), MODEL, overwrite=overwrite,
+                      storage_options=storage_options)
     arrays = {"coef": record.coef, "intercept": record.intercept, "classes": record.classes}
     arrays.update({_MAP_PREFIX + k: v for k, v in record.map_arrays.items()})
     meta = {

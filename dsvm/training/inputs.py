@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from dsvm.data.frames import FrameColumns, check_missing, columns_of_hashing, frame_columns
+from dsvm.data.frames import (
+    FrameColumns,
+    check_missing,
+    columns_of_hashing,
+    frame_columns,
+    is_number_dtype,
+)
 from dsvm.data.sources import ArraySource, DatasetSource, Source
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.training.cluster import compute
@@ -69,7 +75,7 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     X, y = _features_and_labels(X, y)
     columns = frame_columns(list(X.columns), list(X.dtypes))
     joined, label, weight = _one_frame(X, y, sample_weight)
-    text = label is not None and not _is_numeric(joined[label].dtype)
+    text = label is not None and not is_number_dtype(joined[label].dtype)
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
                          "numbers.")
@@ -91,12 +97,6 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     if classify and label is not None and not text:  # counted by the first pass
         source.labels = np.unique(np.concatenate([p.distinct for p in parts]))
     return source, text_classes
-
-
-def _is_numeric(dtype: Any) -> bool:
-    import pandas as pd
-
-    return bool(pd.api.types.is_numeric_dtype(dtype)) and getattr(dtype, "kind", "O") in "biuf"
 
 
 def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:

@@ -168,7 +168,7 @@ def test_csv_errors_name_file_and_line(tmp_path, bad, match):
 
 
 @pytest.mark.parametrize("bad, match", [
-    ("yes,1,b", "label column 'y': 'yes' is not a number (a dataset stores numeric labels"),
+    ("yes,1,b", "column 'y': 'yes' is not a number (a dataset stores numeric labels"),
     ("1,old,b", "column 'a': 'old' is not a number (a text column is hashed with --categorical"),
 ])
 def test_csv_with_categorical_columns_names_the_column_of_text_in_numbers(tmp_path, bad, match):
@@ -176,7 +176,7 @@ def test_csv_with_categorical_columns_names_the_column_of_text_in_numbers(tmp_pa
     names the column and what to do, and nothing is left behind."""
     src = tmp_path / "bad.csv"
     src.write_text("y,a,city\n1,0.5,a\n0,1,b\n" + bad + "\n")
-    with pytest.raises(DataFormatError, match=r"bad\.csv, after line \d+: " + _re(match)):
+    with pytest.raises(DataFormatError, match=r"bad\.csv, line 4, " + _re(match)):
         convert(src, tmp_path / "o.zarr", categorical=["city"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
 

@@ -1,0 +1,166 @@
+"""A new user's whole run, end to end (issue #25): inputs built as users build them (pandas and
+Dask frames from read_parquet / read_csv, pyarrow-backed dtypes), default settings, the
+commands typed as in the README. Each test here is a failure met that way, kept small: data of
+a few thousand rows, in this process (dask's local scheduler) where a cluster is not the point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dsvm import SVMClassifier
+from dsvm.training.inputs import source_of
+
+pd = pytest.importorskip("pandas")
+dd = pytest.importorskip("dask.dataframe")
+pytestmark = pytest.mark.timeout(120)
+
+
+def _people(n: int = 1500, seed: int = 0):
+    """Raw columns of a table, the label "yes" when a noisy sum of them is positive."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "score": rng.normal(size=n),
+        "city": pd.array(rng.choice(["paris", "oslo", "lima"], n), dtype="string[pyarrow]"),
+    })
+    logit = (frame.age - 50) / 10 + frame.score + np.where(frame.city == "oslo", 1.5, 0.0)
+    frame["label"] = np.where(logit + rng.logistic(size=n) > 0, "yes", "no")
+    return frame
+
+
+def test_a_comparison_of_pyarrow_strings_is_a_bool_label_not_text():
+    # Dask reads text as string[pyarrow]; `df.label == "yes"` is then bool[pyarrow], which
+    # pandas does not call numeric: it was taken for text, classes_ became the strings
+    # 'False'/'True', and score(X, y == "yes") failed on a mix of strings and bools
+    frame = dd.from_pandas(_people(), npartitions=3)
+    y = frame["label"].astype("string[pyarrow]") == "yes"
+    assert str(y.dtype) == "bool[pyarrow]"
+    source, text_classes = source_of(frame[["age", "score"]], y)
+    assert text_classes is None
+    np.testing.assert_array_equal(source.labels, [0.0, 1.0])
+
+
+def test_a_bool_pyarrow_feature_column_is_a_number():
+    # pd.read_parquet(dtype_backend="pyarrow") gives bool[pyarrow] columns: a 0/1 feature,
+    # once refused as "neither numbers nor text/category"
+    frame = _people()
+    X = frame[["age", "score"]].assign(oslo=(frame.city == "oslo").astype("bool[pyarrow]"))
+    clf = SVMClassifier(random_state=0, max_epochs=5).fit(X, frame.label)
+    assert list(clf.feature_names_in_) == ["age", "score", "oslo"]
+    assert clf.coef_[0, 2] > 0  # Oslo raises the odds of "yes"
+
+
+def test_dsvm_predict_reads_parquet_rows_for_a_model_trained_on_a_csv(tmp_path, capsys):
+    # the model keeps the CSV's hashing and format; `dsvm predict model test.parquet` read the
+    # Parquet bytes as CSV text and ended in a traceback (_csv.Error, exit 1)
+    from dsvm.cli import main
+
+    frame = _people(600)
+    frame["label"] = (frame.label == "yes").astype(int)
+    frame.iloc[:400].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[400:].to_parquet(tmp_path / "test.parquet")
+    frame.iloc[400:].to_csv(tmp_path / "test.csv", index=False)
+    assert main(["convert", str(tmp_path / "train.csv"), str(tmp_path / "train.zarr"),
+                 "--label-column", "label", "--categorical", "city"]) == 0
+    model = tmp_path / "m.dsvm"
+    SVMClassifier(random_state=0, max_epochs=3).fit(str(tmp_path / "train.zarr")).save(model)
+    for name in ("test.csv", "test.parquet"):
+        out = tmp_path / f"{name}.npy"
+        assert main(["predict", str(model), str(tmp_path / name), "--out", str(out)]) == 0
+    from_csv = np.load(tmp_path / "test.csv.npy")
+    from_parquet = np.load(tmp_path / "test.parquet.npy")
+    np.testing.assert_array_equal(from_parquet, from_csv)
+    assert (from_csv == frame.label.iloc[400:].to_numpy()).mean() > 0.7
+
+
+def test_predict_proba_of_a_dask_dataframe_is_a_frame_of_the_classes():
+    # predict and decision_function took Dask DataFrames; predict_proba called map_blocks on
+    # the Series of decision values (AttributeError)
+    frame = _people(900)
+    clf = SVMClassifier(loss="logistic", random_state=0, max_epochs=5).fit(
+        frame[["age", "score"]], frame.label)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    proba = clf.predict_proba(ddf[["age", "score"]])
+    log_proba = clf.predict_log_proba(ddf[["age", "score"]])
+    assert list(proba.columns) == ["no", "yes"]
+    expected = clf.predict_proba(frame[["age", "score"]])
+    np.testing.assert_allclose(proba.compute().to_numpy(), expected)
+    np.testing.assert_allclose(log_proba.compute().to_numpy(), np.log(expected))
+
+
+def test_save_takes_the_overwrite_the_readme_names(tmp_path):
+    # the README lists save among the calls that take overwrite=; save(path, overwrite=True)
+    # was a TypeError
+    import dsvm
+
+    frame = _people(300)
+    clf = SVMClassifier(random_state=0, max_epochs=2).fit(frame[["age", "score"]], frame.label)
+    path = tmp_path / "m.dsvm"
+    clf.save(path, overwrite=True)
+    clf.save(path)  # a model replaces a model, as it always did
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        clf.save(path, overwrite=False)
+    np.testing.assert_array_equal(dsvm.load(path).coef_, clf.coef_)
+
+
+def test_a_missing_value_is_named_by_its_column_and_a_missing_label_by_its_row():
+    # a pandas frame's NaN was "at row 4, column 1" (which column is 1?), a None among text
+    # labels a TypeError from NumPy's sort ("'<' not supported between 'NoneType' and 'str'")
+    frame = _people(300)
+    X = frame[["age", "score"]].astype({"score": "Float64"})
+    X.loc[4, "score"] = pd.NA
+    with pytest.raises(ValueError, match=r"row 4, column 1 'score'"):
+        SVMClassifier(max_epochs=1).fit(X, frame.label)
+    for missing in (None, np.nan, pd.NA):
+        labels = frame.label.astype(object)
+        labels.iloc[7] = missing
+        with pytest.raises(ValueError, match=r"missing label .* at row 7 \(1 in all\)"):
+            SVMClassifier(max_epochs=1).fit(frame[["age", "score"]], labels)
+
+
+def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_path):
+    # with --categorical, a bad value on line 1234 was "after line 1: In CSV column #2: CSV
+    # conversion error to double: invalid value 'abc'" (pyarrow's block, its column number);
+    # text labels the same, and a Parquet file given as CSV a _csv.Error traceback
+    import dsvm
+
+    frame = _people(1500)
+    frame.to_csv(tmp_path / "text_labels.csv", index=False)
+    frame["label"] = (frame.label == "yes").astype(int)
+    frame.to_parquet(tmp_path / "rows.parquet")
+    frame = frame.astype({"score": object})
+    frame.iloc[1232, 1] = "abc"  # line 1234 of the file: a header, then row 0 on line 2
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match=r"bad\.csv, line 1234, column 'score': 'abc' is not "
+                                         r"a number \(a text column is hashed with "):
+        dsvm.convert(tmp_path / "bad.csv", tmp_path / "a.zarr", label_column="label",
+                     categorical=["city"])
+    with pytest.raises(ValueError, match=r"line 2, column 'label': '(yes|no)' is not a "
+                                         r"number \(a dataset stores numeric labels"):
+        dsvm.convert(tmp_path / "text_labels.csv", tmp_path / "b.zarr", label_column="label",
+                     categorical=["city"])
+    with pytest.raises(ValueError, match=r"rows\.parquet, line 1: not delimited text"):
+        dsvm.convert(tmp_path / "rows.parquet", tmp_path / "c.zarr", format="csv",
+                     label_column="label", categorical=["city"])
+    assert not any(p.suffix == ".zarr" for p in tmp_path.iterdir())
+
+
+def test_a_parquet_part_whose_numeric_column_holds_text_is_named(tmp_path):
+    # one file of a folder wrote "age" as text: pyarrow's "Failed to parse string: 'forty' as
+    # a scalar of type double" named neither the file, the column nor the row
+    import dsvm
+
+    frame = _people(400)
+    frame["label"] = (frame.label == "yes").astype(int)
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    frame.iloc[:200].to_parquet(folder / "a.parquet")
+    other = frame.iloc[200:].astype({"age": str})
+    other.iloc[5, 0] = "forty"
+    other.to_parquet(folder / "b.parquet")
+    with pytest.raises(ValueError, match=r"b\.parquet, row group 0, column 'age', row 5 of the "
+                                         r"row group: 'forty' is not a number"):
+        dsvm.convert(folder, tmp_path / "rows.zarr", label_column="label", categorical=["city"])
+    assert not (tmp_path / "rows.zarr").exists()
