@@ -36,8 +36,10 @@ from dsvm.data.text import is_number, iter_text_blocks, open_binary
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 8 << 20
-_NOT_A_NUMBER = re.compile(r"CSV column #(?P<column>\d+): CSV conversion error to \w+: "
-                           r"invalid value '(?P<value>.*)'")
+# pyarrow's message for a field that is not a number (with "Row #N: " in some versions and
+# code paths: seen in a pytest-xdist worker, absent in a plain process, pyarrow 26)
+_NOT_A_NUMBER = re.compile(r"CSV column #(?P<column>\d+): (?:Row #\d+: )?CSV conversion error "
+                           r"to \w+: invalid value '(?P<value>.*)'")
 CRITEO_COLUMNS = (["label"] + [f"I{i}" for i in range(1, 14)]
                   + [f"C{i}" for i in range(1, 27)])
 

@@ -22,6 +22,7 @@ from dsvm.engine.local import Engine
 from dsvm.engine.tasks import Calibrate, first
 from dsvm.io.checkpoints import checkpoint_exists
 from dsvm.solvers.base import SolverState, n_outputs_for
+from dsvm.solvers.registry import SOLVERS
 from dsvm.training import kernel_maps
 from dsvm.training.checkpoints import check_resumable, load_checkpoint, state_of
 from dsvm.training.class_weights import class_weight_vector
@@ -186,14 +187,15 @@ def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
                           n_states: int = 1, fewer: str = FEWER) -> None:
     """Refuse, before the first task (the scaling's statistics, ``gamma="scale"``, a kernel
     map's fit, the classes of a Dask input), a fit that cannot fit its workers' memory even
-    with its smallest state: ``n_states`` of one output on the rows' features (a kernel map
-    or BSGD: the process and the chunks alone). The exact check follows when the classes and
-    the map are known; this one only moves the common refusals (chunks too large, a model
-    too wide) ahead of passes that would be wasted."""
+    with its smallest state: ``n_states`` of one output on the rows' features (a kernel map,
+    BSGD or NESVM, whose state is not a local solver's: the process and the chunks alone).
+    The exact check follows when the classes and the map are known; this one only moves the
+    common refusals (chunks too large, a model too wide) ahead of passes that would be
+    wasted."""
     if getattr(engine, "worker_memory", None) is None:  # in process: nothing to check here
         return
     state_bytes = 0
-    if spec.kernel == "linear" and spec.solver != "bsgd":
+    if spec.kernel == "linear" and spec.solver in SOLVERS and spec.solver != "bsgd":
         one = spec.make_solver(source.n_samples).init_state(source.n_features, 1, source.dtype)
         state_bytes = int(one.nbytes) * int(n_states)
     check_worker_memory(source, engine, state_bytes=state_bytes, n_streams=spec.n_streams,
