@@ -151,17 +151,19 @@ class CSVSource:
             line_no = text.line_of(int(starts[exc.k]), first_line)
             token = buf[starts[exc.k]:stops[exc.k]].decode("utf-8", "replace")
             column = int(exc.k % self.n_cols)
-            what = "label" if column == self.label_index else f"value in column {column}"
-            hint = TEXT_LABELS if column == self.label_index else TEXT_COLUMNS
-            raise DataFormatError(f"{self.name}, line {line_no}: {what} {token!r} is not a number"
-                                  f" ({hint})") from None
+            if column == self.label_index:
+                raise DataFormatError(f"{self.name}, line {line_no}: label {token!r} is not a "
+                                      f"number ({TEXT_LABELS})") from None
+            raise DataFormatError(f"{self.name}, line {line_no}, {self._column_named(column)}: "
+                                  f"{token!r} is not a number ({TEXT_COLUMNS})") from None
         table = values.reshape(-1, self.n_cols)
         lines = first_line + np.flatnonzero(content)
         bad = ~np.isfinite(table)
         if bad.any():
             r, c = (int(v) for v in np.argwhere(bad)[0])
             raise DataFormatError(
-                f"{self.name}, line {lines[r]}: column {c} is {table[r, c]}, not a finite number"
+                f"{self.name}, line {lines[r]}: {self._column_named(c)} is {table[r, c]}, not a "
+                "finite number"
             )
         if self.label_index is None:
             X = np.delete(table, self.dropped, axis=1) if self.dropped else table
@@ -170,6 +172,12 @@ class CSVSource:
         y = table[:, self.label_index].copy()
         X = np.delete(table, [self.label_index, *self.dropped], axis=1).astype(self.dtype)
         return DenseBlock(X=np.ascontiguousarray(X), y=y)
+
+    def _column_named(self, index: int) -> str:
+        """A column in an error: by its header name, else by its 0-based position."""
+        if self.columns is not None and index < len(self.columns):
+            return f"column {self.columns[index]!r}"
+        return f"column {index}"
 
     def _raise_row_error(self, buf: bytes, line_offset: int, first_line: int) -> None:
         text = buf.split(b"\n")[line_offset].decode("utf-8", "replace").rstrip("\r")
@@ -182,7 +190,7 @@ class CSVSource:
             )
         empty = [i for i, f in enumerate(fields) if not f]
         if empty:
-            raise DataFormatError(f"{where}: column {empty[0]} is empty")
+            raise DataFormatError(f"{where}: {self._column_named(empty[0])} is empty")
         raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
 
 

@@ -151,12 +151,12 @@ def test_tsv_without_header_label_last(tmp_path):
     [
         ("1,2", "line 4: found 2 columns, expected 3 (as on line 1)"),
         ("1,2,3,4", "line 4: found 4 columns, expected 3"),
-        ("1,,3", "line 4: column 1 is empty"),
-        ("1,abc,3", "line 4: value in column 1 'abc' is not a number (a text column is hashed "
+        ("1,,3", "line 4: column 'a' is empty"),
+        ("1,abc,3", "line 4, column 'a': 'abc' is not a number (a text column is hashed "
                     "with --categorical"),
         ("yes,1,3", "line 4: label 'yes' is not a number (a dataset stores numeric labels: map "
                     "text labels to numbers first"),
-        ("1,nan,3", "line 4: column 1 is nan, not a finite number"),
+        ("1,nan,3", "line 4: column 'a' is nan, not a finite number"),
     ],
 )
 def test_csv_errors_name_file_and_line(tmp_path, bad, match):
@@ -165,6 +165,13 @@ def test_csv_errors_name_file_and_line(tmp_path, bad, match):
     with pytest.raises(DataFormatError, match=r"bad\.csv, " + _re(match)):
         convert(src, tmp_path / "o.zarr")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+def test_csv_without_a_header_names_columns_by_position(tmp_path):
+    src = tmp_path / "bad.csv"
+    src.write_text("1,0.5,2\n-1,1,1\n1,,3\n")
+    with pytest.raises(DataFormatError, match=r"bad\.csv, line 3: column 1 is empty"):
+        convert(src, tmp_path / "o.zarr")
 
 
 @pytest.mark.parametrize("bad, match", [
