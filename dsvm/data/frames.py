@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -122,8 +122,11 @@ def check_missing(part: Any, numeric: list[str], where: str,
                   dtype: Any = np.float64) -> np.ndarray:
     """The numeric columns of ``part`` as a C-ordered array of ``dtype``; a missing or
     infinite value is refused, naming where it is."""
-    values = np.ascontiguousarray(
-        by_name(part)[numeric].to_numpy(dtype=dtype, na_value=np.nan))
+    frame = by_name(part)[numeric]
+    try:
+        values = np.ascontiguousarray(frame.to_numpy(dtype=dtype, na_value=np.nan))
+    except (ValueError, TypeError):  # text in a number column (one file of a folder, say)
+        _raise_not_a_number(frame, where)
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(values.sum()):  # one pass, no mask, in the common case
             return values
@@ -134,6 +137,24 @@ def check_missing(part: Any, numeric: list[str], where: str,
     what = "a missing value (NaN/NA)" if np.isnan(values[r, c]) else f"{values[r, c]}"
     raise ValueError(f"{where}, column {numeric[c]!r}, row {r}: {what}; fill or drop missing "
                      "values first (df.fillna(...) or df.dropna()).")
+
+
+def _raise_not_a_number(frame: Any, where: str) -> NoReturn:
+    """The first value of ``frame`` that is not a number, named by column and row: a Parquet
+    file whose column holds text where the others' hold numbers gave a bare "could not
+    convert string to float"."""
+    import pandas as pd
+
+    for name in frame.columns:
+        numbers = pd.to_numeric(frame[name], errors="coerce")
+        bad = np.flatnonzero(numbers.isna().to_numpy() & frame[name].notna().to_numpy())
+        if bad.size:
+            r = int(bad[0])
+            raise ValueError(
+                f"{where}, column {name!r}, row {r}: {frame[name].iloc[r]!r} is not a number "
+                f"(the column's type here: {frame[name].dtype}); give the column one type in "
+                "every file: numbers, or text/category to hash it")
+    raise ValueError(f"{where}: the columns {list(frame.columns)} do not convert to numbers.")
 
 
 def _record_batch(part: Any, values: np.ndarray, numeric: list[str], hashed: list[str],

@@ -74,6 +74,23 @@ def test_a_feature_column_neither_numbers_nor_text_is_named(frame, local_client)
         SVMClassifier(**_kw(local_client)).fit(bad, "label")
 
 
+def test_text_in_a_number_column_of_one_parquet_file_is_named(frame, local_client, tmp_path):
+    """One file of a folder holds the column as text: the frame's type comes from the first
+    file, and the partition's values used to fail as "could not convert string to float:
+    'forty'", naming neither the partition nor the column."""
+    import dask.dataframe as dd
+
+    parts = [frame.iloc[:100], frame.iloc[100:200].copy()]
+    parts[1]["b"] = parts[1]["b"].astype(str)
+    parts[1].iloc[7, parts[1].columns.get_loc("b")] = "forty"
+    for i, part in enumerate(parts):
+        part.to_parquet(tmp_path / f"p{i}.parquet")
+    ddf = dd.read_parquet(str(tmp_path / "p*.parquet"))
+    with pytest.raises(ValueError, match=r"partition 1, column 'b', row 7: 'forty' is not a "
+                                         r"number"):
+        SVMClassifier(**_kw(local_client)).fit(ddf[["a", "b", "c"]], ddf["label"])
+
+
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_a9a_from_parquet_equals_the_zarr_conversion(local_client, tmp_path):
