@@ -52,3 +52,14 @@ def test_grid_on_two_workers_equals_the_grid_in_process(tmp_path, _session_clien
     for key in ("split0_test_score", "split2_test_score", "mean_test_score"):
         np.testing.assert_allclose(remote_k.cv_results_[key], local_k.cv_results_[key])
     np.testing.assert_allclose(remote_k.coef_, local_k.coef_, rtol=1e-5, atol=1e-6)
+    # the other axes (#27): losses x class weights, each candidate's own solver on its views
+    # of the stacked state, travel and combine on the cluster as in this process
+    axes = dict(kw, losses=["hinge", "logistic"], class_weights=[None, "balanced"],
+                max_epochs=3, tol=None)
+    local_a = SVMClassifierCV(chunk_rows=200, **axes).fit(X, y)
+    remote_a = SVMClassifierCV(client=_session_client, **axes).fit(ds)
+    assert len(local_a.cv_results_["params"]) == 16
+    assert remote_a.best_params_ == local_a.best_params_
+    np.testing.assert_allclose(remote_a.cv_results_["mean_test_score"],
+                               local_a.cv_results_["mean_test_score"])
+    np.testing.assert_allclose(remote_a.coef_, local_a.coef_, rtol=1e-5, atol=1e-6)
