@@ -118,5 +118,18 @@ def validate_params(owner: str, params: dict[str, Any], constraints: dict[str, C
         if not constraint.is_satisfied_by(value):
             raise ValueError(
                 f"The {name!r} parameter of {owner} must be {constraint.describe()}. "
-                f"Got {value!r} instead."
+                f"Got {value!r} instead.{_did_you_mean(value, constraint)}"
             )
+
+
+def _did_you_mean(value: Any, constraint: Constraint) -> str:
+    """" Did you mean 'logistic'?" for a misspelt option (scikit-learn's ``loss="log_loss"``
+    is ``"logistic"`` here), else ""."""
+    import difflib
+
+    options = getattr(constraint, "values", None)
+    if not isinstance(value, str) or not options:
+        return ""
+    close = difflib.get_close_matches(value, [v for v in options if isinstance(v, str)], n=1,
+                                      cutoff=0.5)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -30,6 +30,19 @@ def test_bad_parameters_are_named(params, message, blobs):
         SVMClassifier(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("params, close", [({"loss": "log_loss"}, "logistic"),
+                                           ({"penalty": "L2"}, "l2"),
+                                           ({"solver": "pegasus"}, "pegasos")])
+def test_a_misspelt_option_gets_the_closest_one(params, close, blobs):
+    """scikit-learn's name (``loss="log_loss"``), a case slip or a typo: the closest option."""
+    X, y = blobs
+    with pytest.raises(ValueError, match=rf"instead\. Did you mean '{close}'\?$"):
+        SVMClassifier(**params).fit(X, y)
+    with pytest.raises(ValueError) as far:
+        SVMClassifier(loss="xyz").fit(X, y)
+    assert "Did you mean" not in str(far.value)
+
+
 def test_one_class_is_refused(blobs):
     X, _ = blobs
     with pytest.raises(ValueError, match=r"one class only \(\[1\]\)"):
