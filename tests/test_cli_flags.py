@@ -126,6 +126,20 @@ def test_a_value_the_estimator_refuses_is_one_line_naming_the_flag(tmp_path, cap
     assert not (tmp_path / "m.dsvm").exists()
 
 
+def test_a_mistyped_choice_gets_the_closest_one(tmp_path, capsys):
+    """argparse's "invalid choice" (Python 3.11 has no suggest_on_error): scikit-learn's
+    ``log_loss`` is ``logistic`` here; a choice nothing is close to gets no guess."""
+    args = ["train", str(tmp_path / "d.zarr"), "--out", str(tmp_path / "m.dsvm")]
+    with pytest.raises(SystemExit) as code:
+        main([*args, "--loss", "log_loss"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "invalid choice: 'log_loss'" in err and "did you mean 'logistic'?" in err, err
+    with pytest.raises(SystemExit):
+        main([*args, "--penalty", "zz"])
+    assert "did you mean" not in capsys.readouterr().err
+
+
 class _WithScale(BaseEstimator):
     """An estimator with parameters the table does not know: ``rescale`` ("auto" or a bool, shaped
     as SVMClassifier's ``scale``), a switch on by default, and a count

@@ -419,5 +419,21 @@ class CommandParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """A mistyped command line is one line on stderr, exit 2: argparse's message names
         the flag or value (``unrecognized arguments: --epoch 5``), and the usage it would
-        print first (25 lines for ``dsvm train``) hid it; ``--help`` shows the usage."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        print first (25 lines for ``dsvm train``) hid it; ``--help`` shows the usage. A
+        mistyped choice gets the closest one (``--loss log_loss``: 'logistic')."""
+        self.exit(2, f"{self.prog}: error: {message}{closest_choice(message)} "
+                     f"(see {self.prog} --help)\n")
+
+
+def closest_choice(message: str) -> str:
+    """"; did you mean 'logistic'?" for argparse's "invalid choice: 'log_loss' (choose from
+    'hinge', 'logistic', ...)", else "" (Python 3.12 argparse's ``suggest_on_error``)."""
+    import difflib
+    import re
+
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if found is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", found[2])
+    close = difflib.get_close_matches(found[1], choices, n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
