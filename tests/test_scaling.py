@@ -159,9 +159,29 @@ def test_partial_fit_continues_through_the_scaling_of_the_fit(cancer):
         clf.partial_fit(Xtr, ytr)
     assert clf.scaling_ is not None
     assert clf.score(Xte, yte) >= before - 0.02  # still a model of raw rows
-    # partial_fit alone never scales (one batch's statistics are not the data's)
-    fresh = SVMClassifier(solver="sgd", random_state=0).partial_fit(Xtr, ytr, classes=[0, 1])
+    # partial_fit alone never scales (one batch's statistics are not the data's), and says so
+    # where a column is unscaled, pointing at the caller's line
+    with pytest.warns(UserWarning, match=r"partial_fit trains on the rows as given .* column "
+                                         r"\d+ holds values up to") as caught:
+        fresh = SVMClassifier(solver="sgd", random_state=0).partial_fit(Xtr, ytr, classes=[0, 1])
     assert fresh.scaling_ is None
+    assert {w.filename for w in caught if "as given" in str(w.message)} == {__file__}
+
+
+def test_partial_fit_on_scaled_rows_or_after_a_fit_does_not_warn(cancer, blobs):
+    import warnings as w
+
+    X, y = blobs
+    Xtr, _, ytr, _ = cancer
+    with w.catch_warnings():
+        w.simplefilter("error", UserWarning)
+        SVMClassifier(solver="sgd", random_state=0).partial_fit(X, y, classes=np.unique(y))
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        clf = SVMClassifier(solver="sgd", random_state=0).fit(Xtr, ytr)
+    with w.catch_warnings():
+        w.simplefilter("error", UserWarning)  # (continues through the fit's scaling)
+        clf.partial_fit(Xtr, ytr)
 
 
 def test_a_dataset_is_scaled_by_the_workers_as_arrays_are_in_memory(tmp_path, cancer,

@@ -11,6 +11,7 @@ statistics are not the data's.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import ChunkStats
-from dsvm.features.scaling import Scaling, choose_scaling, merge_stats
+from dsvm.features.scaling import AUTO_LIMIT, Scaling, choose_scaling, merge_stats
 from dsvm.training.layout import stats_in_space
 from dsvm.training.progress import fit_note
 from dsvm.training.record import FittedModel
@@ -84,6 +85,30 @@ def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,
     if scaling.scales_target and spec.params.get("epsilon"):
         spec = spec.with_params(epsilon=float(spec.params["epsilon"]) / scaling.y_scale)
     return spec, map_source(source, scaling), scaling
+
+
+def warn_unscaled_batch(spec: FitSpec, engine: Engine, source: Source) -> None:
+    """Warn on the first ``partial_fit`` of rows in memory with a column that ``fit`` would
+    scale: ``partial_fit`` trains on them as given, and a raw column (incomes in the
+    millions) left its model at chance (0.51 on a table where ``fit`` reaches 0.87), silently.
+    A batch's statistics are not the data's, so it is not scaled; the warning says what to do.
+    """
+    if not source.in_memory or scale_mode(spec.params) is False or not scalable(spec.params):
+        return
+    stats = feature_stats(engine, source)
+    if stats is None or choose_scaling(stats, "auto", fit_intercept=spec.fit_intercept,
+                                       regression=not spec.classifies) is None:
+        return
+    column = int(np.argmax(stats.max_abs)) if stats.max_abs.size else 0
+    largest = float(stats.max_abs[column]) if stats.max_abs.size else 0.0
+    what = (f"column {column} holds values up to {largest:.4g}" if largest > AUTO_LIMIT
+            else f"the targets reach {stats.y_max_abs:.4g}")
+    warnings.warn(
+        f"{spec.estimator}.partial_fit trains on the rows as given (a batch's statistics are "
+        f"not the data's: it does not scale them), and {what}, above the {AUTO_LIMIT:g} at "
+        "which fit scales: they train poorly. Call fit once on a representative sample first "
+        "(partial_fit then scales as that fit did), or scale them before (StandardScaler, "
+        "MaxAbsScaler).", UserWarning, stacklevel=6)  # (the user's call of partial_fit)
 
 
 def fold_init(scaling: Scaling | None, coef: np.ndarray,

@@ -47,7 +47,7 @@ from dsvm.training.prepare import (
     training_map,
 )
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import scale_stage
+from dsvm.training.scaling import scale_stage, warn_unscaled_batch
 from dsvm.training.spec import FitSpec
 
 logger = logging.getLogger(__name__)
@@ -205,6 +205,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
                                                                         fresh=False)
         source = in_space(source, space)
         if previous is None:
+            warn_unscaled_batch(spec, engine, source)
             spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
             fmap = training_map(spec, engine, source, seed)
