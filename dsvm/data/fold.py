@@ -64,8 +64,27 @@ def row_hashes(seed: int, chunk: int, n_rows: int) -> np.ndarray:
         return splitmix64(chunk_key + rows * _GOLDEN)
 
 
+class HeldRows:
+    """What a set of held-out rows offers besides its ``held_mask``: the rows' positions, and
+    the mask of a window of chunks (:class:`RowFold`, :class:`OneFold`)."""
+
+    def held_mask(self, chunk: int, n_rows: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def held_rows(self, chunk: int, n_rows: int) -> np.ndarray:
+        """The positions (int64, ascending) of ``chunk``'s held-out rows."""
+        return np.flatnonzero(self.held_mask(chunk, n_rows)).astype(np.int64)
+
+    def window_mask(self, chunks: list[int], counts: list[int]) -> np.ndarray:
+        """The held-out mask of a window of chunks concatenated in the given order (each
+        chunk's rows decided on their own: the same as the chunks' masks one by one)."""
+        if not chunks:
+            return np.zeros(0, bool)
+        return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
+
+
 @dataclass(frozen=True)
-class RowFold:
+class RowFold(HeldRows):
     """The rows held out of every chunk, a pure function of (seed, chunk, row).
 
     Parameters
@@ -101,17 +120,6 @@ class RowFold:
     def held_mask(self, chunk: int, n_rows: int) -> np.ndarray:
         """True for the rows of ``chunk`` (``n_rows`` of them) that are held out."""
         return self.hashes(chunk, n_rows) < self.threshold
-
-    def held_rows(self, chunk: int, n_rows: int) -> np.ndarray:
-        """The positions (int64, ascending) of ``chunk``'s held-out rows."""
-        return np.flatnonzero(self.held_mask(chunk, n_rows)).astype(np.int64)
-
-    def window_mask(self, chunks: list[int], counts: list[int]) -> np.ndarray:
-        """The held-out mask of a window of chunks concatenated in the given order (each
-        chunk's rows decided on their own: the same as the chunks' masks one by one)."""
-        if not chunks:
-            return np.zeros(0, bool)
-        return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
 
 
 # Below this many rows a fold holds out exactly round(fraction n) rows (at least one, and one
@@ -192,7 +200,7 @@ class KFold:
 
 
 @dataclass(frozen=True)
-class OneFold:
+class OneFold(HeldRows):
     """The rows of fold ``f`` of a :class:`KFold`, with :class:`RowFold`'s interface (a fit
     that holds them out trains on the other k-1 folds: a fold stack of the grid)."""
 
@@ -207,14 +215,6 @@ class OneFold:
 
     def held_mask(self, chunk: int, n_rows: int) -> np.ndarray:
         return self.kfold.fold_of(chunk, n_rows) == self.f
-
-    def held_rows(self, chunk: int, n_rows: int) -> np.ndarray:
-        return np.flatnonzero(self.held_mask(chunk, n_rows)).astype(np.int64)
-
-    def window_mask(self, chunks: list[int], counts: list[int]) -> np.ndarray:
-        if not chunks:
-            return np.zeros(0, bool)
-        return np.concatenate([self.held_mask(c, n) for c, n in zip(chunks, counts)])
 
 
 def kfold_for(seed: int, n_splits: int, source: Any) -> KFold:
