@@ -362,21 +362,29 @@ def test_cli_trains_a_grid_saves_the_best_and_info_shows_the_table(tmp_path, cap
     assert len(lines) == 1 and "--alpha" in lines[0] and "1e-5,abc" in lines[0]
 
 
-def test_a_grid_resumed_from_its_checkpoint_is_the_uninterrupted_grid(tmp_path, capsys):
-    """checkpoint= writes the stacked state after every epoch; resume=True replays the
-    grid's bookkeeping (scores one epoch late, stopping rules, freezes and their counters)
-    from the history and ends where the uninterrupted grid ends: same alpha, model, scores
-    and epochs per candidate. Another grid of alphas is refused; the CLI takes --resume."""
+def fit_and_resume(tmp_path, kw):
+    """(the uninterrupted 8-epoch grid, the grid stopped at 3 epochs and resumed to 8, the
+    checkpoint, (X, y)) of ``SVMClassifierCV(**kw)``, checked to end alike: a candidate froze
+    on the way, and the same alpha and model."""
     X, y = problem(2)
     ckpt = tmp_path / "grid.ckpt"
-    kw = dict(alphas=[1e-5, 1e-4, 1e-3, 1e-2], solver="sgd", random_state=0, chunk_rows=CHUNK,
-              tol=3e-3, n_iter_no_change=2)
     full = SVMClassifierCV(max_epochs=8, **kw).fit(X, y)
     assert 0 < full.cv_results_["n_epochs"].min() < 8  # a candidate froze on the way
     SVMClassifierCV(max_epochs=3, checkpoint=ckpt, **kw).fit(X, y)
     resumed = SVMClassifierCV(max_epochs=8, checkpoint=ckpt, **kw).fit(X, y, resume=True)
     assert resumed.alpha_ == full.alpha_
     np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    return full, resumed, ckpt, (X, y)
+
+
+def test_a_grid_resumed_from_its_checkpoint_is_the_uninterrupted_grid(tmp_path, capsys):
+    """checkpoint= writes the stacked state after every epoch; resume=True replays the
+    grid's bookkeeping (scores one epoch late, stopping rules, freezes and their counters)
+    from the history and ends where the uninterrupted grid ends: same alpha, model, scores
+    and epochs per candidate. Another grid of alphas is refused; the CLI takes --resume."""
+    kw = dict(alphas=[1e-5, 1e-4, 1e-3, 1e-2], solver="sgd", random_state=0, chunk_rows=CHUNK,
+              tol=3e-3, n_iter_no_change=2)
+    full, resumed, ckpt, (X, y) = fit_and_resume(tmp_path, kw)
     for key in ("n_epochs", "test_score_by_epoch", "mean_test_score"):
         np.testing.assert_array_equal(resumed.cv_results_[key], full.cv_results_[key])
     np.testing.assert_allclose(resumed.cv_results_["test_objective_by_epoch"],

@@ -14,7 +14,7 @@ from dsvm.data.sources import ArraySource
 from dsvm.solvers.grid import STACK_N_AVG, STACK_T, candidate_view
 from dsvm.training.grid import fit_grid
 from dsvm.training.spec import FitSpec
-from tests.test_cv import CHUNK, ROWS, fit_leaving_out, problem
+from tests.test_cv import CHUNK, ROWS, fit_and_resume, fit_leaving_out, problem
 
 
 def folds_of(random_state: int, k: int, X: np.ndarray) -> KFold:
@@ -190,16 +190,9 @@ def test_cv_results_in_scikit_learns_layout_and_bad_values():
 def test_a_kfold_grid_resumed_from_its_checkpoint_is_the_uninterrupted_grid(tmp_path):
     """As the held-out share's: the stacks, their counters and the fold scores replayed; a
     checkpoint of other folds is refused."""
-    X, y = problem(2)
-    ckpt = tmp_path / "grid.ckpt"
     kw = dict(alphas=[1e-5, 1e-4, 1e-3, 1e-2], cv=3, solver="sgd", random_state=0,
               chunk_rows=CHUNK, tol=3e-2, n_iter_no_change=2)
-    full = SVMClassifierCV(max_epochs=8, **kw).fit(X, y)
-    assert 0 < full.cv_results_["n_epochs"].min() < 8  # a candidate froze on the way
-    SVMClassifierCV(max_epochs=3, checkpoint=ckpt, **kw).fit(X, y)
-    resumed = SVMClassifierCV(max_epochs=8, checkpoint=ckpt, **kw).fit(X, y, resume=True)
-    assert resumed.alpha_ == full.alpha_
-    np.testing.assert_array_equal(resumed.coef_, full.coef_)
+    full, resumed, ckpt, (X, y) = fit_and_resume(tmp_path, kw)
     for key in ("n_epochs", "test_score_by_epoch", "mean_test_score", "split2_test_score"):
         np.testing.assert_array_equal(resumed.cv_results_[key], full.cv_results_[key])
     with pytest.raises(ValueError, match="cv=3 but this grid has cv=4"):
