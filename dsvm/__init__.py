@@ -36,7 +36,8 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:
-    from dsvm.data import Dataset, convert, open_dataset, write_arrays, write_synthetic  # noqa: F401
+    from dsvm.data import Dataset, open_dataset, write_arrays, write_synthetic  # noqa: F401
+    from dsvm.data.convert import convert  # noqa: F401
     from dsvm.data.predictions import read_predictions  # noqa: F401
     from dsvm.estimators import (  # noqa: F401
         SVMClassifier,

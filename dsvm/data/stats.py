@@ -68,13 +68,15 @@ def block_stats(chunk: int, block: Block) -> FeatureStats:
     y = np.asarray(block.y, dtype=np.float64)
     y_max = float(np.abs(y).max()) if len(y) else 0.0
     if isinstance(block, CSRBlock):
-        d, values = block.n_features, np.abs(block.data.astype(np.float64))
-        max_abs = np.zeros(d)
-        np.maximum.at(max_abs, block.indices, values)
+        # (imported here: reading a dataset's statistics, `dsvm info`, loads no numba)
+        from dsvm.kernels.column_stats import add_column_stats
+
+        d = block.n_features
+        max_abs, count, sum_sq = np.zeros(d), np.zeros(d, np.int64), np.zeros(d)
+        add_column_stats(block.indices, block.data, max_abs, count, sum_sq)  # (one pass)
         return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
             chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))},
-            stored_count=np.bincount(block.indices, minlength=d).astype(np.int64),
-            stored_sum_sq=np.bincount(block.indices, weights=values * values, minlength=d))
+            stored_count=count, stored_sum_sq=sum_sq)
     d = block.X.shape[1]
     max_abs, col, col_sq = np.zeros(d), np.zeros(d), np.zeros(d)
     for _, X in float64_rows(block.X):  # float64 sums, a slice of rows at a time
