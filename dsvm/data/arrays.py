@@ -157,5 +157,5 @@ def _write_blocks(
                                         n_samples=n_samples)
     return _write(blocks, dst, name="write_arrays input", n_features=n_features, layout=layout,
                   dtype=dt, chunk_rows=chunk_rows, overwrite=overwrite, provenance=provenance,
-                  storage_options=storage_options, chunk_reason=reason, codec=codec,
+                  storage_options=storage_options, attrs={"chunk_reason": reason}, codec=codec,
                   feature_order=feature_order)

@@ -2,7 +2,8 @@
 
 Numeric columns become features as they are; categorical columns are hashed (dsvm.data.hashing)
 into a CSR block; a missing numeric value is an error naming the file, the row group or line,
-the column and the row, unless ``fill_missing`` gives the value to use.
+the column and the row, unless ``fill_missing`` gives the value to use. A text label column
+(``names``) is stored as codes of its names (dsvm.data.label_names).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import scipy.sparse as sp
 
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.hashing import HashSpec, arrow_codes, hashed_columns, transform_numeric
+from dsvm.data.label_names import LabelNames
 from dsvm.exceptions import DataFormatError
 
 
@@ -63,6 +65,7 @@ class BatchConverter:
     dtype: np.dtype
     fill_missing: float | None = None
     spec: HashSpec | None = None
+    names: LabelNames | None = None  # the label column holds text: its names
 
     @property
     def n_features(self) -> int:
@@ -91,7 +94,29 @@ class BatchConverter:
     def labels(self, batch: Any, where: Where) -> np.ndarray:
         if self.label is None:
             return np.full(batch.num_rows, np.nan)
+        if self.names is not None:
+            return self.text_labels(batch, where)
         return self.values(batch, self.label, where, None)
+
+    def text_labels(self, batch: Any, where: Where) -> np.ndarray:
+        """Codes of the label column's names: each distinct name of the batch is looked up
+        once (a dictionary encoding), not each row."""
+        import pyarrow.compute as pc
+
+        assert self.label is not None and self.names is not None
+        arr = batch.column(self.label)
+        if arr.null_count:
+            r = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
+            raise DataFormatError(f"{where.row(self.label, r)}: missing label")
+        if not hasattr(arr, "dictionary_decode"):
+            arr = arr.cast("string").dictionary_encode()
+        names = np.asarray(arr.dictionary.cast("string").to_pylist(), dtype=object)
+        indices = np.asarray(arr.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        # only the names the rows use: a slice of a dictionary column keeps the whole dictionary
+        used = np.unique(indices)
+        codes = np.zeros(names.shape[0], dtype=np.float64)
+        codes[used] = self.names.encode(names[used])
+        return codes[indices]
 
     def block(self, batch: Any, where: Where) -> DenseBlock | CSRBlock:
         n = batch.num_rows

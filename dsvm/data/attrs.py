@@ -74,7 +74,7 @@ _MIN_NNZ_CHUNK = 1024
 _RESERVED_ATTRS = frozenset(
     {"dsvm_format", "complete", "n_samples", "n_features", "n_chunks", "chunk_rows", "layout",
      "dtype", "classes", "class_counts", "nnz", "has_sample_weight", "labeled", "codec",
-     "feature_order"}
+     "feature_order", "label_names"}
 )
 
 

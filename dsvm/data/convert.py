@@ -361,9 +361,11 @@ def _convert(o: _Options) -> Dataset:
                      provenance=provenance, storage_options=o.storage_options,
                      attrs={"shuffled": bool(o.shuffle),
                             "shuffle_seed": int(o.seed) if o.shuffle else None,
-                            "hashing": None if spec is None else spec.attrs()},
-                     labeled=opened.source.labeled, chunk_reason=reason, codec=o.codec,
-                     feature_order=o.feature_order)
+                            "hashing": None if spec is None else spec.attrs(),
+                            "chunk_reason": reason},
+                     labeled=opened.source.labeled, codec=o.codec,
+                     feature_order=o.feature_order,
+                     label_names=getattr(opened.source, "label_names", None))
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:

@@ -1,4 +1,8 @@
 """Delimited text (CSV/TSV) as dense row blocks, with one label column.
+
+The label column holds numbers, or text names ("yes"/"no"): which, the first data row says
+(:func:`sniff_labels`). Names are stored as codes with the dataset's ``label_names``
+(dsvm.data.label_names); a label column holds numbers or names, not both.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import DenseBlock
+from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     _QUOTE,
     BLOCK_BYTES,
@@ -24,18 +29,69 @@ from dsvm.data.text import (
 from dsvm.exceptions import DataFormatError
 
 # What to do about text where a number was expected, in the errors that find it
-TEXT_LABELS = ("a dataset stores numeric labels: map text labels to numbers first, e.g. "
-               "yes -> 1 and no -> 0; a DataFrame with text labels trains as it is")
+TEXT_LABELS = ("the first row's label is a number, so the labels are read as numbers; a label "
+               "column holds numbers or text names (yes/no), not both")
 TEXT_COLUMNS = "a text column is hashed with --categorical / categorical=[...]"
 
 
 def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
     """The first non-blank line of a text file and its 1-based number."""
+    return next(iter(_first_lines(src, storage_options, 1)), (b"", 0))
+
+
+def _first_lines(src: str | os.PathLike[str], storage_options: dict | None,
+                 n: int) -> list[tuple[bytes, int]]:
+    """The first ``n`` non-blank lines of a text file (or fewer) and their 1-based numbers."""
+    found: list[tuple[bytes, int]] = []
     for buf, line in iter_text_blocks(src, storage_options, 1 << 16):
         for offset, text in enumerate(buf.split(b"\n")):
             if text.strip():
-                return text, line + offset
-    return b"", 0
+                found.append((text, line + offset))
+                if len(found) == n:
+                    return found
+    return found
+
+
+def second_fields(src: str | os.PathLike[str], storage_options: dict | None, delimiter: str,
+                  name: str) -> list[str] | None:
+    """The fields of a text file's second non-blank line (None: it has one line)."""
+    lines = _first_lines(src, storage_options, 2)
+    if len(lines) < 2:
+        return None
+    text, number = lines[1]
+    return _split_fields(text.decode("utf-8", "replace").rstrip("\r"), delimiter,
+                         f"{name}, line {number}")
+
+
+def position(column: int | str | None, n_cols: int) -> int | None:
+    """A column given by position (an int, or a string of digits) in range; else None."""
+    if isinstance(column, str) and column.lstrip("-").isdigit():
+        column = int(column)
+    if isinstance(column, (int, np.integer)) and -n_cols <= column < n_cols:
+        return int(column) % n_cols
+    return None
+
+
+def sniff_labels(fields: list[str], second: list[str] | None, label_at: int | None,
+                 header: bool, skip: frozenset[int] = frozenset()) -> bool:
+    """Whether the first line (``fields``) is a header, ``header`` being the guess from its
+    fields alone (some are not numbers), for a label column at ``label_at`` (None: named,
+    or none). Columns ``skip`` hold text anyway (categorical).
+
+    A first line whose only text outside ``skip`` is its label is a header above numeric
+    labels (feature names that are numbers) or a first row with a text label: the second line
+    decides, its label a number (a header, as before text labels were read) or text (rows)."""
+    if not header or label_at is None or second is None or label_at >= len(second):
+        return header
+    only_label = all(is_number(f) for i, f in enumerate(fields)
+                     if i != label_at and i not in skip)
+    return not (only_label and not is_number(second[label_at]))
+
+
+def text_labels(row: list[str] | None, label_at: int | None) -> bool:
+    """Whether the labels are text: the first data row's label is not a number."""
+    return (label_at is not None and row is not None and label_at < len(row)
+            and bool(row[label_at]) and not is_number(row[label_at]))
 
 
 class CSVSource:
@@ -64,7 +120,9 @@ class CSVSource:
         if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
-        self.has_header = not all(is_number(f) for f in fields)
+        second = second_fields(src, storage_options, self.delimiter, self.name)
+        self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
+                                       not all(is_number(f) for f in fields))
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
         self.labeled = label_column is not None
@@ -75,6 +133,9 @@ class CSVSource:
                 "(pass delimiter=..., or label_column=None for data without labels)"
             )
         self.label_index = None if label_column is None else self._label_index(label_column)
+        first_row = second if self.has_header else fields
+        self.label_names = (LabelNames(self.name) if text_labels(first_row, self.label_index)
+                            else None)
         dropped = {self._column_index(c, "drop= / --drop") for c in drop}
         self.dropped = sorted(dropped - {self.label_index})
         if self.n_cols - self.labeled - len(self.dropped) < 1:
@@ -145,6 +206,9 @@ class CSVSource:
         wrong = content & ((fields != self.n_cols) | (per_line != self.n_cols))
         if wrong.any():
             self._raise_row_error(buf, int(np.flatnonzero(wrong)[0]), first_line)
+        names = None
+        if self.label_names is not None:  # the label tokens: read as text, parsed as 0
+            names, text = self._label_tokens(text)
         try:
             values, _ = _parse_numbers(text, exact=self.dtype != np.float32)
         except _BadToken as exc:
@@ -170,8 +234,26 @@ class CSVSource:
             return DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype),
                               y=np.full(table.shape[0], np.nan))
         y = table[:, self.label_index].copy()
+        if names is not None:
+            y = names
         X = np.delete(table, [self.label_index, *self.dropped], axis=1).astype(self.dtype)
         return DenseBlock(X=np.ascontiguousarray(X), y=y)
+
+    def _label_tokens(self, text: _Text) -> tuple[np.ndarray, _Text]:
+        """(the codes of the block's text labels, the block with each label's bytes replaced
+        by '0's: the number parser reads the rest as before, and no byte of a label, a dot
+        say, is taken for part of a number)."""
+        assert self.label_names is not None and self.label_index is not None
+        k = np.arange(self.label_index, text.starts.shape[0], self.n_cols)
+        starts, stops = text.starts[k], text.stops[k]
+        codes = self.label_names.encode(_token_strings(text.buf, starts, stops))
+        inside = np.zeros(len(text.buf) + 1, dtype=np.int8)
+        inside[starts], inside[stops] = 1, -1  # (tokens are apart: no position is both)
+        raw = np.frombuffer(text.buf, dtype=np.uint8).copy()
+        raw[np.cumsum(inside[:-1]) > 0] = ord("0")
+        zeroed = _Text(raw.tobytes())
+        zeroed.starts, zeroed.stops = text.starts, text.stops  # the same tokens
+        return codes, zeroed
 
     def _column_named(self, index: int) -> str:
         """A column in an error: by its header name, else by its 0-based position."""
@@ -192,6 +274,12 @@ class CSVSource:
         if empty:
             raise DataFormatError(f"{where}: {self._column_named(empty[0])} is empty")
         raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
+
+
+def _token_strings(buf: bytes, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The tokens ``buf[starts[i]:stops[i]]`` as an array of str."""
+    return np.array([buf[a:b].decode("utf-8", "replace")
+                     for a, b in zip(starts.tolist(), stops.tolist())], dtype=object)
 
 
 def _sniff_delimiter(name: str, line: str) -> str:

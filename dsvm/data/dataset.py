@@ -24,7 +24,9 @@ Attributes: ``dsvm_format`` (1), ``complete`` (written True last), ``n_samples``
 ``n_chunks``, ``chunk_rows`` (the nominal row count of a chunk; the offsets are the
 ``chunk_starts`` array), ``layout``, ``dtype``, ``labeled`` (False for data converted without
 labels, to be scored only; absent means True), ``classes`` (sorted distinct labels, or None
-beyond 1000 distinct values), ``class_counts``, ``nnz`` (sparse), ``has_sample_weight``,
+beyond 1000 distinct values), ``class_counts``, ``label_names`` (text labels: the sorted names,
+label ``i`` in ``y`` standing for ``label_names[i]``; absent for numeric labels; see
+dsvm.data.label_names), ``nnz`` (sparse), ``has_sample_weight``,
 ``provenance``, ``shuffled``, ``shuffle_seed``, ``feature_order`` ("frequency": the sparse
 features were renumbered by descending count, the map kept in the group ``feature_layout``:
 ``order`` int32 (n_features,), the user's id of each stored feature, and ``counts`` int64, the
@@ -126,6 +128,12 @@ class Dataset:
     def classes(self) -> np.ndarray | None:
         classes = self.attrs.get("classes")
         return None if classes is None else np.asarray(classes, dtype=np.float64)
+
+    @property
+    def label_names(self) -> list[str] | None:
+        """The text labels' names (code i is ``label_names[i]``); None: numeric labels."""
+        names = self.attrs.get("label_names")
+        return None if names is None else [str(n) for n in names]
 
     @property
     def has_sample_weight(self) -> bool:
@@ -312,8 +320,10 @@ class Dataset:
             if sizes.size else 0,
             "chunk_reason": self.attrs.get("chunk_reason", "not recorded"),
             "labels": ("unlabeled" if not self.labeled else "classes"
+                       + (" (text: codes of label_names)" if self.label_names else "")
                        if self.attrs.get("classes") is not None else "targets"),
             "classes": self.attrs.get("classes"),
+            **({"label_names": self.label_names} if self.label_names is not None else {}),
             "class_counts": self.attrs.get("class_counts"),
             "has_sample_weight": self.has_sample_weight,
             "nnz": self.nnz,

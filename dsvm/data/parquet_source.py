@@ -5,6 +5,9 @@ bounded whatever the file size. Features are the numeric (and boolean) columns o
 label, or the ``feature_columns`` given; a column of any other type is an error unless it is
 declared categorical (hashed, see dsvm.data.hashing). Missing values are an error naming the
 file, row group, column and row, unless ``fill_missing`` gives the value to use instead.
+The label column holds numbers (booleans: 0/1) or text (string or category): text labels are
+stored as codes with the dataset's ``label_names`` (dsvm.data.label_names); the first file's
+schema says which.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.hashing import hash_spec
+from dsvm.data.label_names import LabelNames
 from dsvm.exceptions import DataFormatError
 
 BATCH_BYTES = 16 << 20
@@ -67,6 +71,8 @@ def _kind_of(arrow_type: Any) -> str:
         return "numeric"
     if pt.is_dictionary(arrow_type):
         return _kind_of(arrow_type.value_type)
+    if pt.is_string(arrow_type) or pt.is_large_string(arrow_type):
+        return "text"
     return "other"
 
 
@@ -109,8 +115,10 @@ class ParquetSource:
         self.columns = self._feature_columns(schema, feature_columns)
         self.spec = hash_spec(self.categorical, hash_bits, self.columns, dropped=self.dropped)
         self.sparse = self.spec is not None
+        text = self.labeled and _kind_of(schema.field(self.label_column).type) == "text"
+        self.label_names = LabelNames(self.name) if text else None
         self.converter = BatchConverter(self.columns, self.label_column, self.dtype,
-                                        self.fill_missing, self.spec)
+                                        self.fill_missing, self.spec, self.label_names)
         self.n_features: int | None = self.converter.n_features
         self.n_samples = sum(self._open(f).metadata.num_rows for f in self.files)
 
@@ -131,10 +139,10 @@ class ParquetSource:
             if missing:
                 raise DataFormatError(
                     f"{first}: {what} {missing[0]!r} is not a column; the columns are {names}")
-        if self.labeled and _kind_of(schema.field(self.label_column).type) != "numeric":
+        if self.labeled and _kind_of(schema.field(self.label_column).type) == "other":
             raise DataFormatError(
                 f"{first}: label column {self.label_column!r} has type "
-                f"{schema.field(self.label_column).type}; labels must be numbers")
+                f"{schema.field(self.label_column).type}; labels must be numbers or text")
         skip = {self.label_column, *self.categorical}
         cols = list(given) if given is not None else [c for c in names if c not in skip]
         cols = [c for c in cols if c not in self.dropped]

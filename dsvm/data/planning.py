@@ -16,6 +16,7 @@ import numpy as np
 from dsvm.data.attrs import DEFAULT_CODEC, DTYPES
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.data.dataset import Dataset
+from dsvm.data.label_names import LabelNames
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.writer import DatasetWriter
 from dsvm.exceptions import DataFormatError
@@ -130,8 +131,10 @@ def _check_labels(writer: DatasetWriter, name: str) -> None:
     counts = writer.label_counts
     if counts is not None and len(counts) == 1:
         (value,) = counts
+        names = writer.label_names
+        shown = f"{value:g}" if names is None else repr(names.sorted()[0][0])
         warnings.warn(
-            f"{name}: all {writer.n_samples} samples have the label {value:g}: converted (a "
+            f"{name}: all {writer.n_samples} samples have the label {shown}: converted (a "
             "test shard can be one class), but a classifier trained on it alone needs a second "
             "class (check label_column= or the labels file if it should have one)",
             UserWarning, stacklevel=4)
@@ -156,12 +159,16 @@ def _write(
     blocks: Iterable[Block], dst: str | os.PathLike[str], *, name: str, n_features: int,
     layout: str, dtype: np.dtype, chunk_rows: int, overwrite: bool, provenance: dict,
     storage_options: dict | None, attrs: dict | None = None, labeled: bool = True,
-    chunk_reason: str | None = None, codec: str = DEFAULT_CODEC, feature_order: str = "given",
+    codec: str = DEFAULT_CODEC, feature_order: str = "given",
+    label_names: LabelNames | None = None,
 ) -> Dataset:
     """Append every block to a new dataset; on any error nothing is left at ``dst``.
 
     The next block is read while the current one is written (:func:`read_ahead`).
+    ``attrs["chunk_reason"]``: how ``chunk_rows`` was chosen ("given" when absent).
+    ``label_names``: the blocks' labels are codes of these text labels (the source's).
     """
+    chunk_reason = (attrs or {}).get("chunk_reason")
     ahead = read_ahead(blocks)
     # chunk_rows chosen here (not given): a source whose rows were not counted (CSV, Criteo,
     # svmlight read once) may turn out to fit in one chunk; the writer then splits it
@@ -172,6 +179,8 @@ def _write(
                            storage_options=storage_options, source_name=name,
                            labeled=labeled, codec=codec, feature_order=feature_order,
                            plan_small=split_counted if planned else None) as writer:
+            if label_names is not None:
+                writer.name_labels(label_names)
             for block in ahead:
                 writer.append(block)
             _check_labels(writer, name)

@@ -24,6 +24,7 @@ import numpy as np
 from dsvm.data.block_ops import coerce_block, concat_blocks, take_rows
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.dataset import Dataset, open_dataset
+from dsvm.data.label_names import LabelNames
 from dsvm.data.writer import DatasetWriter
 
 logger = logging.getLogger(__name__)
@@ -158,6 +159,8 @@ def shuffle_dataset(
                            inputs=(ds.url,),
                            # the rows keep the ids they are stored in, and so their map
                            feature_order=ds.feature_layout() or "given") as writer:
+            if ds.label_names is not None:  # the codes are kept: so are their names
+                writer.name_labels(LabelNames.known(ds.label_names, ds.url))
             for block in blocks:
                 writer.append(block)
             writer.update_attrs({"shuffled": True, "shuffle_seed": int(seed)})

@@ -216,9 +216,14 @@ def _csr_rows(X: sp.csr_matrix, lo: int, hi: int, y: np.ndarray,
 
 @dataclass
 class DatasetSource:
-    """A dsvm zarr dataset: workers open it by URL and read their chunks themselves."""
+    """A dsvm zarr dataset: workers open it by URL and read their chunks themselves.
+
+    ``recode``: text labels stored as codes of the dataset's ``label_names``, read as codes
+    of a model's classes (stored code c becomes ``recode[c]``): a test set converted alone
+    names a subset of the classes, coded in its own order. None: labels as stored."""
 
     dataset: Dataset
+    recode: np.ndarray | None = None
 
     in_memory = False
     on_cluster = False
@@ -253,7 +258,7 @@ class DatasetSource:
                 f"Dataset {self.dataset.url} records no class labels (more than 1000 distinct "
                 "target values: a regression dataset?); SVMClassifier needs class labels."
             )
-        return np.asarray(classes, dtype=np.float64)
+        return np.sort(self._recoded(np.asarray(classes, dtype=np.float64)))
 
     def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """The counts the dataset records (its ``class_counts`` attribute: no pass over it)."""
@@ -263,17 +268,25 @@ class DatasetSource:
             raise ValueError("class_weight='balanced' needs the class counts of "
                              f"{self.describe()}, which it does not record (convert it again "
                              "with this dsvm).")
-        return np.asarray(classes, dtype=np.float64), np.asarray(recorded)
+        values = self._recoded(np.asarray(classes, dtype=np.float64))
+        order = np.argsort(values, kind="stable")
+        return values[order], np.asarray(recorded)[order]
+
+    def _recoded(self, y: np.ndarray) -> np.ndarray:
+        return y if self.recode is None else self.recode[y.astype(np.int64)]
+
+    def _recoded_block(self, block: Block) -> Block:
+        return block if self.recode is None else replace(block, y=self._recoded(block.y))
 
     def chunk_n_rows(self, i: int) -> int:
         return int(self.dataset.chunk_n_rows(i))
 
     def read_chunk(self, i: int) -> Block:
-        return self.dataset.read_chunk(i)
+        return self._recoded_block(self.dataset.read_chunk(i))
 
     def read_chunks(self, ids: list[int]) -> list[Block]:
         """Several chunks in one buffer (:meth:`dsvm.data.dataset.Dataset.read_chunks`)."""
-        return list(self.dataset.read_chunks(ids))
+        return [self._recoded_block(b) for b in self.dataset.read_chunks(ids)]
 
     def describe(self) -> str:
         return str(self.dataset.url)

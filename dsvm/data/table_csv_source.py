@@ -11,6 +11,10 @@ strings); empty fields are missing values: no token for a categorical column, 0 
 for an integer column unless ``fill_missing`` says otherwise. The integer columns are counts
 with heavy tails: they are stored as sign(x) log(1 + |x|) (``numeric_transform="log1p"``,
 the default for this format; see dsvm.data.hashing).
+
+A label column of text names ("yes"/"no"; the first data row says, as for the plain CSV reader)
+is read as strings and stored as codes with the dataset's ``label_names``
+(dsvm.data.label_names).
 """
 
 from __future__ import annotations
@@ -30,8 +34,13 @@ from dsvm.data.csv_source import (
     _first_line,
     _sniff_delimiter,
     _split_fields,
+    position,
+    second_fields,
+    sniff_labels,
+    text_labels,
 )
 from dsvm.data.hashing import hash_spec
+from dsvm.data.label_names import LabelNames
 from dsvm.data.text import is_number, iter_text_blocks, open_binary
 from dsvm.exceptions import DataFormatError
 
@@ -48,14 +57,18 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:300]
 
 
-def _has_header(fields: list[str], categorical: Sequence[int | str]) -> bool:
+def _has_header(fields: list[str], categorical: Sequence[int | str],
+                second: list[str] | None, label_column: int | str | None) -> bool:
     """Categorical columns named: the first line must be a header. Given by position: it is
-    one when a field of another column is not a number."""
+    one when a field of another column is not a number, unless that is only the label's and
+    the second line's label is text too (rows with text labels: :func:`sniff_labels`)."""
     if not all(isinstance(c, (int, np.integer)) or str(c).lstrip("-").isdigit()
                for c in categorical):
         return True
     cats = {int(c) % len(fields) for c in categorical}
-    return not all(is_number(f) for i, f in enumerate(fields) if f and i not in cats)
+    header = not all(is_number(f) for i, f in enumerate(fields) if f and i not in cats)
+    return sniff_labels(fields, second, position(label_column, len(fields)), header,
+                        frozenset(cats))
 
 
 class TableCSVSource:
@@ -84,6 +97,7 @@ class TableCSVSource:
         text = line.decode("utf-8", "replace").rstrip("\r")
         self.delimiter = delimiter or _sniff_delimiter(self.name, text)
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
+        second = second_fields(src, storage_options, self.delimiter, self.name)
         if column_names is not None:
             self.has_header, self.names = False, list(column_names)
             if len(fields) != len(self.names):
@@ -91,16 +105,20 @@ class TableCSVSource:
                     f"{self.name}, line {self.header_line}: found {len(fields)} fields, "
                     f"expected {len(self.names)}")
         else:
-            self.has_header = _has_header(fields, categorical)
+            self.has_header = _has_header(fields, categorical, second, label_column)
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
         self.label = None if label_column is None else self._column(label_column, "label_column")
+        first_row = second if self.has_header else fields
+        named = self.label is not None and text_labels(first_row, self.names.index(self.label))
+        self.label_names = LabelNames(self.name) if named else None
         cats = [self._column(c, "categorical") for c in categorical]
         dropped = {self._column(c, "drop= / --drop") for c in drop}
         cats = [c for c in cats if c not in dropped]
         numeric = [c for c in self.names if c != self.label and c not in cats + list(dropped)]
         self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform, dropped)
         self.labeled = self.label is not None
-        self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec)
+        self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec,
+                                        self.label_names)
         self.n_features: int | None = self.converter.n_features
 
     def _column(self, col: int | str, what: str) -> str:
@@ -119,7 +137,7 @@ class TableCSVSource:
 
         types = {c: pa.float64() for c in self.converter.numeric}
         if self.label is not None:
-            types[self.label] = pa.float64()
+            types[self.label] = pa.float64() if self.label_names is None else pa.string()
         for c in self.spec.categorical if self.spec else []:
             types[c] = pa.string()
         return pcsv.open_csv(

@@ -38,6 +38,7 @@ from dsvm.data.feature_layout import (
     frequency_layout,
     renumbered,
 )
+from dsvm.data.label_names import LabelNames, recode_stored
 from dsvm.data.location import _Location, _make_parents, _remove, check_destination
 from dsvm.data.stats import STATS_GROUP, RunningStats
 from dsvm.exceptions import DataLayoutError
@@ -95,6 +96,10 @@ class DatasetWriter:
     read and write of the CSR arrays). A :class:`FeatureLayout` instead: the rows appended
     are already in it (a rewrite of a renumbered dataset, e.g. ``shuffle_dataset``); it is
     kept with them.
+
+    Text labels: the rows' ``y`` hold provisional codes of a :class:`LabelNames`
+    (:meth:`name_labels`); at close ``y`` is rewritten into the names' sorted order and the
+    names are stored as the attribute ``label_names`` (see dsvm.data.label_names).
 
     Memory: at most one chunk of pending rows plus the block being appended.
     """
@@ -158,6 +163,7 @@ class DatasetWriter:
         self._arrays: dict[str, Any] | None = None
         self._appenders: dict[str, _Appender1D] = {}
         self._label_counts: dict[float, int] | None = {} if self.labeled else None
+        self.label_names: LabelNames | None = None
         self._has_sw: bool | None = None
         self._stats = RunningStats(self.n_features, sparse=layout == "sparse")
         self.dataset: Dataset | None = None
@@ -189,6 +195,13 @@ class DatasetWriter:
         if clash:
             raise ValueError(f"attributes {sorted(clash)} are managed by the writer")
         self._extra_attrs.update(attrs)
+
+    def name_labels(self, names: LabelNames) -> None:
+        """The labels appended are codes of ``names`` (text labels), sorted at close."""
+        if not self.labeled:
+            raise ValueError(f"DatasetWriter for {self.url}: an unlabeled dataset has no "
+                             "label names")
+        self.label_names = names
 
     def append(self, block: Block) -> None:
         """Append rows; any number per call (the writer re-chunks them)."""
@@ -363,6 +376,11 @@ class DatasetWriter:
             stats.create_array(name, shape=value.shape, chunks=value.shape, dtype="float64",
                                **kw)[...] = value
         labels = self._label_counts
+        if self.label_names is not None and labels is not None:
+            names, table = self.label_names.sorted()
+            recode_stored(self._arrays["y"], self._chunk_starts, table)
+            labels = {float(table[int(c)]): n for c, n in labels.items()}
+            self._extra_attrs["label_names"] = names
         classes = None if labels is None else sorted(labels)
         attrs: dict[str, Any] = {
             "n_samples": self._n_written,

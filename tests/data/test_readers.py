@@ -154,8 +154,8 @@ def test_tsv_without_header_label_last(tmp_path):
         ("1,,3", "line 4: column 'a' is empty"),
         ("1,abc,3", "line 4, column 'a': 'abc' is not a number (a text column is hashed "
                     "with --categorical"),
-        ("yes,1,3", "line 4: label 'yes' is not a number (a dataset stores numeric labels: map "
-                    "text labels to numbers first"),
+        ("yes,1,3", "line 4: label 'yes' is not a number (the first row's label is a number, "
+                    "so the labels are read as numbers; a label column holds numbers or text"),
         ("1,nan,3", "line 4: column 'a' is nan, not a finite number"),
     ],
 )
@@ -175,7 +175,7 @@ def test_csv_without_a_header_names_columns_by_position(tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    ("yes,1,b", "column 'y': 'yes' is not a number (a dataset stores numeric labels"),
+    ("yes,1,b", "column 'y': 'yes' is not a number (the first row's label is a number"),
     ("1,old,b", "column 'a': 'old' is not a number (a text column is hashed with --categorical"),
 ])
 def test_csv_with_categorical_columns_names_the_column_of_text_in_numbers(tmp_path, bad, match):
