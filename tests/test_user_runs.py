@@ -123,13 +123,16 @@ def test_a_missing_value_is_named_by_its_column_and_a_missing_label_by_its_row()
 def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_path):
     # with --categorical, a bad value on line 1234 was "after line 1: In CSV column #2: CSV
     # conversion error to double: invalid value 'abc'" (pyarrow's block, its column number);
-    # text labels the same, and a Parquet file given as CSV a _csv.Error traceback
+    # a text label among numeric ones the same, and a Parquet file given as CSV a _csv.Error
+    # traceback
     import dsvm
 
     frame = _people(1500)
-    frame.to_csv(tmp_path / "text_labels.csv", index=False)
     frame["label"] = (frame.label == "yes").astype(int)
     frame.to_parquet(tmp_path / "rows.parquet")
+    mixed = frame.astype({"label": object})
+    mixed.iloc[5, mixed.columns.get_loc("label")] = "yes"  # line 7 of the file
+    mixed.to_csv(tmp_path / "mixed_labels.csv", index=False)
     frame = frame.astype({"score": object})
     frame.iloc[1232, 1] = "abc"  # line 1234 of the file: a header, then row 0 on line 2
     frame.to_csv(tmp_path / "bad.csv", index=False)
@@ -137,9 +140,9 @@ def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_p
                                          r"a number \(a text column is hashed with "):
         dsvm.convert(tmp_path / "bad.csv", tmp_path / "a.zarr", label_column="label",
                      categorical=["city"])
-    with pytest.raises(ValueError, match=r"line 2, column 'label': '(yes|no)' is not a "
-                                         r"number \(a dataset stores numeric labels"):
-        dsvm.convert(tmp_path / "text_labels.csv", tmp_path / "b.zarr", label_column="label",
+    with pytest.raises(ValueError, match=r"line 7, column 'label': 'yes' is not a number "
+                                         r"\(the first row's label is a number"):
+        dsvm.convert(tmp_path / "mixed_labels.csv", tmp_path / "b.zarr", label_column="label",
                      categorical=["city"])
     with pytest.raises(ValueError, match=r"rows\.parquet, line 1: not delimited text"):
         dsvm.convert(tmp_path / "rows.parquet", tmp_path / "c.zarr", format="csv",

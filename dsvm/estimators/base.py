@@ -217,8 +217,12 @@ class SVMBase(BaseEstimator):
     def _dataset_source(self, X: Any, y: Any = None, purpose: str | None = None) -> Any:
         text = getattr(self, "classes_", None)
         text = text if text is not None and text.dtype.kind not in "biuf" else None
-        source, _ = source_of(X, y, classify=self._task == "classification",
-                              chunk_rows=self.chunk_rows, text_classes=text, purpose=purpose)
+        source, named = source_of(X, y, classify=self._task == "classification",
+                                  chunk_rows=self.chunk_rows, text_classes=text,
+                                  purpose=purpose)
+        if text is None and named is not None and purpose is not None:  # a dataset's names
+            raise ValueError(f"{source.describe()} has text labels {list(named)}, but this "
+                             f"model's classes are numbers {self.classes_.tolist()}.")
         self._check_features(source.n_features)
         dataset = getattr(source, "dataset", None)  # opened already: no second read
         if dataset is not None:

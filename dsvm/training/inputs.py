@@ -303,16 +303,45 @@ def text_label_set(known: np.ndarray | None, distinct: Callable[[], Any]) -> np.
     return np.unique(np.asarray(distinct()).astype(str))
 
 
-def dataset_source(X: Any, y: Any, sample_weight: Any, purpose: str | None) -> DatasetSource:
+def dataset_source(X: Any, y: Any, sample_weight: Any, purpose: str | None, *,
+                   classify: bool = True, text_classes: np.ndarray | None = None,
+                   ) -> tuple[DatasetSource, np.ndarray | None]:
+    """(source, text label set or None) of a dataset. Text labels (its ``label_names``) are
+    classes: refused for regression; with ``text_classes`` (a fitted model's, or the label
+    set of a fit so far) the stored codes are read as codes of those, by name, and a name
+    outside them is refused. ``purpose`` None: the labels are not read (predict)."""
     if y is not None:
         raise ValueError(
             "y must be None when X is a dataset path or Dataset: the labels are stored in it.")
     if sample_weight is not None:
         raise ValueError("sample_weight must be stored in the dataset when X is a dataset.")
     dataset = X if isinstance(X, Dataset) else open_dataset(X)
-    if purpose is not None:
-        dataset.require_labels(purpose)  # an unlabeled dataset's NaN labels must not train
-    return DatasetSource(dataset)
+    if purpose is None:
+        return DatasetSource(dataset), text_classes
+    dataset.require_labels(purpose)  # an unlabeled dataset's NaN labels must not train
+    names = dataset.label_names
+    if names is None:
+        return DatasetSource(dataset), text_classes
+    if not classify:
+        raise ValueError(
+            f"Dataset {dataset.url} has text labels {names} (its label_names): its labels are "
+            "classes, not regression targets; train a classifier (SVMClassifier, dsvm train "
+            "--task classification).")
+    if text_classes is None:
+        return DatasetSource(dataset), np.asarray(names)
+    return DatasetSource(dataset, recode_of(names, text_classes, dataset.url)), text_classes
+
+
+def recode_of(names: list[str], known: np.ndarray, where: str) -> np.ndarray | None:
+    """``table[i]``: the position in ``known`` (sorted) of label ``names[i]``; None when they
+    coincide. A name outside ``known`` is an error naming ``where`` and the label."""
+    known_text = np.asarray(known).astype(str)
+    unseen = [n for n in names if n not in set(known_text.tolist())]
+    if unseen:
+        raise ValueError(f"{where}: label {unseen[0]!r} is not one of the classes "
+                         f"{known_text.tolist()} the model was trained on.")
+    table = np.searchsorted(known_text, np.asarray(names, dtype=str)).astype(np.float64)
+    return None if np.array_equal(table, np.arange(len(names))) else table
 
 
 def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
@@ -359,7 +388,8 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
     if is_parquet_ref(X):
         X = read_parquet(X)
     elif is_dataset_ref(X):
-        return dataset_source(X, y, sample_weight, purpose), text_classes
+        return dataset_source(X, y, sample_weight, purpose, classify=classify,
+                              text_classes=text_classes)
     if is_dask_frame(X):
         return frame_source(X, y, sample_weight, classify=classify, text_classes=text_classes)
     if y is None:
