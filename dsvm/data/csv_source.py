@@ -52,10 +52,9 @@ def _first_lines(src: str | os.PathLike[str], storage_options: dict | None,
     return found
 
 
-def second_fields(src: str | os.PathLike[str], storage_options: dict | None, delimiter: str,
+def second_fields(lines: list[tuple[bytes, int]], delimiter: str,
                   name: str) -> list[str] | None:
-    """The fields of a text file's second non-blank line (None: it has one line)."""
-    lines = _first_lines(src, storage_options, 2)
+    """The fields of the second of a text file's ``lines`` (None: it has one line)."""
     if len(lines) < 2:
         return None
     text, number = lines[1]
@@ -112,7 +111,8 @@ class CSVSource:
         self.dtype = np.dtype(dtype)
         self.storage_options = storage_options
         self.block_bytes = block_bytes
-        line, self.header_line = _first_line(src, storage_options)
+        lines = _first_lines(src, storage_options, 2)  # the second: are labels text?
+        line, self.header_line = lines[0] if lines else (b"", 0)
         if not line:
             raise DataFormatError(f"{self.name}: the file has no data lines")
         text = line.decode("utf-8", "replace").rstrip("\r")
@@ -120,7 +120,7 @@ class CSVSource:
         if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
-        second = second_fields(src, storage_options, self.delimiter, self.name)
+        second = second_fields(lines, self.delimiter, self.name)
         self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
                                        not all(is_number(f) for f in fields))
         self.columns = fields if self.has_header else None

@@ -31,7 +31,7 @@ from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.csv_source import (
     TEXT_COLUMNS,
     TEXT_LABELS,
-    _first_line,
+    _first_lines,
     _sniff_delimiter,
     _split_fields,
     position,
@@ -91,13 +91,14 @@ class TableCSVSource:
         self.dtype = np.dtype(dtype)
         self.storage_options = storage_options
         self.fill_missing = fill_missing
-        line, self.header_line = _first_line(src, storage_options)
+        lines = _first_lines(src, storage_options, 2)  # the second: are labels text?
+        line, self.header_line = lines[0] if lines else (b"", 0)
         if not line:
             raise DataFormatError(f"{self.name}: the file has no data lines")
         text = line.decode("utf-8", "replace").rstrip("\r")
         self.delimiter = delimiter or _sniff_delimiter(self.name, text)
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
-        second = second_fields(src, storage_options, self.delimiter, self.name)
+        second = second_fields(lines, self.delimiter, self.name)
         if column_names is not None:
             self.has_header, self.names = False, list(column_names)
             if len(fields) != len(self.names):
