@@ -290,7 +290,14 @@ def convert(
     - ``labeled``: None: .npy/.npz without labels give an unlabeled dataset (for predict
       only); False: no labels in any format (svmlight lines of ``index:value`` only, CSV or
       Parquet without a label column, like ``label_column=None``); True: labels required.
-    - ``label_column``: CSV/Parquet label column, by position or name.
+    - ``label_column``: CSV/Parquet label column, by position or name. Numbers (Parquet
+      booleans: 0/1), or text names ("yes"/"no"; the first data row says which): names are
+      stored as codes 0..K-1 with the sorted names (scikit-learn's LabelEncoder order) as the
+      attribute ``label_names``. The names are known only at the end of a streamed input, so
+      codes go by first appearance and the writer rewrites ``y`` (never X) once into the
+      sorted order before the dataset is marked complete: one pass over the input, where
+      gathering the names first would read (and for CSV parse) it twice
+      (dsvm.data.label_names).
     - ``feature_columns`` (Parquet): default every column but the label, all numeric.
     - ``fill_missing`` (Parquet): the value of a null feature; by default an error naming
       the file, row group, column and row.
