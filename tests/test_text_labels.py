@@ -152,3 +152,16 @@ def test_more_names_than_classes_is_an_error_and_leaves_nothing(tmp_path):
                                               r"1000 distinct texts"):
         dsvm.convert(src, tmp_path / "o.zarr")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.csv"]
+
+
+def test_task_auto_trains_a_classifier_on_many_label_names(tmp_path):
+    # --task auto takes more than 100 distinct numeric labels for regression targets; names
+    # are classes however many there are (a regression on them is refused)
+    from dsvm.cli.train import MAX_CLASSES_FOR_AUTO, resolve_task
+
+    src = tmp_path / "t.csv"
+    n = MAX_CLASSES_FOR_AUTO + 1
+    src.write_text("".join(f"c{i:03d},{i},{i % 2}\n" for i in range(n)))
+    ds = dsvm.convert(src, tmp_path / "t.zarr")
+    assert len(ds.label_names) == n
+    assert resolve_task("auto", ds) == "classification"

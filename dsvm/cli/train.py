@@ -31,6 +31,8 @@ def resolve_task(task: str, dataset: Any) -> str:
 
     if task != "auto":
         return task
+    if getattr(dataset, "label_names", None):  # text labels are class names, however many
+        return "classification"
     classes = dataset.classes
     if classes is None:
         reason = "more than 1000 distinct values"
