@@ -193,4 +193,6 @@ def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_cli
     assert order == ["submit 1", "submit 2", "record 1", "submit 3", "record 2", "record 3"]
     assert len(whole) == 1 and on_client == [[]], on_client
     assert sum(e == ("dumps", "AveragePartial") for ev in whole[0].values() for e in ev) == 3
-    assert sum(e[0] == "loads" for ev in whole[0].values() for e in ev) == 3 + 2 + 2, whole
+    # at most that many loads: under load the scheduler may run a stream where the state
+    # already is, and one read fewer is fine (a run at 6 was seen on a loaded machine)
+    assert sum(e[0] == "loads" for ev in whole[0].values() for e in ev) <= 3 + 2 + 2, whole
