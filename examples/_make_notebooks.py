@@ -63,14 +63,17 @@ assert result["accuracy"] > 0.84'''),
  ("md", "## Choosing alpha in one read of the data\n\n`SVMClassifierCV` trains a grid of "
         "alphas side by side: each chunk is read once per epoch and every candidate steps on it; "
         "a fold of held-out data scores them, and the best is published without training it "
-        "again. `alphas=\"auto\"` spans 1e-3..1e3 times 1/n (LIBLINEAR's C from 1e3 to 1e-3)."),
- ("code", '''cv = dsvm.SVMClassifierCV(alphas="auto", n_alphas=8, fit_intercept=False, max_epochs=5,
-                         random_state=0, n_streams=2, client=client)
+        "again. `alphas=\"auto\"` spans 1e-3..1e3 times 1/n (LIBLINEAR's C from 1e3 to 1e-3). "
+        "Other axes train in the same read: here two losses, so 2 x 8 candidates "
+        "(`l1_ratios` and `class_weights` are axes too)."),
+ ("code", '''cv = dsvm.SVMClassifierCV(alphas="auto", n_alphas=8, losses=["hinge", "logistic"],
+                         fit_intercept=False, max_epochs=5, random_state=0, n_streams=2,
+                         client=client)
 cv.fit(train)
-print(f"chosen alpha {cv.alpha_:.3g} (1/n = {1.0 / train.n_samples:.3g}), "
+print(f"chosen alpha {cv.alpha_:.3g} (1/n = {1.0 / train.n_samples:.3g}), loss {cv.loss_!r}, "
       f"held-out accuracy {cv.best_score_:.4f}, test accuracy {cv.score(test):.4f}")
 assert cv.score(test) > 0.84
-ax = cv.plot_path()  # held-out score against alpha'''),
+ax = cv.plot_path()  # held-out score against alpha, one line per loss'''),
  ("md", "## A detached job\n\n`dsvm.submit` runs the fit's driver on the cluster: the notebook "
         "may close, and `dsvm.attach(job_id)` (or `dsvm attach ID` in a shell) reconnects."),
  ("code", '''job = dsvm.submit(dsvm.SVMClassifier(alpha=1.0 / train.n_samples, fit_intercept=False,
