@@ -15,6 +15,7 @@ from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
 
@@ -63,6 +64,7 @@ def pass_over_window(
     where: Callable[[int], str],
     class_weight: np.ndarray | None = None,
     fold: RowFold | OneFold | KFold | FoldMasks | None = None,
+    known: ChunkCodes | None = None,
 ) -> PassStats:
     """One pass over the rows of several chunks, interleaved in one random order.
 
@@ -98,6 +100,9 @@ def pass_over_window(
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
 
+    ``known``: the chunks' codes kept from earlier epochs (in-memory chunks,
+    :mod:`dsvm.solvers.chunk_codes`), else made from their labels here.
+
     ``fold``: the rows it holds out (:mod:`dsvm.data.fold`) are dropped from the order, not
     from the blocks (filtering the order costs one pass over n int64s; copying the kept rows
     of a block would cost its bytes), so the others keep their places in it. k folds
@@ -111,7 +116,8 @@ def pass_over_window(
         if block.n_samples == 0:
             continue
         chunks.append(chunk)
-        block_codes = targets_for(block.y, classes, where=where(chunk))
+        block_codes = (targets_for(block.y, classes, where=where(chunk)) if known is None
+                       else known.codes(chunk, block.y, classes, where(chunk)))
         block = with_class_weight(block, block_codes, class_weight)
         probe = probe_losses(state, block, block_codes, solver)
         if probe is not None:
