@@ -29,6 +29,10 @@ def _same_memory(a: np.ndarray, b: np.ndarray) -> bool:
             and a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype)
 
 
+def _same_classes(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is b or (a is not None and b is not None and np.array_equal(a, b))
+
+
 class ChunkCodes:
     """Codes (:func:`targets_for`) of chunks, kept by chunk id with the labels they were made
     from, and made again if a chunk's labels are other memory than those. Only the codes of
@@ -43,7 +47,7 @@ class ChunkCodes:
               where: str) -> np.ndarray:
         """The codes of chunk ``chunk``'s labels ``y`` for ``classes`` (None: regression)."""
         kept = self._kept.get(chunk)
-        if kept is not None and kept[1] is classes and _same_memory(kept[0], y):
+        if kept is not None and _same_classes(kept[1], classes) and _same_memory(kept[0], y):
             return kept[2]
         codes = targets_for(y, classes, where=where)  # (the passes never write into codes)
         if y.base is not None:  # a view of the fit's labels (a copy made for this read, as

@@ -24,6 +24,10 @@ def test_codes_of_a_view_are_kept_and_made_again_for_other_memory():
     first = known.codes(2, y[10:20], CLASSES, "chunk 2")
     np.testing.assert_array_equal(first, targets_for(y[10:20], CLASSES, where="x"))
     assert known.codes(2, y[10:20], CLASSES, "chunk 2") is first  # a new view, same memory
+    assert known.codes(2, y[10:20], CLASSES.copy(), "chunk 2") is first  # equal classes
+    np.testing.assert_array_equal(known.codes(2, y[10:20], np.array([-1.0, 1.0, 2.0]), "c"),
+                                  first)  # other classes: made again (here the same codes)
+    assert known.codes(2, y[10:20], CLASSES, "chunk 2") is not first
     other = known.codes(2, y[20:30], CLASSES, "chunk 2")  # other memory: made from it
     np.testing.assert_array_equal(other, targets_for(y[20:30], CLASSES, where="x"))
     assert not np.array_equal(other, first)
