@@ -356,7 +356,8 @@ def dense_section(repeat: int) -> str:
               f"order costs it {k_seq / k_win:.2f}x); without the average {t_seq / p_seq:.2f}x "
               f"and {t_seq / p_win:.2f}x. The epoch adds {epoch - k_win:.3f} s to the averaged "
               f"pass in the same order ({p_epoch - p_win:.3f} s without the average): the "
-              "window orders, the probes, the codes' float64 copies, the state's copy.",
+              "window orders, the probe rows (every 64th row, a cache miss each), the "
+              "span's codes copied to float64 for the kernel, reading the chunks.",
               f"0.75x asks for an epoch of {t_seq / 0.75:.3f} s; the averaged pass alone takes "
               f"{k_seq:.3f} s in stored order and {k_win:.3f} s in dsvm's order, so with "
               "averaging on (the default) the target is "
