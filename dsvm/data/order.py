@@ -87,19 +87,25 @@ def row_order(seed: int, epoch: int, chunk: int, n_rows: int) -> np.ndarray:
 
 
 def window_order(seed: int, epoch: int, chunk: int, counts: list[int],
-                 row_map: np.ndarray | None = None, row_bytes: int = 0) -> np.ndarray:
+                 starts: np.ndarray | list[int] | None = None, row_bytes: int = 0) -> np.ndarray:
     """The order of the rows of a window of chunks holding ``counts`` rows each (concatenated in
     that order), drawn from (seed, epoch, the window's first chunk): rounds of one slice of every
     chunk, the rounds in a random order, inside each its runs of stored rows in a random order,
     ``ROUND_STREAMS`` at a time with their rows interleaved at random
-    (:func:`dsvm.kernels.shuffle.interleave_rounds`); row i given as ``row_map[i]``. Runs of
-    :func:`run_rows` rows (``row_bytes``: a row's dense size, n_features x itemsize, whatever
-    the layout; 0: runs of ``ROUND_RUN_ROWS``)."""
-    empty = np.empty(0, np.int64)
+    (:func:`dsvm.kernels.shuffle.interleave_rounds`). Row r of chunk j is given as
+    ``starts[j] + r`` (None: as its row in the concatenated window): where each chunk's rows
+    lie in an array that holds them all, in any order and with gaps (a span of in-memory
+    views, :func:`dsvm.solvers.passes.span_of_views`), whose numbering the order is then in,
+    without a map of one int64 per row. Runs of :func:`run_rows` rows (``row_bytes``: a row's
+    dense size, n_features x itemsize, whatever the layout; 0: runs of ``ROUND_RUN_ROWS``)."""
     run = run_rows(row_bytes, counts)
     block = run * (ROUND_BLOCK_ROWS // ROUND_RUN_ROWS)
+    at = np.empty(0, np.int64) if starts is None else np.asarray(starts, np.int64)
+    if at.size and at.shape != (len(counts),):
+        raise ValueError(f"starts has shape {at.shape}; expected one per chunk "
+                         f"({len(counts)},).")
     return interleave_rounds(np.asarray(counts, np.int64), block, run, ROUND_STREAMS,
-                             _row_key(seed, epoch, chunk), empty if row_map is None else row_map)
+                             _row_key(seed, epoch, chunk), at)
 
 
 def run_rows(row_bytes: int, counts: list[int]) -> int:

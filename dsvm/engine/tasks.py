@@ -27,6 +27,7 @@ from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
+from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
@@ -126,6 +127,7 @@ class StreamPass:
     class_weight: np.ndarray | None = None  # per class code, times the rows' sample weights
     window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
     held_out: HeldOutRows | None = None
+    known: ChunkCodes | None = None  # in-memory chunks' codes, kept from epoch to epoch
 
     def __call__(self, source: Source, chunk_ids: Sequence[int], start: EpochStart) -> Any:
         state = start.shipped.copy()  # the shipped state may be shared by other tasks here
@@ -156,7 +158,8 @@ class StreamPass:
         stats = pass_over_window(self.solver, state, window, classes=self.classes,
                                  epoch=self.epoch, seed=self.seed,
                                  where=lambda chunk: where(source, chunk),
-                                 class_weight=self.class_weight, fold=masks)
+                                 class_weight=self.class_weight, fold=masks,
+                                 known=self.known)
         if masks is not None:
             masks.forget()  # (the window's rows are done)
         return stats

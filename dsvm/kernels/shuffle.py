@@ -54,10 +54,10 @@ def shuffle_range(out, lo, hi, state):
 
 
 @njit_serial
-def interleave_rounds(counts, block_rows, run_rows, streams, seed, row_map):
+def interleave_rounds(counts, block_rows, run_rows, streams, seed, starts):
     """The rows of a window of chunks (chunk j holding ``counts[j]`` consecutive rows of the
-    concatenated window) in rounds, each row i given as ``row_map[i]`` (an empty ``row_map``:
-    i itself). int64 (sum(counts),).
+    concatenated window) in rounds, row r of chunk j given as ``starts[j] + r`` (an empty
+    ``starts``: the concatenated window's numbering). int64 (sum(counts),).
 
     Every chunk is cut into blocks of ``block_rows`` consecutive rows, and its blocks, in a
     random order, are dealt into ``len(counts)`` rounds of (nearly) equal shares; the rounds
@@ -84,6 +84,7 @@ def interleave_rounds(counts, block_rows, run_rows, streams, seed, row_map):
             blocks[b] = b - block_starts[j]
         state = shuffle_range(blocks, block_starts[j], block_starts[j + 1], state)
     n_rows = row_starts[n_chunks]
+    mapped = starts.shape[0] > 0
     out = np.empty(n_rows, np.int64)
     runs = np.empty(n_rows, np.int64)  # a round's runs, by their first row
     ends = np.empty(n_rows, np.int64)
@@ -104,16 +105,19 @@ def interleave_rounds(counts, block_rows, run_rows, streams, seed, row_map):
             # chunk, which run_rows divides) or at its chunk's end
             j = np.searchsorted(row_starts, runs[k], side="right") - 1
             ends[k] = min(runs[k] + run_rows, row_starts[j + 1])
-        state, at = _merge_runs(runs, ends, n_runs, streams, state, row_map, out, at)
+            if mapped:  # a run lies in one chunk: moved whole, its rows need no map each
+                shift = starts[j] - row_starts[j]
+                runs[k] += shift
+                ends[k] += shift
+        state, at = _merge_runs(runs, ends, n_runs, streams, state, out, at)
     return out
 
 
 @njit_serial
-def _merge_runs(runs, ends, n_runs, streams, state, row_map, out, at):
+def _merge_runs(runs, ends, n_runs, streams, state, out, at):
     """Write the rows of runs ``[runs[k], ends[k])`` (k < n_runs) to ``out`` from ``at``:
     ``streams`` runs open at a time, in the order given, each step taking the next row of an
     open run drawn uniformly. Returns (the generator's state, the new ``at``)."""
-    mapped = row_map.shape[0] > 0
     cur = np.empty(streams, np.int64)
     end = np.empty(streams, np.int64)
     n_open = 0
@@ -127,7 +131,7 @@ def _merge_runs(runs, ends, n_runs, streams, state, row_map, out, at):
         # the high 32 bits scaled to [0, n_open): no division, and a bias below 2^-28
         c = np.int64(((z >> np.uint64(32)) * np.uint64(n_open)) >> np.uint64(32))
         i = cur[c]
-        out[at] = row_map[i] if mapped else i
+        out[at] = i
         at += 1
         cur[c] = i + 1
         if cur[c] == end[c]:

@@ -15,6 +15,7 @@ from dsvm.data.readers import concat_blocks, slice_block
 from dsvm.kernels.losses import loss_code
 from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
+from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.objective import kernel_inputs
 from dsvm.solvers.targets import targets_for
 
@@ -63,6 +64,7 @@ def pass_over_window(
     where: Callable[[int], str],
     class_weight: np.ndarray | None = None,
     fold: RowFold | OneFold | KFold | FoldMasks | None = None,
+    known: ChunkCodes | None = None,
 ) -> PassStats:
     """One pass over the rows of several chunks, interleaved in one random order.
 
@@ -98,6 +100,9 @@ def pass_over_window(
     In-memory input is passed as a view of the caller's arrays (:func:`span_of_views`, dense
     and CSR): the same rows in the same order as the concatenated window.
 
+    ``known``: the chunks' codes kept from earlier epochs (in-memory chunks,
+    :mod:`dsvm.solvers.chunk_codes`), else made from their labels here.
+
     ``fold``: the rows it holds out (:mod:`dsvm.data.fold`) are dropped from the order, not
     from the blocks (filtering the order costs one pass over n int64s; copying the kept rows
     of a block would cost its bytes), so the others keep their places in it. k folds
@@ -111,7 +116,8 @@ def pass_over_window(
         if block.n_samples == 0:
             continue
         chunks.append(chunk)
-        block_codes = targets_for(block.y, classes, where=where(chunk))
+        block_codes = (targets_for(block.y, classes, where=where(chunk)) if known is None
+                       else known.codes(chunk, block.y, classes, where(chunk)))
         block = with_class_weight(block, block_codes, class_weight)
         probe = probe_losses(state, block, block_codes, solver)
         if probe is not None:
@@ -126,17 +132,17 @@ def pass_over_window(
     labels = cast(Any, fold).window_folds(chunks, counts) if split else None
     spanned = span_of_views(blocks, codes)
     if spanned is not None:  # rows of one in-memory array: no copy, same visits
-        rows, all_codes, to_span = spanned
-        if held is None:
-            order = window_order(seed, epoch, window[0][0], counts, row_map=to_span,
+        rows, all_codes, starts = spanned
+        if held is None:  # (drawn in the span's numbering: no map of the window's rows)
+            order = window_order(seed, epoch, window[0][0], counts, starts=starts,
                                  row_bytes=dense_row_bytes(rows))
         else:  # (the same order, filtered in window rows, then mapped to the span)
-            order = to_span[without_held(window_order(
+            order = span_rows(starts, counts)[without_held(window_order(
                 seed, epoch, window[0][0], counts, row_bytes=dense_row_bytes(rows)), held)]
         folds = None
         if labels is not None:  # each span row's fold (rows outside the window: never visited)
             span_folds = np.zeros(rows.n_samples, np.int8)
-            span_folds[to_span] = labels
+            span_folds[span_rows(starts, counts)] = labels
             folds = span_folds[order]
         return run_order(solver, state, rows, all_codes, order, folds) + stats
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
@@ -177,8 +183,9 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
     """The rows of a window of dense blocks that are row ranges of one C-contiguous array
     (in-memory input: ``ArraySource`` hands out views; CSR: :func:`csr_span_of_views`), as
     one view spanning them all, with
-    codes (and sample weights) placed at the blocks' rows and the map from a row's index in
-    the concatenated window to its row in the span. None when the blocks are not such views.
+    codes (and sample weights) placed at the blocks' rows and the span row where each block's
+    rows start (int64, one per block; :func:`span_rows` maps the concatenated window's rows
+    to the span's). None when the blocks are not such views.
 
     Concatenating a window copied every row once more per epoch: 0.17 s of a 0.28 s epoch on
     2,000,000 x 100 float32 rows, twice the pass itself. The span may include rows of chunks
@@ -212,14 +219,21 @@ def span_of_views(blocks: list[Block], codes: list[np.ndarray]
     if hi * row_bytes > base.nbytes:
         return None
     span = np.ndarray((hi - lo, first.shape[1]), first.dtype, buffer=base, offset=lo * row_bytes)
-    span_codes, sw, to_span = _span_rows(blocks, codes, [s - lo for s in starts], hi - lo)
-    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, to_span
+    at = np.array(starts, np.int64) - lo
+    span_codes, sw = _span_values(blocks, codes, at, hi - lo)
+    return DenseBlock(X=span, y=np.empty(hi - lo), sample_weight=sw), span_codes, at
 
 
-def _span_rows(blocks: list[Block], codes: list[np.ndarray], starts: list[int], n_span: int
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+def span_rows(starts: np.ndarray, counts: list[int]) -> np.ndarray:
+    """The span row of each row of the concatenated window (block j: ``counts[j]`` rows from
+    span row ``starts[j]``), int64: for the passes that filter or label the window's rows."""
+    return np.concatenate([np.arange(s, s + c, dtype=np.int64) for s, c in zip(starts, counts)])
+
+
+def _span_values(blocks: list[Block], codes: list[np.ndarray], starts: np.ndarray, n_span: int
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Codes and sample weights of a span of ``n_span`` rows where block j's rows start at
-    span row ``starts[j]``, and the map from a row of the concatenated window to the span.
+    span row ``starts[j]``.
 
     Rows of the span outside the window get code 0 and weight 0 (np.zeros: untouched pages
     cost nothing): the order never visits them, and a zero weight leaves what is computed
@@ -227,16 +241,12 @@ def _span_rows(blocks: list[Block], codes: list[np.ndarray], starts: list[int], 
     span_codes = np.zeros(n_span, codes[0].dtype)
     weighted = any(b.sample_weight is not None for b in blocks)
     sw = np.zeros(n_span) if weighted else None
-    to_span = np.empty(sum(b.n_samples for b in blocks), np.int64)
-    at = 0
     for start, b, c in zip(starts, blocks, codes):
-        rows = slice(start, start + b.n_samples)
+        rows = slice(int(start), int(start) + b.n_samples)
         span_codes[rows] = c
         if sw is not None:
             sw[rows] = 1.0 if b.sample_weight is None else b.sample_weight
-        to_span[at:at + b.n_samples] = np.arange(rows.start, rows.stop)
-        at += b.n_samples
-    return span_codes, sw, to_span
+    return span_codes, sw
 
 
 def _flat(base: np.ndarray) -> np.ndarray | None:
@@ -302,10 +312,11 @@ def csr_span_of_views(blocks: list[CSRBlock], codes: list[np.ndarray]
     lo = offsets[placed[0]]
     pieces.append(np.array([end], np.int64))
     indptr = np.concatenate(pieces) - lo
-    span_codes, sw, to_span = _span_rows(blocks, codes, starts, n_span)  # type: ignore[arg-type]
+    at = np.array(starts, np.int64)
+    span_codes, sw = _span_values(blocks, codes, at, n_span)  # type: ignore[arg-type]
     span = CSRBlock(indptr=indptr, indices=idx_flat[lo:end], data=dat_flat[lo:end],
                     y=np.empty(n_span), n_features=first.n_features, sample_weight=sw)
-    return span, span_codes, to_span
+    return span, span_codes, at
 
 
 def with_class_weight(block: Block, codes: np.ndarray,

@@ -23,9 +23,10 @@ import numpy as np
 from dsvm.combine.base import Combiner
 from dsvm.data.order import deal_chunks, epoch_chunk_order
 from dsvm.data.sources import Source
-from dsvm.engine.local import Engine
+from dsvm.engine.local import Engine, LocalEngine
 from dsvm.engine.tasks import StreamPass
 from dsvm.solvers.base import LocalSolver, SolverState
+from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training.driver import EpochDecision, EpochStep, Loop, Scoring, drive
 from dsvm.training.epoch import EpochSummary, Finish, Outcome, Prepare, summary_of
@@ -52,6 +53,9 @@ class FitPlan:
     # early stopping on the row fold: the stopping rule follows the held-out objective of
     # ``held_out``'s (one) model, known one epoch late (:func:`lagged_holdout`)
     early_stopping: bool = False
+    # the chunks' class codes, kept from epoch to epoch when the rows are arrays in this
+    # process and train here (set by :func:`run_epochs`; dsvm.solvers.chunk_codes)
+    known_codes: ChunkCodes | None = None
 
 
 @dataclass
@@ -185,7 +189,7 @@ def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source
     order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
-                      plan.shuffle_window, plan.held_out)
+                      plan.shuffle_window, plan.held_out, plan.known_codes)
     outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
                             inputs=[start], finish=Finish(solver, combiner, plan.held_out),
@@ -417,6 +421,8 @@ def run_epochs(
     candidates from those, freezes some, and stops when all are frozen: K stacked models never
     come to the client between epochs."""
     history = list(history or [])
+    if plan.known_codes is None and source.in_memory and isinstance(engine, LocalEngine):
+        plan.known_codes = ChunkCodes()  # (the same views every epoch: codes made once)
     progress = EpochProgress(n_epochs, plan.verbose)
     rule = stopping_rule(plan, history, early=holdout is not None or plan.early_stopping)
     if plan.window_note and first_epoch == 0:
