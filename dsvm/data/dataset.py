@@ -154,6 +154,18 @@ class Dataset:
             return n * self.n_features * item + 8 * n
         return self.nnz * (item + 4) + 8 * (n + 1) + 8 * n
 
+    def chunk_class_counts(self) -> np.ndarray | None:
+        """(n_chunks, n_classes) int64: each chunk's rows of each of :attr:`classes`, as the
+        writer counted them; None for a regression, a dataset written before they were kept,
+        or one with too many chunks x classes to keep them."""
+        if self.classes is None:
+            return None
+        loc = _Location(self.url, self.storage_options)
+        group = zarr.open_group(loc.store(read_only=True), mode="r")
+        if "chunk_class_counts" not in group:
+            return None
+        return np.asarray(cast(zarr.Array, group["chunk_class_counts"])[...])
+
     def feature_stats(self) -> FeatureStats | None:
         """The columns' statistics the writer kept (:mod:`dsvm.data.stats`), or None for a
         dataset written before they were kept."""

@@ -163,6 +163,8 @@ class DatasetWriter:
         self._arrays: dict[str, Any] | None = None
         self._appenders: dict[str, _Appender1D] = {}
         self._label_counts: dict[float, int] | None = {} if self.labeled else None
+        # each chunk's class counts (dsvm.data.spread): how the fit deals chunks to streams
+        self._chunk_labels: list[dict[float, int]] = []
         self.label_names: LabelNames | None = None
         self._has_sw: bool | None = None
         self._stats = RunningStats(self.n_features, sparse=layout == "sparse")
@@ -336,6 +338,9 @@ class DatasetWriter:
             self._appenders["data"].append(chunk.data)
             self._nnz += int(chunk.indptr[-1])
         self._stats.add(len(self._chunk_starts) - 1, chunk)  # (as stored: coerced)
+        if self._label_counts is not None:
+            values, counts = np.unique(chunk.y, return_counts=True)
+            self._chunk_labels.append(dict(zip(values.tolist(), counts.tolist())))
         self._n_written += n
         self._chunk_starts.append(self._n_written)
         self._nnz_starts.append(self._nnz)
@@ -376,12 +381,15 @@ class DatasetWriter:
             stats.create_array(name, shape=value.shape, chunks=value.shape, dtype="float64",
                                **kw)[...] = value
         labels = self._label_counts
+        table: np.ndarray | None = None  # text labels: provisional code -> sorted code
         if self.label_names is not None and labels is not None:
             names, table = self.label_names.sorted()
             recode_stored(self._arrays["y"], self._chunk_starts, table)
             labels = {float(table[int(c)]): n for c, n in labels.items()}
             self._extra_attrs["label_names"] = names
         classes = None if labels is None else sorted(labels)
+        if classes:
+            _write_chunk_class_counts(g, self._chunk_labels, classes, table, kw)
         attrs: dict[str, Any] = {
             "n_samples": self._n_written,
             "n_features": self.n_features,
@@ -407,6 +415,26 @@ class DatasetWriter:
         if self._loc.is_local:
             _move_into_place(self._loc, self._write_url, overwrite=self._overwrite)
 
+
+
+# The per-chunk class counts are kept while they stay small (a few MB): beyond, the fit deals
+# chunks without them (dsvm.training.streams), as for a dataset written before they were kept.
+MAX_CHUNK_CLASS_COUNTS = 1 << 20
+
+
+def _write_chunk_class_counts(g: Any, per_chunk: list[dict[float, int]], classes: list[float],
+                              table: np.ndarray | None, kw: dict[str, Any]) -> None:
+    """``chunk_class_counts`` (n_chunks, n_classes) int64: chunk c's rows of ``classes[k]``
+    (text labels: their provisional codes mapped through ``table``, as ``y`` was)."""
+    if len(per_chunk) * len(classes) > MAX_CHUNK_CLASS_COUNTS:
+        return
+    column = {c: k for k, c in enumerate(classes)}
+    counts = np.zeros((len(per_chunk), len(classes)), dtype=np.int64)
+    for c, chunk in enumerate(per_chunk):
+        for value, n in chunk.items():
+            counts[c, column[float(table[int(value)]) if table is not None else value]] += n
+    g.create_array("chunk_class_counts", shape=counts.shape, chunks=counts.shape,
+                   dtype="int64", **kw)[...] = counts
 
 
 def _renumber_stored(arrays: dict[str, Any], chunk_starts: list[int], nnz_starts: list[int],
