@@ -93,6 +93,7 @@ from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import finish
+from dsvm.training.streams import stream_stage
 
 logger = logging.getLogger(__name__)
 
@@ -397,6 +398,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                              "rows (one to train on, one held out to score the alphas).")
         values = resolve_alphas(alphas, n_alphas, source.n_samples)
         grid_axes = resolve_axes(spec, values, **others)
+        spec = stream_stage(spec, engine, source)  # (fewer for a store sorted by label)
         space = space_for(spec, source)  # a renumbered store's ids (training.layout)
         source = in_space(source, space)
         n_stacks = n_stacks_for(cv)

@@ -21,6 +21,7 @@ from dsvm.training.record import FittedModel
 from dsvm.training.scaling import check_scale, scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
+from dsvm.training.streams import stream_stage
 
 
 def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
@@ -34,7 +35,8 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
 
     The stages every solver shares run here, once: what the fit may do is checked before any
     work, the input becomes a source, ``solver="auto"`` is resolved on its shape
-    (:mod:`dsvm.training.auto_solver`), the rows are scaled (:mod:`dsvm.training.scaling`),
+    (:mod:`dsvm.training.auto_solver`), the streams are chosen (fewer for a store sorted by
+    label: :mod:`dsvm.training.streams`), the rows are scaled (:mod:`dsvm.training.scaling`),
     the solver's family trains in the ids the rows are stored in (a renumbered dataset's:
     :mod:`dsvm.training.layout`), and its model is folded back into raw units and the user's
     feature ids.
@@ -50,6 +52,7 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
         spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
+        spec = stream_stage(spec, engine, source)
         continues = warm_record(spec, warm)
         if continues is not None:
             check_continuable(continues.layout, source, "a warm start")
