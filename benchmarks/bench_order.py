@@ -2,16 +2,23 @@
 default settings, against the same rows stored shuffled and against one chunk at a time.
 
 Every fit: ``SVMClassifier(solver="pegasos")``, otherwise default settings (hinge,
-alpha=1e-4, the default ``shuffle_window``) on a 2-worker LocalCluster (2 streams), 10 epochs
-(``tol=None`` so every fit runs all 10), seeds 0 and 1; test accuracy on the held-out file.
+alpha=1e-4, the default ``shuffle_window``) on a 2-worker LocalCluster (2 streams, or 1 where
+a class sits in too few chunks for 2: ``dsvm.training.streams``), 10 epochs (``tol=None`` so
+every fit runs all 10), seeds 0 and 1; test accuracy on the held-out file.
 The solver is named because the default (``"auto"``) picks CoCoA+ for these fits, whose
 rounds do not visit rows in the window order that this benchmark is about.
 
 * a9a sorted by label (all -1 rows, then all +1), converted without shuffle into 2,000-row
   chunks; the shuffled conversion of the same file (``shuffle=True``); the sorted store with
   ``shuffle_window=1`` (each chunk on its own, dsvm before 0.2).
-* w8a as distributed (its positives sit together) in 2,000-row chunks, against its shuffled
+* w8a as distributed (its positives sit together: 1,260 in the first 2,000-row chunk, 219 in
+  the second, so the default fit takes one stream) in 2,000-row chunks, against its shuffled
   conversion and ``shuffle_window=1``.
+* skin as distributed: UCI's skin segmentation file (B, G, R in 0-255, labels 1 = skin and
+  2 = not; its rows sorted by label), 80% of its rows in their stored order converted with the
+  converter's default chunks (4, the skin class all in the first), against the shuffled
+  conversion; the other 20% (a seeded draw) are the test set. Default streams: the fit trains
+  this store on one stream (``dsvm.training.streams``), and on 2 with ``n_streams=2``.
 * drift: a generated time-ordered stream (60,000 rows, 20 standard-normal features, labels
   sign(x . w(t) + 0.3 e) where w(t) turns by 90 degrees over the rows, and a class share drifting
   from 25% to 75% positives through the intercept); test set: 20,000 rows with t uniform over
@@ -80,8 +87,10 @@ def drift_rows(n: int, t: np.ndarray, seed: int, d: int = 20) -> tuple[np.ndarra
     return X, np.where(score > 0, 1.0, -1.0)
 
 
-def accuracy_rows(client, label: str, stores: dict, test) -> tuple[list[str], dict]:
-    """One table row per (store, window); the mean test accuracy of each over the seeds."""
+def accuracy_rows(client, label: str, stores: dict, test,
+                  streams: dict | None = None) -> tuple[list[str], dict]:
+    """One table row per (store, window); the mean test accuracy of each over the seeds
+    (``streams``: the rows fitted with ``n_streams`` given, else the default)."""
     import dsvm
 
     rows, means = [], {}
@@ -89,7 +98,8 @@ def accuracy_rows(client, label: str, stores: dict, test) -> tuple[list[str], di
         accs, secs = [], []
         for seed in SEEDS:
             clf = dsvm.SVMClassifier(client=client, solver="pegasos", max_epochs=EPOCHS,
-                                     tol=None, random_state=seed, shuffle_window=window)
+                                     tol=None, random_state=seed, shuffle_window=window,
+                                     n_streams=(streams or {}).get(what))
             tic = time.perf_counter()
             clf.fit(store)
             secs.append(time.perf_counter() - tic)
@@ -125,6 +135,32 @@ def real_data(client, tmp: Path) -> tuple[list[str], list[str]]:
         rows += r
         verdicts.append(verdict(name, means, how, "shuffled conversion"))
     return rows, verdicts
+
+
+def skin_files(tmp: Path) -> tuple[Path, tuple[np.ndarray, np.ndarray]]:
+    """The skin file's training rows (80%, in the file's order) as TSV, and the test rows."""
+    with lzma.open(DATA / "skin_nonskin" / "Skin_NonSkin.txt.xz") as f:
+        rows = np.loadtxt(f)
+    test = np.random.default_rng(0).permutation(len(rows))[: len(rows) // 5]
+    train = np.setdiff1d(np.arange(len(rows)), test)  # (sorted: the file's order)
+    path = tmp / "skin-train.tsv"
+    np.savetxt(path, rows[train], fmt="%d", delimiter="\t")
+    return path, (rows[test, :3], rows[test, 3])
+
+
+def skin(client, tmp: Path) -> tuple[list[str], list[str]]:
+    import dsvm
+
+    src, test = skin_files(tmp)
+    kw = dict(format="csv", label_column=3)
+    ordered = dsvm.convert(src, tmp / "skin.zarr", **kw)
+    shuffled = dsvm.convert(src, tmp / "skin-shuffled.zarr", shuffle=True, seed=0, **kw)
+    how = f"as distributed ({ordered.n_chunks} chunks)"
+    stores = {how: (ordered, None), "shuffled conversion": (shuffled, None),
+              f"{how}, n_streams=2": (ordered, None)}
+    rows, means = accuracy_rows(client, "skin", stores, test,
+                                streams={f"{how}, n_streams=2": 2})
+    return rows, [verdict("skin", means, how, "shuffled conversion")]
 
 
 def drift(client, tmp: Path) -> tuple[list[str], list[str]]:
@@ -231,7 +267,7 @@ def main(argv: list[str]) -> None:
         tmp = Path(tmp)
         warm_up(client, tmp)
         acc_rows, verdicts = real_data(client, tmp)
-        for part in (drift, large_chunks):
+        for part in (skin, drift, large_chunks):
             r, v = part(client, tmp)
             acc_rows += r
             verdicts += v

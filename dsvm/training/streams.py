@@ -14,9 +14,13 @@ stream (:mod:`dsvm.data.order`) mixes the rows of its chunks; nothing mixes rows
 streams.
 
 So by default (``n_streams=None``) a fit on a dataset that records its chunks' class counts
-(the writer keeps them, ``Dataset.chunk_class_counts``) takes at most half as many streams as
-the chunks that effectively hold its rarest-spread class, when that class is clearly clustered
-(held by fewer than half the chunks a class spread like the rows would fill), and says so. A
+(the writer keeps them, ``Dataset.chunk_class_counts``) takes no more streams than the chunks
+that effectively hold its least spread class (rounded to whole chunks), when that class is
+clearly clustered (held by fewer than half the chunks a class spread like the rows would
+fill), and says so. A class in as many chunks as streams keeps them all: each epoch's random
+deal then starves a stream of it only now and then, and a store sorted by label in 8 chunks of
+262,144 rows, its rarer class in 2 of them, trained on 2 streams to 86.95% against 87.32%
+shuffled (bench_order; 87.15% on one stream, at 1.4x the time per fit). A
 ``n_streams`` given is kept; NESVM's full-gradient passes see every row in every pass and keep
 one task per worker.
 """
@@ -34,9 +38,6 @@ from dsvm.training.spec import FitSpec
 # A class is clustered when it fills fewer than this share of the chunks that rows spread
 # like the whole dataset's would fill (a shuffled store's classes fill about all of them).
 CLUSTERED_SHARE = 0.5
-# Stochastic streams each need this many of the chunks a class effectively fills, so that
-# the random deal of an epoch gives every stream some of it.
-CHUNKS_PER_STREAM = 2
 
 
 def effective_chunks(counts: np.ndarray) -> np.ndarray:
@@ -61,9 +62,10 @@ def streams_for_labels(counts: np.ndarray | None, n_streams: int) -> tuple[int, 
     rows = float(effective_chunks(counts.sum(axis=1, keepdims=True))[0])
     spread = np.where(present, classes, np.inf)
     k = int(np.argmin(spread))
-    if spread[k] >= CLUSTERED_SHARE * rows or spread[k] >= CHUNKS_PER_STREAM * n_streams:
+    held = int(spread[k] + 0.5)  # whole chunks
+    if spread[k] >= CLUSTERED_SHARE * rows or held >= n_streams:
         return n_streams, None
-    return max(1, min(n_streams, int(spread[k] // CHUNKS_PER_STREAM))), k
+    return max(1, held), k
 
 
 def stream_stage(spec: FitSpec, engine: Any, source: Any) -> FitSpec:
