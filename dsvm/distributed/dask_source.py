@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.attrs import MAX_CLASSES
 from dsvm.data.blocks import Block, block_from_arrays
 from dsvm.data.sources import ArraysShape
 from dsvm.exceptions import DataLayoutError
@@ -128,6 +129,28 @@ class DaskSource(ArraysShape):
                                          what="counting the classes")
         return np.asarray(labels, np.float64), np.asarray(counts)
 
+    def chunk_class_counts(self) -> np.ndarray | None:
+        """(n_chunks, n_classes) each chunk's rows of each class (the classes sorted), from one
+        reduction on the cluster: each chunk's distinct labels and their counts come back, not
+        its labels. None when the labels have more distinct values than a classifier's
+        (:data:`dsvm.data.attrs.MAX_CLASSES`). Also records the distinct labels, so that the
+        fit does not count them again."""
+        import dask
+
+        from dsvm.distributed.client import compute_watched
+
+        per_chunk = [dask.delayed(_distinct_counts)(b) for b in self.y.to_delayed().ravel()]
+        found = compute_watched(*per_chunk, what="counting each chunk's classes")
+        classes = np.unique(np.concatenate([v for v, _ in found])) if found else np.empty(0)
+        if len(classes) > MAX_CLASSES or not np.isfinite(classes).all():
+            return None
+        counts = np.zeros((len(found), len(classes)), dtype=np.int64)
+        for i, (values, n) in enumerate(found):
+            counts[i, np.searchsorted(classes, values)] = n
+        if self.labels is None:
+            self.labels = classes
+        return counts
+
     def chunk_n_rows(self, i: int) -> int:
         return int(self.X.chunks[0][i])
 
@@ -153,3 +176,9 @@ class DaskSource(ArraysShape):
 
     def describe(self) -> str:
         return "dask array"
+
+
+def _distinct_counts(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's distinct labels (float64) and their counts."""
+    values, counts = np.unique(np.asarray(y, dtype=np.float64), return_counts=True)
+    return values, counts

@@ -16,13 +16,15 @@ streams.
 So by default (``n_streams=None``) a fit on a dataset that records its chunks' class counts
 (the writer keeps them, ``Dataset.chunk_class_counts``) takes no more streams than the chunks
 that effectively hold its least spread class (rounded to whole chunks), when that class is
-clearly clustered (held by fewer than half the chunks a class spread like the rows would
-fill), and says so. A class in as many chunks as streams keeps them all: each epoch's random
-deal then starves a stream of it only now and then, and a store sorted by label in 8 chunks of
-262,144 rows, its rarer class in 2 of them, trained on 2 streams to 86.95% against 87.32%
-shuffled (bench_order; 87.15% on one stream, at 1.4x the time per fit). A
-``n_streams`` given is kept; NESVM's full-gradient passes see every row in every pass and keep
-one task per worker.
+clearly clustered (spread over the chunks unlike the rows: :data:`CLUSTERED`), and says so.
+A class in as many chunks as streams keeps them all: each epoch's random deal then starves a
+stream of it only now and then, and a store sorted by label in 8 chunks of 262,144 rows, its
+rarer class in 2 of them, trained on 2 streams to 86.95% against 87.32% shuffled
+(bench_order; 87.15% on one stream, at 1.4x the time per fit). A
+Dask collection's partitions are its chunks (one Parquet file per class reads as one partition
+per class): their counts come from one reduction of the labels, whose distinct values the fit
+then reuses. A ``n_streams`` given is kept; NESVM's full-gradient passes see every row in every
+pass and keep one task per worker.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ import numpy as np
 from dsvm.training.progress import fit_note
 from dsvm.training.spec import FitSpec
 
-# A class is clustered when it fills fewer than this share of the chunks that rows spread
-# like the whole dataset's would fill (a shuffled store's classes fill about all of them).
-CLUSTERED_SHARE = 0.5
+# A class is clustered when its rows' spread over the chunks differs from all rows' spread by
+# more than this (total variation distance: 0 for a shuffled store, 0.75 for a class held by
+# one of 4 equal chunks, 0.79 for skin read as one Parquet file per class).
+CLUSTERED = 0.5
 
 
 def effective_chunks(counts: np.ndarray) -> np.ndarray:
@@ -55,15 +58,17 @@ def streams_for_labels(counts: np.ndarray | None, n_streams: int) -> tuple[int, 
     ``counts`` (n_chunks, n_classes) rows of each class."""
     if counts is None or n_streams <= 1 or counts.ndim != 2 or counts.shape[0] < 1:
         return n_streams, None
-    present = counts.sum(axis=0) > 0
-    if not present.any():
+    counts = np.asarray(counts, dtype=np.float64)
+    totals, rows = counts.sum(axis=0), counts.sum(axis=1)
+    if not (totals > 0).any():
         return n_streams, None
-    classes = effective_chunks(counts)
-    rows = float(effective_chunks(counts.sum(axis=1, keepdims=True))[0])
-    spread = np.where(present, classes, np.inf)
+    # how far each class's spread over the chunks is from the rows' (total variation)
+    share = counts / np.maximum(totals, 1.0)
+    off = 0.5 * np.abs(share - (rows / rows.sum())[:, None]).sum(axis=0)
+    spread = np.where((totals > 0) & (off > CLUSTERED), effective_chunks(counts), np.inf)
     k = int(np.argmin(spread))
-    held = int(spread[k] + 0.5)  # whole chunks
-    if spread[k] >= CLUSTERED_SHARE * rows or held >= n_streams:
+    held = int(spread[k] + 0.5) if np.isfinite(spread[k]) else n_streams  # whole chunks
+    if held >= n_streams:
         return n_streams, None
     return max(1, held), k
 
@@ -71,18 +76,17 @@ def streams_for_labels(counts: np.ndarray | None, n_streams: int) -> tuple[int, 
 def stream_stage(spec: FitSpec, engine: Any, source: Any) -> FitSpec:
     """``spec`` with ``n_streams`` set when the default would deal a clustered class to too
     few streams (see the module docstring), with a line saying so; else ``spec`` as given."""
-    if spec.n_streams is not None or spec.solver == "nesvm":
+    if spec.n_streams is not None or spec.solver == "nesvm" or not spec.classifies:
         return spec
-    dataset = getattr(source, "dataset", None)
     workers = int(getattr(engine, "n_workers", 1) or 1)
-    if dataset is None or workers <= 1:
+    if workers <= 1 or getattr(source, "n_chunks", 0) < 2:
         return spec
-    counts = dataset.chunk_class_counts()
+    counts = chunk_class_counts(source)
     n, k = streams_for_labels(counts, workers)
     if k is None:
         return spec
     assert counts is not None
-    label = _label_of(dataset, k)
+    label = _label_of(source, k)
     share = 100.0 * counts[:, k].max() / max(1, counts[:, k].sum())
     fit_note(f"streams: {n} (not one per worker, {workers}): the labels are clustered over "
              f"the chunks (class {label} is held by about "
@@ -93,6 +97,23 @@ def stream_stage(spec: FitSpec, engine: Any, source: Any) -> FitSpec:
     return replace(spec, n_streams=n)
 
 
-def _label_of(dataset: Any, k: int) -> str:
-    names = dataset.label_names
-    return repr(names[k]) if names else repr(float(dataset.classes[k]))
+def chunk_class_counts(source: Any) -> np.ndarray | None:
+    """A source's (n_chunks, n_classes) class counts: a dataset's as its writer kept them; a
+    Dask collection's from one reduction of its labels (its partitions, e.g. one Parquet file
+    per class, are chunks too); None for other sources."""
+    dataset = getattr(source, "dataset", None)
+    if dataset is not None:
+        return dataset.chunk_class_counts()
+    counting = getattr(source, "chunk_class_counts", None)
+    return counting() if callable(counting) else None
+
+
+def _label_of(source: Any, k: int) -> str:
+    dataset = getattr(source, "dataset", None)
+    names = None if dataset is None else dataset.label_names
+    if names:
+        return repr(names[k])
+    if dataset is not None:
+        return repr(float(dataset.classes[k]))
+    labels = getattr(source, "labels", None)
+    return repr(float(labels[k])) if labels is not None else f"#{k}"
