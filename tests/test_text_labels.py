@@ -120,6 +120,26 @@ def test_a_label_the_model_never_saw_is_refused_by_file_and_name(tmp_path, capsy
     assert len(clf.predict(str(te))) == 3  # predicting reads no labels: no refusal
 
 
+def test_numeric_labels_are_not_scored_against_a_models_names(tmp_path, capsys):
+    """Codes 0/1 of a hand-made mapping cannot be matched to names: refused, not compared to
+    the names' positions (a silent right or wrong score)."""
+    train = _animals(["cat", "dog"] * 40, seed=5)
+    tr = tmp_path / "train.zarr"
+    dsvm.convert(_csv(tmp_path / "train.csv", train), tr, label_column="label")
+    clf = dsvm.SVMClassifier(max_epochs=2, random_state=0).fit(str(tr))
+    clf.save(tmp_path / "m.dsvm")
+    test = _animals(["dog", "cat"] * 10, seed=6)
+    numeric = dsvm.write_arrays(tmp_path / "numeric.zarr", test[["x", "y"]].to_numpy(),
+                                (test.label == "dog").to_numpy(np.float64))
+    with pytest.raises(ValueError, match=r"numeric labels \[0.0, 1.0\].*text \['cat', 'dog'\]"):
+        clf.score(str(numeric.url))
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(numeric.url)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "numeric.zarr" in err[0], err
+    assert len(clf.predict(str(numeric.url))) == 20  # predicting reads no labels
+
+
 def test_regression_on_label_names_is_refused(tmp_path, capsys):
     frame = _animals(["cat", "dog"] * 20, seed=7)
     ds = dsvm.convert(_csv(tmp_path / "t.csv", frame), tmp_path / "t.zarr",

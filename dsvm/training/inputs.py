@@ -320,6 +320,13 @@ def dataset_source(X: Any, y: Any, sample_weight: Any, purpose: str | None, *,
         return DatasetSource(dataset), text_classes
     dataset.require_labels(purpose)  # an unlabeled dataset's NaN labels must not train
     names = dataset.label_names
+    if names is None and text_classes is not None:
+        # numbers cannot be matched to names: comparing them to the names' positions would
+        # score a hand-made mapping silently right or wrong
+        raise ValueError(
+            f"Dataset {dataset.url} has numeric labels {np.asarray(dataset.classes).tolist()}, "
+            f"but the classes are text {np.asarray(text_classes).astype(str).tolist()}: convert "
+            "the data with its text labels (dsvm convert keeps them as names, matched by name).")
     if names is None:
         return DatasetSource(dataset), text_classes
     if not classify:
