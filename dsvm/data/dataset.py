@@ -154,14 +154,19 @@ class Dataset:
             return n * self.n_features * item + 8 * n
         return self.nnz * (item + 4) + 8 * (n + 1) + 8 * n
 
+    def _group(self) -> zarr.Group:
+        """The dataset's zarr group, opened read-only (for the arrays beside X and y that
+        are read whole, once: statistics, class counts, the feature layout)."""
+        loc = _Location(self.url, self.storage_options)
+        return zarr.open_group(loc.store(read_only=True), mode="r")
+
     def chunk_class_counts(self) -> np.ndarray | None:
         """(n_chunks, n_classes) int64: each chunk's rows of each of :attr:`classes`, as the
         writer counted them; None for a regression, a dataset written before they were kept,
         or one with too many chunks x classes to keep them."""
         if self.classes is None:
             return None
-        loc = _Location(self.url, self.storage_options)
-        group = zarr.open_group(loc.store(read_only=True), mode="r")
+        group = self._group()
         if "chunk_class_counts" not in group:
             return None
         return np.asarray(cast(zarr.Array, group["chunk_class_counts"])[...])
@@ -169,8 +174,7 @@ class Dataset:
     def feature_stats(self) -> FeatureStats | None:
         """The columns' statistics the writer kept (:mod:`dsvm.data.stats`), or None for a
         dataset written before they were kept."""
-        loc = _Location(self.url, self.storage_options)
-        group = zarr.open_group(loc.store(read_only=True), mode="r")
+        group = self._group()
         if STATS_GROUP not in group:
             return None
         stats = cast(zarr.Group, group[STATS_GROUP])
@@ -189,9 +193,7 @@ class Dataset:
         if self.feature_order == "given":
             return None
         if self._layout is None:
-            loc = _Location(self.url, self.storage_options)
-            group = zarr.open_group(loc.store(read_only=True), mode="r")
-            arrays = cast(zarr.Group, group[LAYOUT_GROUP])
+            arrays = cast(zarr.Group, self._group()[LAYOUT_GROUP])
             order = np.asarray(cast(zarr.Array, arrays["order"])[...], dtype=np.int32)
             counts = np.asarray(cast(zarr.Array, arrays["counts"])[...], dtype=np.int64)
             self._layout = FeatureLayout(order=order, counts=counts, kind=self.feature_order)
