@@ -26,7 +26,8 @@ rounds do not visit rows in the window order that this benchmark is about.
 * large chunks: a generated dense set (2,097,152 x 20 float32, labels sign(x . w / sqrt(20)
   + 0.5 e - 0.7), about 27% positives), sorted by label and stored in 262,144-row chunks, so
   that a window's runs are 512 rows (2,000-row chunks keep them at 4: every chunk keeps
-  ``MIN_CHUNK_RUNS`` runs); test set: 200,000 rows of the same law. Against its shuffled
+  ``MIN_CHUNK_RUNS`` runs); test set: 200,000 rows of the same law. Its positives fill about 2
+  of the 8 chunks, so the default fit takes one stream. Against its shuffled
   conversion and ``shuffle_window=1``.
 * cost: a dense synthetic dataset (1,000,000 x 50 float32, 50,000-row chunks, 200 MB), 5 epochs
   with the default window and with ``shuffle_window=1``, alternated over 7 rounds on fresh workers;

@@ -30,13 +30,14 @@ def test_effective_chunks_counts_how_many_chunks_a_class_fills():
     ([[40485, 8280], [0, 48765], [0, 48765], [0, 48762]], 2, (1, 0)),
     # the same rows shuffled: every chunk holds both classes
     ([[10100, 38665], [10150, 38615], [10110, 38655], [10125, 38637]], 2, (2, None)),
-    # sorted, but the rarer class fills 8 of 40 chunks: enough for 8 streams, not for 16
-    ([[100, 0]] * 8 + [[0, 100]] * 32, 8, (8, None)),
-    ([[100, 0]] * 8 + [[0, 100]] * 32, 16, (8, 0)),
-    # in about 2 of 8 chunks: 2 streams stay (bench_order's large chunks); in 1.3 (w8a as
-    # distributed, 2,000-row chunks): one
-    ([[262144, 0]] * 6 + [[26293, 235851], [0, 262144]], 2, (2, None)),
+    # sorted, but the rarer class fills 8 of 40 chunks: enough for 4 streams, not for 8
+    ([[100, 0]] * 8 + [[0, 100]] * 32, 4, (4, None)),
+    ([[100, 0]] * 8 + [[0, 100]] * 32, 8, (4, 0)),
+    # in about 2 of 8 chunks (bench_order's large chunks), 1.3 (w8a as distributed, 2,000-row
+    # chunks), 2 of 4 (Parquet files sorted by label, 54/46): one stream
+    ([[262144, 0]] * 6 + [[26293, 235851], [0, 262144]], 2, (1, 1)),
     ([[740, 1260], [1781, 219]] + [[2000, 0]] * 23, 2, (1, 1)),
+    ([[10000, 0], [10000, 0], [1764, 8236], [0, 10000]], 2, (1, 1)),
     # one stream asked or no counts kept: as given
     ([[10, 0], [0, 10]], 1, (1, None)),
 ])

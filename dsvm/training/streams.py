@@ -15,12 +15,9 @@ streams.
 
 So by default (``n_streams=None``) a fit on a dataset that records its chunks' class counts
 (the writer keeps them, ``Dataset.chunk_class_counts``) takes no more streams than the chunks
-that effectively hold its least spread class (rounded to whole chunks), when that class is
-clearly clustered (spread over the chunks unlike the rows: :data:`CLUSTERED`), and says so.
-A class in as many chunks as streams keeps them all: each epoch's random deal then starves a
-stream of it only now and then, and a store sorted by label in 8 chunks of 262,144 rows, its
-rarer class in 2 of them, trained on 2 streams to 86.95% against 87.32% shuffled
-(bench_order; 87.15% on one stream, at 1.4x the time per fit). A
+that effectively hold its least spread class (rounded to whole chunks), halved
+(:data:`CHUNKS_PER_STREAM`), when that class is clearly clustered (spread over the chunks
+unlike the rows: :data:`CLUSTERED`), and says so. A
 Dask collection's partitions are its chunks (one Parquet file per class reads as one partition
 per class): their counts come from one reduction of the labels, whose distinct values the fit
 then reuses. A ``n_streams`` given is kept; NESVM's full-gradient passes see every row in every
@@ -37,10 +34,19 @@ import numpy as np
 from dsvm.training.progress import fit_note
 from dsvm.training.spec import FitSpec
 
+# Streams each need this many of the chunks a clustered class fills: with fewer, the random
+# deal of an epoch often gives one stream none of it (2 of 8 chunks: 43% of epochs; 2 of 4:
+# 33%), and the averaged model of such an epoch is off. Measured: a DataFrame of 4 Parquet
+# files sorted by label (classes 54/46, each in about 2) trained to 0.815 on 2 streams, 0.871
+# on one (0.860 shuffled); bench_order's large store (its rarer class in 2 of 8 chunks) to
+# 86.95% on 2 and 87.15% on one, at 1.4x the time per fit.
+CHUNKS_PER_STREAM = 2
+
 # A class is clustered when its rows' spread over the chunks differs from all rows' spread by
-# more than this (total variation distance: 0 for a shuffled store, 0.75 for a class held by
-# one of 4 equal chunks, 0.79 for skin read as one Parquet file per class).
-CLUSTERED = 0.5
+# more than this (total variation distance: about 0 for a shuffled store, 0.12 for
+# bench_order's drifting stream, 0.5 for two equal classes sorted over 4 chunks, 0.75 for a
+# class held by one of 4 equal chunks, 0.79 for skin read as one Parquet file per class).
+CLUSTERED = 0.4
 
 
 def effective_chunks(counts: np.ndarray) -> np.ndarray:
@@ -67,10 +73,12 @@ def streams_for_labels(counts: np.ndarray | None, n_streams: int) -> tuple[int, 
     off = 0.5 * np.abs(share - (rows / rows.sum())[:, None]).sum(axis=0)
     spread = np.where((totals > 0) & (off > CLUSTERED), effective_chunks(counts), np.inf)
     k = int(np.argmin(spread))
-    held = int(spread[k] + 0.5) if np.isfinite(spread[k]) else n_streams  # whole chunks
-    if held >= n_streams:
+    if not np.isfinite(spread[k]):
         return n_streams, None
-    return max(1, held), k
+    held = int(spread[k] + 0.5)  # whole chunks
+    if held >= CHUNKS_PER_STREAM * n_streams:
+        return n_streams, None
+    return max(1, held // CHUNKS_PER_STREAM), k
 
 
 def stream_stage(spec: FitSpec, engine: Any, source: Any) -> FitSpec:
