@@ -92,7 +92,7 @@ def test_a_store_sorted_by_label_trains_on_one_stream_as_its_shuffled_copy(local
 
 @pytest.mark.slow
 @pytest.mark.distributed
-def test_one_parquet_file_per_class_trains_on_one_stream(local_client, tmp_path):
+def test_one_parquet_file_per_class_trains_on_one_stream(local_client, tmp_path, capsys):
     """A DataFrame read from one Parquet file per class: each partition holds one class, and
     on 2 streams averaged SGD trained to the majority rate (skin: 0.7925)."""
     import dask.dataframe as dd
@@ -104,15 +104,20 @@ def test_one_parquet_file_per_class_trains_on_one_stream(local_client, tmp_path)
     for label in (0.0, 1.0):
         rows = y == label
         frame = pd.DataFrame(X[rows], columns=[f"x{j}" for j in range(X.shape[1])])
-        frame["label"] = y[rows].astype(int)
+        frame["label"] = np.where(y[rows] == 1.0, "yes", "no")  # text labels, as files have
         frame.to_parquet(folder / f"class{int(label)}.parquet")
     ddf = dd.read_parquet(folder)
     assert ddf.npartitions == 2
     features = [f"x{j}" for j in range(X.shape[1])]
-    clf = dsvm.SVMClassifier(solver="sgd", random_state=0).fit(ddf[features], ddf["label"])
+    clf = dsvm.SVMClassifier(solver="sgd", random_state=0, verbose=1).fit(ddf[features],
+                                                                           ddf["label"])
     assert clf.n_streams_ == 1
+    # the line names the class by its label, not by the code it trains as
+    err = capsys.readouterr().err
+    assert "streams: 1 (not one per worker, 2)" in err, err
+    assert "class 'yes'" in err or "class 'no'" in err, err
     Xt, yt = _sorted_problem(4_000, seed=1)
     perm = np.random.default_rng(1).permutation(len(y))
     ref = dsvm.SVMClassifier(solver="sgd", random_state=0, n_streams=1).fit(X[perm], y[perm])
-    assert clf.score(Xt, yt) >= ref.score(Xt, yt) - 0.01
-    assert list(clf.classes_) == [0, 1]
+    assert clf.score(Xt, np.where(yt == 1.0, "yes", "no")) >= ref.score(Xt, yt) - 0.01
+    assert list(clf.classes_) == ["no", "yes"]

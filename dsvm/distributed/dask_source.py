@@ -71,6 +71,8 @@ class DaskSource(ArraysShape):
     sample_weight: Any = None
     feature_names: list[str] | None = None  # a DataFrame's columns
     labels: np.ndarray | None = None  # the distinct labels, when a first pass counted them
+    # text labels: y holds their codes (indices into these names), for the fit's messages
+    label_names: np.ndarray | None = None
     on_cluster: bool = field(init=False, default=False, repr=False, compare=False)
 
     in_memory = False

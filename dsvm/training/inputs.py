@@ -365,7 +365,10 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
         y = y.map_blocks(codes_of, text_classes, dtype=np.float64)
     if sample_weight is not None and not is_dask_collection(sample_weight):
         sample_weight = da.from_array(np.asarray(sample_weight), chunks=(X.chunks[0],))
-    return DaskSource(X, y, sample_weight), text_classes
+    source = DaskSource(X, y, sample_weight)
+    if classify and text_classes is not None:
+        source.label_names = np.asarray(text_classes)
+    return source, text_classes
 
 
 def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_rows: int,

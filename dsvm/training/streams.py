@@ -124,4 +124,7 @@ def _label_of(source: Any, k: int) -> str:
     if dataset is not None:
         return repr(float(dataset.classes[k]))
     labels = getattr(source, "labels", None)
-    return repr(float(labels[k])) if labels is not None else f"#{k}"
+    if labels is None:
+        return f"#{k}"
+    names = getattr(source, "label_names", None)  # (a Dask collection's text labels: codes)
+    return repr(str(names[int(labels[k])])) if names is not None else repr(float(labels[k]))
