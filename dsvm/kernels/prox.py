@@ -84,7 +84,18 @@ def _ol_catch_up_row(X, i, W, k, q, last):
         return impl_csr
 
     def impl_dense(X, i, W, k, q, last):
-        for j in range(W.shape[1]):
-            catch_up_coord(W, k, j, q, last)
+        # A dense row catches up every coordinate, so within a pass they all share one
+        # ``last`` (and catch_up_all resets them together): one pending threshold for the
+        # row, and a loop without a branch on each coordinate's, which vectorises (1M x 100
+        # float32 rows: 1.03 s a pass with the per-coordinate test, see the commit).
+        d = W.shape[1]
+        if d == 0:
+            return
+        pending = q - last[k, 0]
+        if pending == 0.0:
+            return
+        for j in range(d):
+            W[k, j] = soft_threshold(np.float64(W[k, j]), pending)
+            last[k, j] = q
 
     return impl_dense
