@@ -13,6 +13,10 @@ the arithmetic, and the results, are exactly those of the two separate arrays. A
 never straddles a cache line. The copy in and out is O(d) once per pass, as the average's
 begin / end already were, never per step.
 
+The FOLOS pass (:func:`dsvm.kernels.passes.sgd_prox_pass`) keeps no average; its lazy prox's
+per-coordinate record (``last``, float64, read before every entry's weight) takes A's place
+in the pairing, for the same reason.
+
 Dense blocks keep W and A as they are: a dense row touches every coordinate, W[k] and A[k] are
 streamed (and for small d sit in L1), and contiguous rows vectorise.
 """

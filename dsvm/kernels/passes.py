@@ -117,14 +117,20 @@ def asset_pass(X, codes, sample_weight, order, W, b, A, ab, hp, P):
 
 
 @njit_serial
-def sgd_prox_pass(X, codes, sample_weight, order, W, b, hp):
+def sgd_prox_pass(X, codes, sample_weight, order, W, b, hp, last, P):
     """One FOLOS pass over ``order`` (SGD with the L1 or elastic-net prox applied lazily, see
     :mod:`dsvm.kernels.prox`); returns the progressive loss sum.
 
     Reads ALPHA (schedule), L1, L2, T, BATCH, LOSS, LOSS_PARAM, FIT_INTERCEPT, INTERCEPT_RATE,
     SCALE_MIN, ETA0, POWER; writes back T. No average is kept (``hp[AVERAGE]`` is ignored).
+    ``last`` : (K, d) float64 scratch for the lazy prox's per-coordinate record (its contents
+    on entry do not matter); ``P`` : the scratch that pairs W with it for CSR rows
+    (:func:`dsvm.kernels.pairs.pair_scratch` of W and ``last``), as an average is paired:
+    every entry's catch-up reads ``last[k, j]`` just before ``W[k, j]``, at random over a
+    large model, and paired they are one cache line instead of two misses (200,000 rows x 40
+    nnz, 2^20 features, one output: 0.62 s -> 0.28 s a pass with l1 = 0, 0.68 s -> 0.34 s
+    with l1 = 1e-6; plain SGD 0.09 s). Both are allocated by the caller (NumPy).
     """
     K = W.shape[0]
-    no_avg = PassModel(W, b, np.zeros((K, 0)), np.zeros(K))
-    return run_pass(prox_rule(hp), PassRows(X, codes, sample_weight, order), no_avg, hp,
-                    np.empty((0, 0, 2)))
+    no_avg = PassModel(W, b, last, np.zeros(K))
+    return run_pass(prox_rule(hp), PassRows(X, codes, sample_weight, order), no_avg, hp, P)

@@ -289,19 +289,26 @@ def _ol_lazy_prox(rule):
     return lambda rule: False
 
 
-def prox_state(rule, W):
-    """(q (K,), last (K, d)) float64 for the prox rule (see kernels.prox); two placeholder
-    scalars otherwise."""
+def prox_state(rule, W, A):
+    """(q (K,), last (K, d)) float64 for the prox rule (see kernels.prox), ``last`` in the
+    model's A slot (the rule keeps no average; zeroed here); two placeholder scalars
+    otherwise."""
     if isinstance(rule, ProxRule):
-        return np.zeros(W.shape[0]), np.zeros(W.shape)
+        A[:, :] = 0.0
+        return np.zeros(W.shape[0]), A
     return 0.0, 0.0
 
 
 @overload(prox_state, **overload_options())
-def _ol_prox_state(rule, W):
+def _ol_prox_state(rule, W, A):
     if _rule_class(rule) is ProxRule:
-        return lambda rule, W: (np.zeros(W.shape[0]), np.zeros((W.shape[0], W.shape[1])))
-    return lambda rule, W: (0.0, 0.0)
+
+        def impl(rule, W, A):
+            A[:, :] = 0.0
+            return np.zeros(W.shape[0]), A
+
+        return impl
+    return lambda rule, W, A: (0.0, 0.0)
 
 
 def prox_catch_up(rule, X, i, W, k, q, last):

@@ -136,7 +136,7 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
     for k in range(K):
         if young and sq[k] == 0.0:
             sup_n[k] = 0
-    q_prox, last = prox_state(rule, W)  # the lazy L1 prox's thresholds (kernels.prox)
+    q_prox, last = prox_state(rule, W, A)  # the lazy L1 prox's thresholds (kernels.prox)
     if average:
         for k in range(K):
             avg_begin(A, ab, k, n_avg)
@@ -255,7 +255,10 @@ def _paired(rule, rows, model, hp, P):
     # Python call of the body (the kernel tests compare its variants) types True and False as
     # bool, and then finds the specialisation the passes use instead of compiling its own.
     W, b, A, ab = model
-    interleaved = averages(rule) and hp[H.AVERAGE] != 0.0 and A.shape[1] > 0
+    # (the prox rule keeps no average: its per-coordinate record of the lazy prox sits in A's
+    # slot, read before W[k, j] for every entry, and pairs with W as an average does)
+    interleaved = (((averages(rule) and hp[H.AVERAGE] != 0.0) or lazy_prox(rule))
+                   and A.shape[1] > 0)
     avg_lines = not interleaved
     general = hp.shape[0] < 0  # a run-time False (hp is never empty)
     if interleaved:

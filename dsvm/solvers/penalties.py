@@ -96,12 +96,23 @@ def penalty_value(solver: Any, coef: np.ndarray) -> float:
     return (l1 * float(np.abs(c).sum()) if l1 else 0.0) + 0.5 * l2 * float(np.vdot(c, c))
 
 
+def prox_scratch(X: Any, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The FOLOS kernel's scratch, allocated here (NumPy: huge pages for large arrays, see
+    :func:`dsvm.kernels.passes.sgd_prox_pass`): the lazy prox's (K, d) record and, for CSR
+    rows, the pairing of W with it (:func:`dsvm.kernels.pairs.pair_scratch`)."""
+    from dsvm.kernels.pairs import pair_scratch
+
+    last = np.empty(coef.shape, np.float64)
+    return last, pair_scratch(X, coef, last, True)
+
+
 def run_prox_kernel(state: SolverState, args: Any, hp: np.ndarray, *, who: str) -> PassStats:
     """Call :func:`sgd_prox_pass` on prepared inputs; read back t; check finiteness."""
     from dsvm.kernels import hparams as H
 
+    last, pairs = prox_scratch(args.X, state.coef)
     loss_sum = float(sgd_prox_pass(args.X, args.codes, args.sample_weight,
-                                   args.order, state.coef, state.intercept, hp))
+                                   args.order, state.coef, state.intercept, hp, last, pairs))
     n_rows = int(args.order.shape[0])
     state.t = float(hp[H.T])
     check_finite(state, loss_sum, who, n_rows)

@@ -24,6 +24,7 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels.losses import LOSS_CODES
 from dsvm.kernels.pairs import pair_scratch
 from dsvm.kernels.passes import asset_pass, pegasos_pass, sgd_prox_pass
+from dsvm.solvers.penalties import prox_scratch
 from tests.kernels.test_kernel_passes import _ro, kernel_codes, kernel_X, make_problem
 from tests.reference_asset import asset_pass_ref, folos_pass_ref
 
@@ -143,8 +144,11 @@ def test_folos_pass_matches_eager_reference(layout, dtype, penalty, regression):
     hp = H.make_hp(alpha=alpha, t=2.0, batch_size=2, loss=LOSS_CODES[loss], fit_intercept=True,
                    dtype=np.dtype(dtype), eta0=0.5, power=1.0, loss_param=0.1, l1=l1, l2=l2,
                    regression=regression)
-    lsum = sgd_prox_pass(kernel_X(X, layout, dtype), kernel_codes(codes), _ro(sw),
-                      _ro(order), W, b, hp)
+    # (the scratch starts as garbage: the kernel must not read what it held)
+    Xk = kernel_X(X, layout, dtype)
+    last, pairs = prox_scratch(Xk, W)
+    last[:] = np.nan
+    lsum = sgd_prox_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W, b, hp, last, pairs)
     Wr, br, tr, lr = folos_pass_ref(np.asarray(X, dtype), codes, sw, order, W0, b0, **kw)
     tol = TOL[dtype]
     np.testing.assert_allclose(W, Wr, **tol)
@@ -167,7 +171,8 @@ def test_folos_fold_of_the_scale_keeps_pending_thresholds_exact():
         hp = H.make_hp(alpha=0.05, t=0.0, batch_size=1, loss=0, fit_intercept=False,
                        dtype=np.dtype(np.float64), eta0=0.5, power=1.0, l1=0.02, l2=0.03)
         hp[H.SCALE_MIN] = scale_min
-        sgd_prox_pass(kernel_X(X, "csr", np.float64), kernel_codes(codes),
-                   _ro(sw), _ro(order), W, b, hp)
+        Xk = kernel_X(X, "csr", np.float64)
+        sgd_prox_pass(Xk, kernel_codes(codes), _ro(sw), _ro(order), W, b, hp,
+                      *prox_scratch(Xk, W))
         out.append(W)
     np.testing.assert_allclose(out[0], out[1], rtol=1e-10, atol=1e-13)
