@@ -7,7 +7,9 @@ against the round's model (sigma' = the number of streams), writes each chunk's 
 version ``epoch + 1`` and returns the change of w it made (see :mod:`dsvm.combine.adding`).
 Everything it does is a pure function of (model, epoch, seed, chunk ids, window, stored duals
 of version ``epoch``): a re-run task (lost worker) writes the same duals and returns the same
-change.
+change. With ``grid`` it runs K candidates' local solvers over the same rows, read once
+(:mod:`dsvm.solvers.cocoa_grid`), and scores the rows held out of every chunk with the round's
+models on the way.
 
 Why windows: the local solver's passes over one chunk at a time solve each chunk's block of
 the local subproblem in turn, and the blocks exchange their changes only once per round; on
@@ -29,6 +31,7 @@ from dsvm.data.duals import AnyDualStore
 from dsvm.data.sources import Source
 from dsvm.engine.tasks import iter_chunks, where
 from dsvm.solvers.base import encode_labels
+from dsvm.solvers.cocoa_grid import CocoaCandidates
 from dsvm.solvers.cocoa import (
     CocoaSolver,
     LocalModel,
@@ -43,9 +46,10 @@ from dsvm.solvers.cocoa import (
 
 @dataclass(frozen=True)
 class CocoaRound:
-    """One stream's local DCD over its chunks of one round."""
+    """One stream's local DCD over its chunks of one round (``grid``: of K candidates at once,
+    each against its own rows of the stacked round model, :mod:`dsvm.solvers.cocoa_grid`)."""
 
-    coef: np.ndarray  # (K, d) float64, the round's w
+    coef: np.ndarray  # (K, d) float64, the round's w (a grid: (candidates x K, d))
     intercept: np.ndarray  # (K,) the bias feature's weight
     solver: CocoaSolver
     classes: np.ndarray
@@ -56,14 +60,22 @@ class CocoaRound:
     n_total: int  # rows of the whole training set (C_i = s_i / (alpha n))
     class_weight: np.ndarray | None = None
     window: int = 1  # chunks whose rows the local solver takes together (shuffle_window)
+    grid: CocoaCandidates | None = None  # K alphas in one read (None: the solver's alone)
 
     @property
     def nbytes(self) -> int:
         return int(self.coef.nbytes)
 
+    @property
+    def candidates(self) -> CocoaCandidates:
+        return self.grid if self.grid is not None else CocoaCandidates((self.solver,))
+
     def __call__(self, source: Source, chunk_ids: Sequence[int]) -> AddPartial | None:
         local = LocalModel.start(self.coef, self.intercept)
-        out = AddPartial(local.dW, local.db, np.zeros(4))
+        n_candidates = self.candidates.n_candidates
+        # a single fit's gap terms are 4 numbers, a grid's 4 per candidate
+        terms = np.zeros(4) if self.grid is None else np.zeros((n_candidates, 4))
+        out = AddPartial(local.dW, local.db, terms)
         window: list[tuple[int, Block]] = []
         for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
             window.append((chunk, block))
@@ -72,31 +84,55 @@ class CocoaRound:
                 window = []
         if window:
             self.solve_window(source, window, local, out)
-        return out if out.n_rows else None
+        return out if out.n_rows or out.held_out is not None else None
+
+    def read_chunk(self, source: Source, chunk: int, block: Block, out: AddPartial
+                   ) -> tuple[Block, np.ndarray, np.ndarray, np.ndarray]:
+        """A chunk's training rows, their class codes, each candidate's C_i (K, rows) and the
+        duals of version ``epoch``; its held rows scored, and its gap terms added to ``out``."""
+        grid = self.candidates
+        codes = encode_labels(block.y, self.classes, where=where(source, chunk))
+        if grid.held is not None:  # scored with the round's models, then left out
+            counts = grid.held.score(grid.models(self.coef, self.intercept), block, chunk,
+                                     where(source, chunk)).held_out
+            out.held_out = counts if out.held_out is None else out.held_out + counts
+            block, codes = grid.training_part(block, codes, chunk)
+        block = with_weights(block, codes, self.class_weight)
+        costs = np.stack([row_costs(block, self.n_total, s.alpha) for s in grid.solvers])
+        duals = self.store.read(chunk, self.epoch, block.n_samples)
+        # the gap terms of the model and duals this round starts from (a frozen candidate's
+        # are not measured: it costs no compute)
+        terms = out.terms.reshape(grid.n_candidates, 4)
+        for k in grid.training():
+            own = grid.rows(k, self.coef.shape[0])
+            terms[k] += gap_terms(grid.solvers[k], block, codes, costs[k], duals[:, own],
+                                  self.coef[own], self.intercept[own])
+        return block, codes, costs, duals
 
     def solve_window(self, source: Source, window: list[tuple[int, Block]], local: LocalModel,
                      out: AddPartial) -> None:
         """Local DCD over the rows of the window's chunks together (``local_iters`` passes in
-        one order of all of them), then each chunk's new duals written as version epoch + 1."""
-        parts = []
-        for chunk, block in window:
-            codes = encode_labels(block.y, self.classes, where=where(source, chunk))
-            block = with_weights(block, codes, self.class_weight)
-            cost = row_costs(block, self.n_total, self.solver.alpha)
-            duals = self.store.read(chunk, self.epoch, block.n_samples)
-            # the gap terms of the model and duals this round starts from
-            out.terms += gap_terms(self.solver, block, codes, cost, duals, self.coef,
-                                   self.intercept)
-            parts.append((block, codes, cost, duals))
+        one order of all of them, the same for every candidate), then each chunk's new duals
+        written as version epoch + 1."""
+        grid = self.candidates
+        parts = [self.read_chunk(source, chunk, block, out) for chunk, block in window]
         kept = [p for p in parts if p[0].n_samples] or parts[:1]
         rows = concat_blocks([p[0] for p in kept])
-        duals = np.concatenate([p[3] for p in kept])
         codes = np.concatenate([p[1] for p in kept])
-        cost = np.concatenate([p[2] for p in kept])
+        costs = np.concatenate([p[2] for p in kept], axis=1)
+        duals = np.concatenate([p[3] for p in kept])
+        stacked = self.coef.shape[0]
+        # each candidate's duals as a contiguous array (the kernel's layout); one candidate:
+        # the duals themselves
+        own = [np.ascontiguousarray(duals[:, grid.rows(k, stacked)])
+               for k in range(grid.n_candidates)]
         for order in local_passes(rows.n_samples, self.solver.local_iters,
                                   chunk_rng(self.seed, self.epoch, window[0][0])):
-            out.n_changed += dcd_block(self.solver, rows, codes, cost, duals, local, order,
-                                       self.sigma)
+            for k in grid.training():
+                out.n_changed += dcd_block(grid.solvers[k], rows, codes, costs[k], own[k],
+                                           local.rows(grid.rows(k, stacked)), order,
+                                           self.sigma)
+        duals = own[0] if len(own) == 1 else np.hstack(own)  # (frozen ones: as read)
         start = 0
         for (chunk, _), (block, _, _, _) in zip(window, parts):
             if block.n_samples:

@@ -131,6 +131,11 @@ class LocalModel:
         return cls(np.array(coef, dtype=np.float64), np.zeros(coef.shape),
                    np.array(intercept, dtype=np.float64), np.zeros(intercept.shape))
 
+    def rows(self, rows: slice) -> LocalModel:
+        """The model of the outputs ``rows`` (one candidate of a grid): contiguous views,
+        so the dual steps on them update this model (and numba reuses its kernels)."""
+        return LocalModel(self.V[rows], self.dW[rows], self.vb[rows], self.db[rows])
+
 
 def dcd_block(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.ndarray,
               duals: np.ndarray, local: LocalModel, order: np.ndarray, sigma: float) -> int:
