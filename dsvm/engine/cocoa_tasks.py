@@ -31,7 +31,6 @@ from dsvm.data.duals import AnyDualStore
 from dsvm.data.sources import Source
 from dsvm.engine.tasks import iter_chunks, where
 from dsvm.solvers.base import encode_labels
-from dsvm.solvers.cocoa_grid import CocoaCandidates
 from dsvm.solvers.cocoa import (
     CocoaSolver,
     LocalModel,
@@ -42,6 +41,7 @@ from dsvm.solvers.cocoa import (
     row_costs,
     with_weights,
 )
+from dsvm.solvers.cocoa_grid import CocoaCandidates
 
 
 @dataclass(frozen=True)

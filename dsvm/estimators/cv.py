@@ -91,6 +91,7 @@ from dsvm.estimators.base import SVMBase
 from dsvm.estimators.classifier import SVMClassifier
 from dsvm.estimators.regressor import SVMRegressor
 from dsvm.training import FitSpec, FittedModel
+from dsvm.training.cocoa_grid import fit_cocoa_grid
 from dsvm.training.grid import GridReport, fit_grid
 from dsvm.training.grid_axes import AXES
 
@@ -185,7 +186,9 @@ class _GridSearch:
             raise ValueError("warm_start=True is not supported by the CV estimators: "
                              "every fit trains the whole grid.")
         axes = {many: getattr(self, many) for many in self._axes}
-        record, report = fit_grid(spec, X, y, sample_weight=fit_args.get("sample_weight"),
+        # CoCoA+ keeps K dual vectors per row (dsvm.training.cocoa_grid); the others stack
+        train = fit_cocoa_grid if spec.solver == "cocoa" else fit_grid
+        record, report = train(spec, X, y, sample_weight=fit_args.get("sample_weight"),
                                   alphas=self.alphas, n_alphas=self.n_alphas,  # type: ignore
                                   cv_fraction=self.cv_fraction,  # type: ignore[attr-defined]
                                   cv=self.cv,  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from dsvm.combine.adding import add_partials, added
+from dsvm.combine.adding import AddPartial, add_partials, added
 from dsvm.data.duals import (
     AnyDualStore,
     DualStore,
@@ -37,6 +37,7 @@ from dsvm.engine.cocoa_tasks import CocoaRound
 from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
+from dsvm.solvers.cocoa_grid import CocoaCandidates
 from dsvm.training import outcome
 from dsvm.training.callbacks import CheckpointEachEpoch, HooksEachEpoch
 from dsvm.training.driver import EpochCallback, EpochStep, Loop, Scoring, drive
@@ -90,40 +91,57 @@ def rounds_of(streams: list[list[int]], n_rounds: int) -> list[list[list[int]]]:
     return [[[int(c) for c in parts[r]] for parts in cut] for r in range(n_rounds)]
 
 
+def run_rounds(engine: Engine, solver: CocoaSolver, source: Source, record: FittedModel,
+               store: AnyDualStore, epoch: int, window: int = 1,
+               grid: CocoaCandidates | None = None) -> tuple[SolverState, AddPartial]:
+    """One epoch's rounds (every chunk's duals updated once) from the record's model: the
+    new state and the epoch's sums (gap terms, rows, steps; a grid's held-out sums), with
+    ``grid`` K candidates at once (:mod:`dsvm.solvers.cocoa_grid`)."""
+    state = record.state
+    coef, intercept = state.coef, state.intercept
+    n_streams = record.n_streams
+    order = epoch_chunk_order(record.seed, epoch, source.n_chunks)
+    n_candidates = 1 if grid is None else grid.n_candidates
+    total = AddPartial(np.zeros(0), np.zeros(0),
+                       np.zeros(4) if grid is None else np.zeros((n_candidates, 4)))
+    classes = record.class_values
+    assert classes is not None  # CoCoA+ only classifies
+    for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
+        task = CocoaRound(coef, intercept, solver, classes, store, epoch,
+                          record.seed, float(n_streams), source.n_samples, record.class_weight,
+                          window, grid)
+        partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
+                                name="cocoa-round", combine_name="cocoa-add",
+                                what=f"epoch {epoch + 1}, round {r + 1}")
+        if partial is not None:
+            total.terms += partial.terms
+            total.n_rows += partial.n_rows
+            total.n_changed += partial.n_changed
+            if partial.held_out is not None:
+                total.held_out = partial.held_out if total.held_out is None \
+                    else total.held_out + partial.held_out
+        coef, intercept = added(coef, intercept, partial)
+    return SolverState(coef=coef, intercept=intercept, t=state.t + total.n_rows), total
+
+
 def run_epoch(engine: Engine, solver: CocoaSolver, source: Source, record: FittedModel,
               store: AnyDualStore, epoch: int, window: int = 1
               ) -> tuple[SolverState, dict[str, Any]]:
     """One epoch: every chunk's duals updated once. Returns the new state and its record."""
     tic = time.perf_counter()
     state = record.state
-    coef, intercept = state.coef, state.intercept
-    n_streams = record.n_streams
-    order = epoch_chunk_order(record.seed, epoch, source.n_chunks)
-    terms, n_rows, n_changed = np.zeros(4), 0, 0
-    classes = record.class_values
-    assert classes is not None  # CoCoA+ only classifies
-    for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
-        task = CocoaRound(coef, intercept, solver, classes, store, epoch,
-                          record.seed, float(n_streams), source.n_samples, record.class_weight,
-                          window)
-        partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
-                                name="cocoa-round", combine_name="cocoa-add",
-                                what=f"epoch {epoch + 1}, round {r + 1}")
-        if partial is not None:
-            terms += partial.terms
-            n_rows += partial.n_rows
-            n_changed += partial.n_changed
-        coef, intercept = added(coef, intercept, partial)
+    new, total = run_rounds(engine, solver, source, record, store, epoch, window)
+    terms, n_rows = total.terms, total.n_rows
     primal, dual = duality_gap(solver.alpha, state.coef, state.intercept, solver.bias, terms)
     seconds = time.perf_counter() - tic
     row = {
         "epoch": epoch + 1, "objective": primal, "dual_objective": dual,
         "duality_gap": primal - dual, "relative_gap": (primal - dual) / max(abs(primal), 1e-300),
         "train_loss": float(terms[3]) / max(n_rows, 1), "seconds": seconds,
-        "rows_per_s": n_rows / max(seconds, 1e-9), "n_rows": n_rows, "dual_steps": n_changed,
-        "val_accuracy": None, "t": float(state.t + n_rows),
+        "rows_per_s": n_rows / max(seconds, 1e-9), "n_rows": n_rows,
+        "dual_steps": total.n_changed, "val_accuracy": None, "t": float(state.t + n_rows),
     }
-    return SolverState(coef=coef, intercept=intercept, t=state.t + n_rows), row
+    return new, row
 
 
 def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,

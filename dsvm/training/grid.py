@@ -57,7 +57,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -127,10 +127,13 @@ def grid_spec(spec: FitSpec) -> FitSpec:
     if spec.solver == "auto":
         # averaged SGD: the best of the stacked solvers (training.auto_solver's measures)
         spec = replace(spec, solver="sgd", params={**spec.params, "solver": "sgd"})
+    if spec.solver == "cocoa":
+        raise ValueError("solver='cocoa' trains its grid of alphas with K dual vectors "
+                         "(dsvm.training.cocoa_grid.fit_cocoa_grid), not stacked SGD states.")
     if spec.solver not in ("sgd", "pegasos"):
         raise ValueError(f"solver={spec.solver!r} cannot train a grid of alphas in one pass "
-                         "(CoCoA+ keeps duals per row, NESVM and BSGD other models); use "
-                         "solver='sgd', 'pegasos' or 'auto'.")
+                         "(NESVM and BSGD keep other models, ASSET constants per alpha); use "
+                         "solver='sgd', 'pegasos', 'cocoa' or 'auto'.")
     if spec.early_stopping:
         raise ValueError("early_stopping=True: the grid holds out its own rows "
                          "(cv_fraction) and stops each candidate on them already.")
@@ -238,6 +241,16 @@ class GridReport:
                 for k, (s, f, e) in enumerate(zip(final, folds, self.epochs_run))]
 
 
+class Stacked(Protocol):
+    """What :class:`GridTracker` reads of a grid: a CandidateGrid, or CoCoA+'s candidates."""
+
+    @property
+    def n_candidates(self) -> int: ...
+
+    @property
+    def n_stacks(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Freeze:
     """Where the state is held: the outcome with candidates ``which`` frozen, and the step
@@ -272,7 +285,7 @@ class GridTracker:
     takes_held = True  # (training.loop.run_epochs)
     takes_held_out = True  # (the held-out sums of the epoch's start models, run_epochs)
 
-    def __init__(self, grid: CandidateGrid, engine: Engine, held_out: HeldOutRows,
+    def __init__(self, grid: Stacked, engine: Engine, held_out: HeldOutRows,
                  spec: FitSpec, report: GridReport) -> None:
         self.grid, self.engine, self.held_out, self.spec = grid, engine, held_out, spec
         self.report = report
@@ -298,13 +311,7 @@ class GridTracker:
     def decide(self, outcome: Any, history: list[dict[str, Any]],
                held_out: GridCounts | None) -> EpochDecision | None:
         """Record the epoch's scores (of the models before it), freeze what stopped."""
-        counts = checked_counts(held_out, None if self.checked else self.held_out.classes)
-        self.checked = True
-        self.report.epochs_run[self.active] += 1  # (the epoch just run)
-        if len(history) < 2:  # the first epoch scored the calibrated start: not a fit's model
-            return None
-        frozen = [k for k in self.record(counts, history[-2]) if self.active[k]]
-        history[-1]["grid_active"] = int(self.active.sum()) - len(frozen)
+        frozen = self.observe(history, held_out)
         if not frozen:
             return None
         counters = self.engine.fetch(self.engine.apply(counters_of, outcome, name="counters"),
@@ -321,6 +328,19 @@ class GridTracker:
             f"tol={self.spec.tol}, relative, for {self.spec.n_iter_no_change} epochs)")
         return EpochDecision(held=self.engine.apply(Freeze(in_stacks), outcome,
                                                     name="freeze"), stop=stop)
+
+    def observe(self, history: list[dict[str, Any]], held_out: GridCounts | None) -> list[int]:
+        """Count the epoch just run, record the scores its pass measured (of the models before
+        it) in the history; returns the active candidates whose rule says stop (the caller
+        freezes them: CoCoA+'s grid, :mod:`dsvm.training.cocoa_grid`, freezes its own way)."""
+        counts = checked_counts(held_out, None if self.checked else self.held_out.classes)
+        self.checked = True
+        self.report.epochs_run[self.active] += 1  # (the epoch just run)
+        if len(history) < 2:  # the first epoch scored the calibrated start: not a fit's model
+            return []
+        frozen = [k for k in self.record(counts, history[-2]) if self.active[k]]
+        history[-1]["grid_active"] = int(self.active.sum()) - len(frozen)
+        return frozen
 
     def record(self, counts: GridCounts, record: dict[str, Any]) -> list[int]:
         """Record the scores and objectives of the models after the epoch of ``record``
@@ -548,28 +568,31 @@ def grid_fewer(n_stacks: int) -> str:
 
 
 def check_memory(engine: Engine, state_bytes: int, axes: GridAxes | np.ndarray,
-                 n_stacks: int = 1) -> None:
+                 n_stacks: int = 1, row_bytes: int = 0) -> None:
     """Refuse a grid whose ``n_stacks`` x K states (k folds: k + 1 stacks; K: every candidate
-    of the product of the axes) would not fit in the memory available to this process (in
+    of the product of the axes) and ``row_bytes`` of state per row (CoCoA+'s K dual vectors
+    kept in this process) would not fit in the memory available to this process (in
     process; on a cluster the workers' limit is checked with their windows and process,
     :func:`dsvm.training.memory.check_worker_memory`)."""
     if not isinstance(axes, GridAxes):
         axes = GridAxes(np.asarray(axes, np.float64))
     alphas = axes.alphas
     n_states = axes.n_candidates * int(n_stacks)
-    need = int(state_bytes) * n_states * STATE_COPIES
+    need = int(state_bytes) * n_states * STATE_COPIES + int(row_bytes)
     limit = worker_memory(engine)
     if limit is not None and need > limit:
         folds = "" if n_stacks == 1 else (f" x {n_stacks} stacks (cv={n_stacks - 1}: every "
                                           "fold's models and the models on all rows)")
         others = "".join(f" x {len(getattr(axes, many))} {many}" for many in AXES
                          if getattr(axes, many) is not None)
+        duals = f", and {int(row_bytes):,} bytes of dual variables" if row_bytes else ""
         fewer = "pass fewer alphas" + (" or values of the other axes" if others else "") + (
             "" if n_stacks == 1 else " or folds")
         raise ValueError(
             f"alphas={[float(f'{a:.3g}') for a in alphas]}{others}{folds}: {n_states} candidate "
             f"states of {state_bytes:,} bytes each need about {need:,} bytes per worker "
-            f"({STATE_COPIES} copies at once), more than the {limit:,} bytes available; {fewer}.")
+            f"({STATE_COPIES} copies at once{duals}), more than the {limit:,} bytes available; "
+            f"{fewer}.")
 
 
 def worker_memory(engine: Engine) -> int | None:

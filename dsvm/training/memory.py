@@ -145,19 +145,22 @@ def refusal(budget: MemoryBudget, state_bytes: int, chunk_bytes: float,
 
 def memory_window(requested: int | None, source: Source, engine: Engine, *,
                   state_bytes: int, n_streams: int | None = None,
-                  default: int = DEFAULT_WINDOW, fewer: str = FEWER) -> Window:
+                  default: int = DEFAULT_WINDOW, fewer: str = FEWER,
+                  row_bytes: float = 0.0) -> Window:
     """The window of :func:`dsvm.training.window.window_for`, capped to what the workers'
     memory limit leaves room for beside their process and ``state_bytes`` of model state; a
-    ``ValueError`` if not even one chunk fits. In process (an engine that reports no
-    workers' memory), or with no limit set, the window of ``window_for``."""
+    ``ValueError`` if not even one chunk fits. ``row_bytes``: what a window holds per row
+    besides the row (CoCoA+'s duals, :mod:`dsvm.training.cocoa_grid`). In process (an engine
+    that reports no workers' memory), or with no limit set, the window of ``window_for``."""
     n_streams = n_streams or engine.n_workers
     report = getattr(engine, "worker_memory", None)
     budget = None if report is None else budget_of(report(), n_streams)
     if budget is None:
         return window_for(requested, source, default, n_streams)
-    per_chunk = chunk_bytes(source) or 0.0  # (not known: the process and states only)
-    fit = chunks_that_fit(budget, state_bytes, per_chunk)
     n_chunks = max(1, int(source.n_chunks))
+    per_chunk = chunk_bytes(source) or 0.0  # (not known: the process and states only)
+    per_chunk += float(row_bytes) * source.n_samples / n_chunks
+    fit = chunks_that_fit(budget, state_bytes, per_chunk)
     if fit < 1:
         raise ValueError(refusal(budget, state_bytes, per_chunk,
                                  float(source.n_samples) / n_chunks, fewer))
@@ -172,8 +175,9 @@ def memory_window(requested: int | None, source: Source, engine: Engine, *,
 
 
 def check_worker_memory(source: Source, engine: Engine, *, state_bytes: int,
-                        n_streams: int | None = None, fewer: str = FEWER) -> None:
+                        n_streams: int | None = None, fewer: str = FEWER,
+                        row_bytes: float = 0.0) -> None:
     """Refuse a fit whose workers cannot hold one chunk beside their process and the model
     states, before any of its tasks runs (see :func:`memory_window`)."""
     memory_window(1, source, engine, state_bytes=state_bytes, n_streams=n_streams,
-                  fewer=fewer)
+                  fewer=fewer, row_bytes=row_bytes)

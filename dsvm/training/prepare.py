@@ -184,14 +184,15 @@ def resume_checkpoint(spec: FitSpec, source: Source, state_dtype: np.dtype | Non
 
 
 def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
-                          n_states: int = 1, fewer: str = FEWER) -> None:
+                          n_states: int = 1, fewer: str = FEWER,
+                          row_bytes: float = 0.0) -> None:
     """Refuse, before the first task (the scaling's statistics, ``gamma="scale"``, a kernel
     map's fit, the classes of a Dask input), a fit that cannot fit its workers' memory even
     with its smallest state: ``n_states`` of one output on the rows' features (a kernel map,
     BSGD or NESVM, whose state is not a local solver's: the process and the chunks alone).
     The exact check follows when the classes and the map are known; this one only moves the
     common refusals (chunks too large, a model too wide) ahead of passes that would be
-    wasted."""
+    wasted. ``row_bytes``: per-row state a window holds besides the rows (CoCoA+'s duals)."""
     if getattr(engine, "worker_memory", None) is None:  # in process: nothing to check here
         return
     state_bytes = 0
@@ -199,7 +200,7 @@ def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
         one = spec.make_solver(source.n_samples).init_state(source.n_features, 1, source.dtype)
         state_bytes = int(one.nbytes) * int(n_states)
     check_worker_memory(source, engine, state_bytes=state_bytes, n_streams=spec.n_streams,
-                        fewer=fewer)
+                        fewer=fewer, row_bytes=row_bytes)
 
 
 def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int) -> Any:
