@@ -48,11 +48,15 @@ class CocoaCandidates:
         False: the candidate is frozen; its duals and model are carried over unchanged.
     held : HeldOutRows or None, default=None
         The rows held out of every chunk: not trained on, scored with the round's models.
+    n_train : int or None, default=None
+        The rows trained on (the n of C_i = s_i / (alpha n): a candidate is the fit of its
+        alpha on those rows alone); None: every row of the source.
     """
 
     solvers: tuple[CocoaSolver, ...]
     active: np.ndarray = field(default_factory=lambda: np.ones(0, bool))
     held: HeldOutRows | None = None
+    n_train: int | None = None
 
     n_stacks = 1  # (what the grid's tracker reads: one stack, no folds)
 
@@ -90,7 +94,8 @@ class CocoaCandidates:
         return slice(k * m, (k + 1) * m)
 
     def with_active(self, active: np.ndarray) -> CocoaCandidates:
-        return CocoaCandidates(self.solvers, np.asarray(active, bool).copy(), self.held)
+        return CocoaCandidates(self.solvers, np.asarray(active, bool).copy(), self.held,
+                               self.n_train)
 
     def models(self, coef: np.ndarray, intercept: np.ndarray) -> Models:
         """The stacked models the candidates predict with (the bias feature's weight times

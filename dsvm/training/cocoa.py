@@ -102,13 +102,14 @@ def run_rounds(engine: Engine, solver: CocoaSolver, source: Source, record: Fitt
     n_streams = record.n_streams
     order = epoch_chunk_order(record.seed, epoch, source.n_chunks)
     n_candidates = 1 if grid is None else grid.n_candidates
+    n_total = source.n_samples if grid is None or grid.n_train is None else grid.n_train
     total = AddPartial(np.zeros(0), np.zeros(0),
                        np.zeros(4) if grid is None else np.zeros((n_candidates, 4)))
     classes = record.class_values
     assert classes is not None  # CoCoA+ only classifies
     for r, groups in enumerate(rounds_of(deal_chunks(order, n_streams), solver.rounds_per_epoch)):
         task = CocoaRound(coef, intercept, solver, classes, store, epoch,
-                          record.seed, float(n_streams), source.n_samples, record.class_weight,
+                          record.seed, float(n_streams), n_total, record.class_weight,
                           window, grid)
         partial = engine.reduce(task, source, [g for g in groups if g], add_partials,
                                 name="cocoa-round", combine_name="cocoa-add",

@@ -45,6 +45,7 @@ import numpy as np
 from dsvm.combine.adding import AddPartial
 from dsvm.data.duals import AnyDualStore, DualStore, MemoryDualStore, dual_store_url, remove_store
 from dsvm.data.fold import fold_for
+from dsvm.data.sources import Source
 from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
@@ -163,7 +164,17 @@ def start_candidates(p: Prepared, alphas: np.ndarray,
                        cast(tuple[LocalSolver, ...], solvers), p.values, spec.loss)
     state = SolverState(coef=np.zeros((len(alphas) * m, source.n_features)),
                         intercept=np.zeros(len(alphas) * m))
-    return CocoaCandidates(solvers, held=held), state
+    return CocoaCandidates(solvers, held=held, n_train=training_rows(held, source)), state
+
+
+def training_rows(held: HeldOutRows, source: Source) -> int:
+    """The rows the candidates train on: every chunk's rows less those held out (the fold is
+    a hash of the seed, chunk and row: counted here without reading a chunk)."""
+    total = 0
+    for chunk in range(source.n_chunks):
+        n_rows = int(source.chunk_n_rows(chunk))
+        total += n_rows - int(held.fold.held_mask(chunk, n_rows).sum())
+    return total
 
 
 def dual_store(engine: Engine, n_outputs: int) -> tuple[AnyDualStore, str | None]:

@@ -70,18 +70,23 @@ def test_two_streams_reach_liblinear_optimum_in_ten_epochs():
     assert clf.history_[-1]["relative_gap"] < 2e-3  # the gap of the model epoch 10 started from
 
 
-def numpy_cocoa(X, y, alpha, epochs, n_streams, chunk_rows, window, local_iters, seed):
+def numpy_cocoa(X, y, alpha, epochs, n_streams, chunk_rows, window, local_iters, seed,
+                held=None):
     """CoCoA+ (Ma et al. 2015, sigma' = K, gamma = 1) with LIBLINEAR's DCD steps written out in
     NumPy, hinge loss, bias feature 1: each stream solves its local subproblem over windows of
     its chunks against the round's w carrying its own dw, and the dw are added. The chunk
-    dealing and coordinate orders are the fit's (dsvm.data.order, dsvm.solvers.cocoa)."""
+    dealing and coordinate orders are the fit's (dsvm.data.order, dsvm.solvers.cocoa).
+    ``held``: a fold (``held_mask(chunk, n_rows)``) whose rows are left out of every chunk
+    (the grid of alphas' held-out rows), and C = 1/(alpha n) with n the rows trained on."""
     n, d = X.shape
     Xb = np.hstack([X, np.ones((n, 1))])  # the bias feature, regularised like LIBLINEAR's -B 1
-    C = 1.0 / (alpha * n)
     duals = np.zeros(n)
     w = np.zeros(d + 1)
     n_chunks = -(-n // chunk_rows)
     rows_of = [np.arange(c * chunk_rows, min(n, (c + 1) * chunk_rows)) for c in range(n_chunks)]
+    if held is not None:
+        rows_of = [r[~held.held_mask(c, len(r))] for c, r in enumerate(rows_of)]
+    C = 1.0 / (alpha * sum(len(r) for r in rows_of))
     for epoch in range(epochs):
         dws = []
         for stream in deal_chunks(epoch_chunk_order(seed, epoch, n_chunks), n_streams):
