@@ -29,13 +29,16 @@ def problem(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, np.where(X @ rng.normal(size=5) + 0.3 * rng.normal(size=ROWS) > 0, 1.0, -1.0)
 
 
-def grid_fit(X, y, **kw):
+def grid_spec(**kw):
     params = SVMClassifier(solver="cocoa", random_state=0, n_streams=2, chunk_rows=CHUNK,
                            local_iters=1.5, shuffle_window=2, scale=False, max_epochs=3,
                            tol=None, n_iter_no_change=50).get_params()
     params.update(kw)
-    spec = FitSpec.from_params("SVMClassifierCV", "classification", {**params, "alpha": 1.0})
-    return fit_cocoa_grid(spec, X, y, alphas=ALPHAS)
+    return FitSpec.from_params("SVMClassifierCV", "classification", {**params, "alpha": 1.0})
+
+
+def grid_fit(X, y, **kw):
+    return fit_cocoa_grid(grid_spec(**kw), X, y, alphas=ALPHAS)
 
 
 def the_fold(X):
@@ -98,6 +101,41 @@ def test_a_candidate_frozen_on_its_gap_stops_changing():
     gaps = [h["grid_relative_gaps"][2] for h in record.history]
     assert gaps[frozen_at - 1] <= 6e-3 and len(set(gaps[frozen_at - 1:])) == 1
     assert record.history[frozen_at - 1]["grid_frozen"] == [2]
+    assert record.history[frozen_at - 1]["grid_frozen_on_gap"] == [2]
+
+
+def test_three_classes_each_candidate_is_the_grid_of_its_alpha_alone():
+    """K alphas x 3 classes (one-vs-rest) in one pass: each candidate's rows of the stacked
+    model are what a grid of its alpha alone trains (the same held rows, orders and C)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(ROWS, 5))
+    y = np.argmax(X @ rng.normal(size=(5, 3)) + 0.3 * rng.normal(size=(ROWS, 3)), axis=1)
+    _, report = grid_fit(X, y)
+    for k, alpha in enumerate(ALPHAS):
+        alone = fit_cocoa_grid(grid_spec(), X, y, alphas=[alpha])[1].candidate_state(0)
+        own = report.candidate_state(k)
+        assert own.coef.shape == (3, 5)
+        np.testing.assert_allclose(own.coef, alone.coef, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(own.intercept, alone.intercept, rtol=1e-9, atol=1e-12)
+
+
+def test_a_candidate_whose_held_out_objective_stalls_is_frozen():
+    """The held-out rule of the stochastic grid (GridTracker), n_iter_no_change=1: the weakly
+    regularised candidate's held-out objective rises after epoch 2 while its duality gap is
+    still far above tol, and it is frozen after epoch 3 (the scores come one epoch late) with
+    the model of its own fit after 3 epochs; the fit stops when no candidate trains."""
+    X, y = problem()
+    record, report = grid_fit(X, y, tol=0.01, max_epochs=8, n_iter_no_change=1)
+    objectives = [h["grid_objectives"][0] for h in record.history]
+    assert objectives[1] > objectives[0]  # (the model after epoch 2 scored worse)
+    third = record.history[2]
+    assert 0 in third["grid_frozen"] and 0 not in third["grid_frozen_on_gap"]
+    assert third["grid_relative_gaps"][0] > 0.5
+    assert report.epochs_run[0] == 3 and report.epochs_run.max() < 8, report.epochs_run
+    w = numpy_cocoa(X, y, ALPHAS[0], 3, 2, CHUNK, 2, 1.5, draw_seed(0), held=the_fold(X))
+    np.testing.assert_allclose(report.candidate_state(0).coef.ravel(), w[:-1], rtol=1e-9,
+                               atol=1e-10)
+    assert record.converged and "every candidate stopped" in record.stop_reason
 
 
 def test_a_rerun_round_writes_the_same_duals_and_returns_the_same_change():

@@ -308,7 +308,8 @@ class CocoaGridEpochs:
         active[frozen] = False
         self.grid = self.grid.with_active(active)
         self.tracker.active[frozen] = False
-        step.record.update({"grid_frozen": frozen, "grid_active": int(active.sum())})
+        step.record.update({"grid_frozen": frozen, "grid_frozen_on_gap": sorted(by_gap),
+                            "grid_active": int(active.sum())})
         logger.info("epoch %d: %s frozen (%s)", step.epoch + 1,
                     "; ".join(self.tracker.report.describe(k) for k in frozen),
                     "; ".join(f"alpha={self.grid.alphas[k]:.3g}: "
