@@ -273,3 +273,34 @@ def test_worker_killed_mid_epoch_gives_the_identical_grid(tmp_path, process_clus
                                   reference.cv_results_["test_score_by_epoch"])
     assert [h["grid_duality_gaps"] for h in survived.history_] == \
         [h["grid_duality_gaps"] for h in reference.history_]
+
+
+@pytest.mark.distributed
+@pytest.mark.timeout(240)
+def test_the_window_on_a_memory_limited_cluster_counts_the_dual_vectors(tmp_path):
+    """Workers with a memory limit: a stream's window holds every chunk of it when only the
+    rows are counted, and fewer once the K dual vectors each row brings into the window are
+    (8 alphas x 4 copies x 8 bytes a row, beside 8 float32 features)."""
+    from distributed import Client, LocalCluster
+
+    import dsvm
+    from dsvm.distributed.engine import DaskEngine
+    from dsvm.training.cocoa import cocoa_window
+    from dsvm.training.cocoa_grid import DUAL_COPIES, dual_row_bytes
+    from dsvm.training.inputs import source_of
+    from dsvm.training.memory import budget_of
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=640 * 2**20) as cluster, Client(cluster) as client:
+        engine = DaskEngine(client)
+        budget = budget_of(engine.worker_memory(), n_streams=2)
+        room = budget.usable - budget.process
+        rows = int(room / 40) // 40  # chunks of about room / 40 bytes (8 float32 + y a row)
+        data = dsvm.write_synthetic(tmp_path / "s.zarr", 16 * rows, 8, chunk_rows=rows)
+        source, _ = source_of(data.url)
+        duals = dual_row_bytes(8, 1, DUAL_COPIES)
+        alone = cocoa_window(None, source, engine, state_bytes=0, n_streams=2)
+        with_duals = cocoa_window(None, source, engine, state_bytes=0, n_streams=2,
+                                  row_bytes=duals)
+    assert alone.chunks >= 8  # a stream's 8 chunks in one window
+    assert 1 <= with_duals.chunks < 8, (with_duals.describe(), duals)

@@ -218,7 +218,7 @@ def not_converged(spec: FitSpec, record: FittedModel) -> str | None:
 
 
 def cocoa_window(requested: int | None, source: Source, engine: Engine, *, state_bytes: int,
-                 n_streams: int | None = None) -> Window:
+                 n_streams: int | None = None, row_bytes: float = 0.0) -> Window:
     """The window of a CoCoA+ fit: by default every chunk of a stream, up to WINDOW_BYTES of
     rows (128 MB), where the stochastic solvers take 8 chunks.
 
@@ -228,10 +228,12 @@ def cocoa_window(requested: int | None, source: Source, engine: Engine, *, state
     LIBLINEAR's optimum after 10 epochs with windows of 8 chunks (4 per stream), within 1e-3 at
     epoch 4 with a stream's 25 chunks in one window (2.3e-4 after 10). Memory stays bounded by
     the cap, whatever the dataset's size, and by the workers' memory limit on a cluster
-    (:func:`dsvm.training.memory.memory_window`).
+    (:func:`dsvm.training.memory.memory_window`; ``row_bytes``: the duals a window holds per
+    row, which a grid of alphas counts, :mod:`dsvm.training.cocoa_grid`).
     """
     return memory_window(requested, source, engine, state_bytes=state_bytes,
-                         n_streams=n_streams, default=max(1, int(source.n_chunks)))
+                         n_streams=n_streams, default=max(1, int(source.n_chunks)),
+                         row_bytes=row_bytes)
 
 
 class CocoaStopping:

@@ -243,7 +243,9 @@ class CocoaGridEpochs:
         self.record, self.store, self.grid, self.tracker = record, store, grid, tracker
         self.solver = grid.solvers[0]  # (the passes, loss and bias every candidate shares)
         self.window = cocoa_window(self.spec.shuffle_window, self.source, self.engine,
-                                   state_bytes=record.state.nbytes, n_streams=record.n_streams)
+                                   state_bytes=record.state.nbytes, n_streams=record.n_streams,
+                                   row_bytes=dual_row_bytes(1, record.state.n_outputs,
+                                                            DUAL_COPIES))
         k = grid.n_candidates
         self.primal, self.dual = np.full(k, np.nan), np.full(k, np.nan)
 
