@@ -58,9 +58,10 @@ in arithmetic and memory (the memory check counts them all), not in reads of the
 vectors per row, not a warm-started path, which would read the data once per alpha
 (:mod:`dsvm.solvers.cocoa_grid`): each candidate stops on its own relative duality gap
 (``tol``) or held-out objective, and ``history_`` has every candidate's duality gap per epoch
-(``grid_duality_gaps``, ``grid_relative_gaps``); it refuses ``cv=k``, the other axes,
-``checkpoint`` and ``rounds_per_epoch > 1`` (:mod:`dsvm.training.cocoa_grid`). The other
-solvers cannot share a pass and are refused.
+(``grid_duality_gaps``, ``grid_relative_gaps``); with ``checkpoint=`` the duals are kept
+beside it for ``resume=True``. It refuses ``cv=k``, the other axes and ``rounds_per_epoch >
+1`` (:mod:`dsvm.training.cocoa_grid`). The other solvers cannot share a pass and are
+refused.
 
 Fitted attributes, besides the predicting ones of the base class (those of the best
 candidate, in raw units): ``alpha_``, ``best_index_``, ``best_score_`` (held-out accuracy, or

@@ -28,9 +28,14 @@ objectives and duality gap (``grid_primal``, ``grid_dual``, ``grid_duality_gaps`
 ``objective``/``dual_objective``/``duality_gap`` are the candidates' means and
 ``relative_gap`` the largest.
 
+Checkpoints (``checkpoint=``, ``fit(..., resume=True)``): the stacked model and the history
+after every epoch (:mod:`dsvm.training.grid_checkpoints`, whose replay rebuilds the scores,
+rules and freezes), the K dual vectors at ``<checkpoint>.duals`` (the version the checkpoint
+names kept), so a resumed grid ends as the uninterrupted one.
+
 Not built (refused with the reason): ``cv=k`` folds, the ``l1_ratios``/``losses``/
-``class_weights`` axes, checkpoints and resume, ``rounds_per_epoch > 1`` (an epoch's held-out
-scores would mix its rounds' models), and kernel maps (CoCoA+'s duals are the rows').
+``class_weights`` axes, ``rounds_per_epoch > 1`` (an epoch's held-out scores would mix its
+rounds' models), and kernel maps (CoCoA+'s duals are the rows').
 """
 
 from __future__ import annotations
@@ -46,12 +51,14 @@ from dsvm.combine.adding import AddPartial
 from dsvm.data.duals import AnyDualStore, DualStore, MemoryDualStore, dual_store_url, remove_store
 from dsvm.data.fold import fold_for
 from dsvm.data.sources import Source
-from dsvm.engine.local import Engine, LocalEngine
+from dsvm.engine.local import LocalEngine
+from dsvm.io.checkpoints import check_checkpoint_path
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.cocoa import CocoaSolver, duality_gap
 from dsvm.solvers.cocoa_grid import CocoaCandidates
 from dsvm.solvers.grid import ACTIVE, ETA0
 from dsvm.solvers.held_out import HeldOutRows
+from dsvm.training import grid_checkpoints as checkpoints
 from dsvm.training import outcome
 from dsvm.training.callbacks import HooksEachEpoch
 from dsvm.training.cocoa import CocoaStopping, check_cocoa, cocoa_window, run_rounds
@@ -65,6 +72,7 @@ from dsvm.training.grid import (
     check_memory,
     resolve_alphas,
 )
+from dsvm.training.grid_checkpoints import grid_params
 from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.memory import check_worker_memory
@@ -86,8 +94,7 @@ KEPT_VERSIONS = 2
 _DUAL_BYTES = 8  # float64
 
 
-def check_cocoa_grid(spec: FitSpec, *, cv: Any, axes: Mapping[str, Any] | None,
-                     resume: bool) -> None:
+def check_cocoa_grid(spec: FitSpec, *, cv: Any, axes: Mapping[str, Any] | None) -> None:
     """What the CoCoA+ grid does not do, refused before any work with the reason."""
     check_cocoa(spec)
     if cv is not None:
@@ -102,10 +109,6 @@ def check_cocoa_grid(spec: FitSpec, *, cv: Any, axes: Mapping[str, Any] | None,
     if spec.early_stopping:
         raise ValueError("early_stopping=True: the grid holds out its own rows "
                          "(cv_fraction) and stops each candidate on them already.")
-    if resume or spec.checkpoint is not None:
-        raise ValueError(f"checkpoint={spec.checkpoint!r} (resume={resume}) with "
-                         "solver='cocoa': the CoCoA+ grid is not checkpointed yet; use "
-                         "solver='sgd' for a grid that resumes.")
     rounds = int(spec.params.get("rounds_per_epoch", 1))
     if rounds > 1:
         raise ValueError(f"rounds_per_epoch={rounds} with a grid of alphas: an epoch's "
@@ -123,7 +126,9 @@ def fit_cocoa_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any =
                    axes: Mapping[str, Any] | None = None) -> tuple[FittedModel, GridReport]:
     """:func:`dsvm.training.grid.fit_grid` for ``solver="cocoa"`` (the same arguments and
     result): the K alphas in one read per epoch, with K dual vectors (see the module notes)."""
-    check_cocoa_grid(spec, cv=cv, axes=axes, resume=resume)
+    check_cocoa_grid(spec, cv=cv, axes=axes)
+    if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
+        check_checkpoint_path(spec.checkpoint)
     check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
@@ -138,8 +143,11 @@ def fit_cocoa_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any =
         check_memory_up_front(spec, engine, source, n_states=len(values),
                               row_bytes=dual_row_bytes(len(values), 1, DUAL_COPIES))
         spec, source, scaling = scale_stage(spec, engine, source)
+        # (a checkpoint's seed, classes and model; CoCoA+ keeps w in float64)
         p = prepare_fit(spec, FitData(engine, source, text, scaling, None, space),
-                        resume=False, state_dtype=np.dtype(np.float64), announce_missing=False)
+                        resume=resume, state_dtype=np.dtype(np.float64), announce_missing=False)
+        if p.ckpt is not None:
+            checkpoints.check_same_grid(spec, p.ckpt, values, cv_fraction)
         record, report = train_grid(p, values, cv_fraction)
     return to_user_ids(unfold_record(record)), report
 
@@ -177,13 +185,18 @@ def training_rows(held: HeldOutRows, source: Source) -> int:
     return total
 
 
-def dual_store(engine: Engine, n_outputs: int) -> tuple[AnyDualStore, str | None]:
-    """Where the K dual vectors live: this process's memory for a fit in it, else a scratch
-    store the workers share (its url, removed when the fit ends)."""
-    if isinstance(engine, LocalEngine):
+def dual_store(p: Prepared, n_outputs: int) -> tuple[AnyDualStore, str | None]:
+    """Where the K dual vectors live, as a single fit keeps its own (one file per chunk and
+    version, a column block per candidate): ``<checkpoint>.duals`` (kept for resume; a fresh
+    fit's first removes an earlier fit's), else this process's memory for a fit in it, else a
+    scratch store the workers share. Returns the store and the url to remove at the end."""
+    checkpoint = p.spec.checkpoint
+    if checkpoint is None and isinstance(p.engine, LocalEngine):
         return MemoryDualStore(n_outputs), None
-    url, _ = dual_store_url(None)
-    return DualStore(url, n_outputs), url
+    url, temporary = dual_store_url(checkpoint)
+    if p.ckpt is None and not temporary:
+        remove_store(url)
+    return DualStore(url, n_outputs), url if temporary else None
 
 
 def train_grid(p: Prepared, alphas: np.ndarray,
@@ -192,17 +205,23 @@ def train_grid(p: Prepared, alphas: np.ndarray,
     spec, engine, source = p.spec, p.engine, p.rows
     grid, state = start_candidates(p, alphas, cv_fraction)
     record = p.model_record(state, n_streams=spec.n_streams or engine.n_workers)
+    if p.ckpt is not None:  # its model, history and streams; the tracker replays the history
+        checkpoints.restore(record, p.ckpt)
+        record.n_streams = int(p.ckpt.n_streams)
     report = GridReport(np.asarray(alphas, np.float64), "accuracy", cv_fraction)
     assert grid.held is not None  # (start_candidates holds rows out)
     tracker = GridTracker(grid, engine, grid.held, spec, report)
-    store, url = dual_store(engine, state.n_outputs)
+    checkpoints.replay(tracker, record.history)
+    store, url = dual_store(p, state.n_outputs)
     try:
-        epochs = CocoaGridEpochs(p, record, store, grid, tracker)
-        loop = drive(epochs, history=record.history,
-                     progress=EpochProgress(spec.max_epochs, spec.verbose),
-                     stopping=CocoaStopping(None),
-                     callbacks=[epochs.freeze, HooksEachEpoch(spec),
-                                lambda step, loop: store.drop(step.epoch)])
+        epochs = CocoaGridEpochs(p, record, store, grid.with_active(tracker.active), tracker)
+        loop = Loop(record.history, converged=True, reason=resumed_reason(record.history))
+        if not record.converged:
+            loop = drive(epochs, history=record.history,
+                         progress=EpochProgress(spec.max_epochs - len(record.history),
+                                                spec.verbose),
+                         stopping=CocoaStopping(None), callbacks=epoch_callbacks(
+                             p, epochs, grid_params(spec, alphas, cv_fraction)))
     finally:
         if url is not None:
             remove_store(url)
@@ -216,6 +235,28 @@ def train_grid(p: Prepared, alphas: np.ndarray,
     logger.info("grid of %d alphas (cocoa), held-out accuracy:\n%s", grid.n_candidates,
                 format_grid(report.table()))
     return publish_best(p, record, report, loop, bias), report
+
+
+def epoch_callbacks(p: Prepared, epochs: CocoaGridEpochs, recorded: FitSpec) -> list[Any]:
+    """After each epoch, in order: the freezes, the checkpoint (with ``checkpoint=``; the
+    spec ``recorded`` names the grid), the hooks, then the duals' previous version dropped
+    (the checkpoint names the new one)."""
+    record, store = epochs.record, epochs.store
+    callbacks: list[Any] = [epochs.freeze]
+    if p.spec.checkpoint is not None:
+        def save(step: EpochStep, loop: Loop) -> None:
+            checkpoints.save(recorded, record.state, loop.history, loop.converged, record,
+                             p.rows)
+
+        callbacks.append(save)
+    callbacks.append(HooksEachEpoch(p.spec))
+    callbacks.append(lambda step, loop: store.drop(step.epoch))
+    return callbacks
+
+
+def resumed_reason(history: list[dict[str, Any]]) -> str:
+    """Why a grid resumed from a converged checkpoint had stopped."""
+    return str(history[-1].get("grid_stop", "converged")) if history else "no epoch run"
 
 
 def publish_best(p: Prepared, record: FittedModel, report: GridReport, loop: Loop,
@@ -246,11 +287,13 @@ class CocoaGridEpochs:
                                    state_bytes=record.state.nbytes, n_streams=record.n_streams,
                                    row_bytes=dual_row_bytes(1, record.state.n_outputs,
                                                             DUAL_COPIES))
+        last = record.history[-1] if record.history else {}  # (a resumed grid's last)
         k = grid.n_candidates
-        self.primal, self.dual = np.full(k, np.nan), np.full(k, np.nan)
+        self.primal = np.array(last.get("grid_primal", np.full(k, np.nan)), np.float64)
+        self.dual = np.array(last.get("grid_dual", np.full(k, np.nan)), np.float64)
 
     def epochs(self, loop: Loop) -> Generator[EpochStep, None, None]:
-        for epoch in range(self.spec.max_epochs):
+        for epoch in range(len(self.record.history), self.spec.max_epochs):
             tic = time.perf_counter()
             start = self.record.state
             state, total = run_rounds(self.engine, self.solver, self.source, self.record,
@@ -310,8 +353,10 @@ class CocoaGridEpochs:
         active[frozen] = False
         self.grid = self.grid.with_active(active)
         self.tracker.active[frozen] = False
+        # (grid_counters: what dsvm.training.grid_checkpoints.replay reads of a freeze)
         step.record.update({"grid_frozen": frozen, "grid_frozen_on_gap": sorted(by_gap),
-                            "grid_active": int(active.sum())})
+                            "grid_active": int(active.sum()),
+                            "grid_counters": [float(self.record.state.t), 0.0]})
         logger.info("epoch %d: %s frozen (%s)", step.epoch + 1,
                     "; ".join(self.tracker.report.describe(k) for k in frozen),
                     "; ".join(f"alpha={self.grid.alphas[k]:.3g}: "
@@ -319,7 +364,8 @@ class CocoaGridEpochs:
                               for k in frozen))
         if active.any():
             return None
-        return EpochDecision(stop=f"every candidate stopped: its relative duality gap at "
-                                  f"most tol={tol} or its held-out objective no longer "
-                                  f"improving (by tol, for {self.spec.n_iter_no_change} "
-                                  "epochs)")
+        step.record["grid_stop"] = (
+            f"every candidate stopped: its relative duality gap at most tol={tol} or its "
+            f"held-out objective no longer improving (by tol, for "
+            f"{self.spec.n_iter_no_change} epochs)")
+        return EpochDecision(stop=step.record["grid_stop"])

@@ -46,6 +46,14 @@ def resumed(spec: FitSpec, source: Any, axes: Any, cv_fraction: float,
     ckpt = resume_checkpoint(spec, source)
     if ckpt is None:
         return None
+    check_same_grid(spec, ckpt, axes, cv_fraction, cv)
+    return ckpt
+
+
+def check_same_grid(spec: FitSpec, ckpt: Any, axes: Any, cv_fraction: float,
+                    cv: int | None = None) -> None:
+    """Refuse a checkpoint written for other alphas, another held-out share or other folds
+    (CoCoA+'s grid, :mod:`dsvm.training.cocoa_grid`, loads its own checkpoint)."""
     asked = {"cv": None, **{f"grid_{many}": None for many in AXES},
              **grid_params(spec, axes, cv_fraction, cv).params}
     for name in ("grid_alphas", *(f"grid_{many}" for many in AXES), "cv_fraction", "cv"):
@@ -54,7 +62,6 @@ def resumed(spec: FitSpec, source: Any, axes: Any, cv_fraction: float,
             raise ValueError(f"Cannot resume from {path}: it was written with "
                              f"{name}={ckpt.params.get(name)!r} but this grid has "
                              f"{name}={asked[name]!r}.")
-    return ckpt
 
 
 def restore(record: Any, ckpt: Any) -> None:
