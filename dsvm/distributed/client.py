@@ -15,6 +15,8 @@ from typing import Any
 
 from distributed import Client, LocalCluster
 
+from dsvm.distributed.start_method import forked_workers
+
 logger = logging.getLogger(__name__)
 
 
@@ -121,7 +123,7 @@ def cluster_client(
     n = n_workers or default_n_workers()
     logger.info("starting a LocalCluster with %d worker processes", n)
     try:
-        with LocalCluster(
+        with forked_workers(), LocalCluster(
             n_workers=n,
             threads_per_worker=1,
             processes=True,
