@@ -259,10 +259,13 @@ def _paired(rule, rows, model, hp, P):
     avg_lines = not interleaved
     general = hp.shape[0] < 0  # a run-time False (hp is never empty)
     if interleaved:
-        Q = pair_up(W, A, P)
+        # (hp[PAIRED_IN]: P holds this state's pairs from the previous pass, of W's shape;
+        # hp[KEEP_PAIRED]: the next pass takes them from P, so W and A are not written back)
+        Q = P if hp[H.PAIRED_IN] != 0.0 else pair_up(W, A, P)
         U, V = pair_views(Q, W)
         loss = stochastic_steps(rule, rows, PassModel(U, b, V, ab), hp, avg_lines, general)
-        unpair(Q, W, A)
+        if hp[H.KEEP_PAIRED] == 0.0:
+            unpair(Q, W, A)
         return loss
     return stochastic_steps(rule, rows, PassModel(W[:, :], b, A[:, :], ab), hp, avg_lines,
                             general)

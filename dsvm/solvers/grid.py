@@ -68,13 +68,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
-from dsvm.data.blocks import Block
+from dsvm.data.blocks import Block, CSRBlock
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState
-from dsvm.solvers.passes import with_class_weight
+from dsvm.solvers.objective import pairs_kept
+from dsvm.solvers.passes import WindowRows, with_class_weight
 from dsvm.solvers.targets import initial_intercept
 
 ACTIVE = "grid_active"
@@ -296,6 +297,80 @@ class CandidateGrid:
         weight_sum = stats.weight_sum if not self.class_weights else _weight_of(block, order)
         return PassStats(loss_sum=float(np.mean(losses)), n_rows=stats.n_rows,
                          weight_sum=weight_sum)
+
+    # -- several windows in a row: each candidate over all of them (see "Windows in a row") --
+    def window_budget(self, state: SolverState, block: Block) -> int:
+        """Bytes of windows a stream may hold for :meth:`run_windows`: one candidate's share
+        of the state (its W and average), for CSR rows with an average (the passes that pair
+        W with it, :mod:`dsvm.kernels.pairs`); 0 (one window at a time) otherwise."""
+        if not isinstance(block, CSRBlock) or state.avg_coef is None:
+            return 0
+        return int(state.nbytes // (self.n_candidates * self.n_stacks))
+
+    def run_windows(self, state: SolverState, windows: Sequence[WindowRows]) -> PassStats:
+        """:meth:`run_folds` over each window in turn (the stats of stack 0, summed in window
+        order), run candidate by candidate: each candidate's passes over all the windows
+        follow one another with its W kept paired (:func:`~dsvm.solvers.objective.
+        pairs_kept`), so they give what one window after the other gives, bit for bit."""
+        ready = [w for w in windows if w.rows is not None]
+        per_window: list[PassStats] = []
+        if self.n_stacks == 1:
+            per_window = self.run_group(state, ready, [w.order for w in ready])
+        else:
+            steps, weights = state.extra[STACK_T], state.extra[STACK_N_AVG]
+            for s in range(self.n_stacks):
+                orders = [w.order if s == 0 or w.folds is None else w.order[w.folds != s - 1]
+                          for w in ready]
+                part = self.stack(state, s)
+                of_stack = self.run_group(part, ready, orders)
+                steps[s], weights[s] = part.t, part.n_avg
+                for one in of_stack:
+                    state.extra[STACK_ROWS][s] += one.n_rows
+                if s == 0:
+                    per_window = of_stack
+            state.t, state.n_avg = float(steps[0]), float(weights[0])
+        total, run = PassStats(), iter(per_window)
+        for w in windows:  # (a window of empty chunks still brings its probe losses)
+            total = total + (w.probe if w.rows is None else next(run) + w.probe)
+        return total
+
+    def run_group(self, state: SolverState, windows: Sequence[WindowRows],
+                  orders: Sequence[np.ndarray]) -> list[PassStats]:
+        """:meth:`run_stack` over each window in turn (``orders[w]``: window w's), candidate
+        after candidate; returns each window's statistics as run_stack gives them."""
+        n = len(windows)
+        losses: list[list[float]] = [[] for _ in range(n)]
+        last: list[PassStats] = [PassStats()] * n
+        counters: list[tuple[float, float] | None] = [None] * n
+        weighted: list[dict[int, Block]] = [{} for _ in range(n)]
+        for k, solver, view in self.candidates(state, active_only=True):
+            with pairs_kept():
+                for w, (win, order) in enumerate(zip(windows, orders)):
+                    rows = cast(Block, win.rows)
+                    last[w] = solver.run_block(
+                        view, self.weighted_block(rows, win.codes, k, weighted[w]),
+                        win.codes, order)
+                    losses[w].append(last[w].loss_sum)
+                    if counters[w] is not None and counters[w] != (view.t, view.n_avg):
+                        raise AssertionError(
+                            f"CandidateGrid: candidate {k} took other steps "
+                            f"{(view.t, view.n_avg)} than the others {counters[w]}.")
+                    counters[w] = (view.t, view.n_avg)
+            write_back(state, k, view)
+        out = []
+        for w, (win, order) in enumerate(zip(windows, orders)):
+            rows = cast(Block, win.rows)
+            if counters[w] is None:  # all frozen (see run_stack)
+                out.append(PassStats(n_rows=int(len(order)), weight_sum=_weight_of(rows, order)))
+                continue
+            weight_sum = (last[w].weight_sum if not self.class_weights
+                          else _weight_of(rows, order))
+            out.append(PassStats(loss_sum=float(np.mean(losses[w])), n_rows=last[w].n_rows,
+                                 weight_sum=weight_sum))
+        final = counters[-1] if n else None
+        if final is not None:
+            state.t, state.n_avg = final
+        return out
 
     def weighted_block(self, block: Block, codes: np.ndarray, k: int,
                        made: dict[int, Block]) -> Block:
