@@ -31,7 +31,7 @@ from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
-from dsvm.solvers.objective import decision_block
+from dsvm.solvers.objective import decision_block, pairs_kept
 from dsvm.solvers.passes import (
     WindowRows,
     calibration_sample,
@@ -140,20 +140,23 @@ class StreamPass:
         models = None if held is None else held.models(start.shipped, start.returned)
         masks = None if held is None else FoldMasks(held.fold)
         held_windows = HeldWindows(self.solver, state)
-        for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
-            if held_windows.first and block.n_samples > 0:
-                held_windows.first = False
-                stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
-                held_windows.budget_for(block)
-            if held is not None and models is not None:
-                stats += held.score(models, block, chunk, where(source, chunk), masks)
-            window.append((chunk, block))
-            if len(window) == self.window:
+        # (its W stays paired from one window's pass to the next: dsvm.solvers.objective)
+        with pairs_kept(state):
+            for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
+                if held_windows.first and block.n_samples > 0:
+                    held_windows.first = False
+                    stats.compile_seconds = self.compile_kernels(state, block,
+                                                                 where(source, chunk))
+                    held_windows.budget_for(block)
+                if held is not None and models is not None:
+                    stats += held.score(models, block, chunk, where(source, chunk), masks)
+                window.append((chunk, block))
+                if len(window) == self.window:
+                    stats += self.pass_over(state, window, source, masks, held_windows)
+                    window = []
+            if window:
                 stats += self.pass_over(state, window, source, masks, held_windows)
-                window = []
-        if window:
-            stats += self.pass_over(state, window, source, masks, held_windows)
-        stats += held_windows.run()
+            stats += held_windows.run()
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)

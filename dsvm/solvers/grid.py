@@ -344,7 +344,7 @@ class CandidateGrid:
         counters: list[tuple[float, float] | None] = [None] * n
         weighted: list[dict[int, Block]] = [{} for _ in range(n)]
         for k, solver, view in self.candidates(state, active_only=True):
-            with pairs_kept():
+            with pairs_kept(view):
                 for w, (win, order) in enumerate(zip(windows, orders)):
                     rows = cast(Block, win.rows)
                     last[w] = solver.run_block(

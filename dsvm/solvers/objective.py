@@ -325,46 +325,68 @@ def _pair_scratch(X: Any, W: np.ndarray, A: Any, average: bool) -> np.ndarray:
 
 
 class _KeptPairs:
-    """The state whose W and A stay paired in a scratch P across passes (:func:`pairs_kept`).
+    """The pairs of one state's W and A kept in a scratch P across its passes
+    (:func:`pairs_kept`). The state is known by the address and shape of its W: a grid hands
+    each pass a new view of the same rows (:func:`dsvm.solvers.grid.candidate_view`)."""
 
-    Keyed by the address and shape of W: a grid hands each pass a new view of the same rows
-    (:func:`dsvm.solvers.grid.candidate_view`)."""
-
-    def __init__(self) -> None:
-        self.key: tuple[int, tuple[int, ...]] | None = None
-        self.P: np.ndarray | None = None
+    def __init__(self, W: np.ndarray) -> None:
+        self.key = _array_key(W)
+        self.P: np.ndarray | None = None  # (none yet: made by the state's first pass)
         self.state: SolverState | None = None
         self.n_rows = 0
+
+    def scratch(self, args: Any, W: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, bool]:
+        """(P, whether it holds the pairs already). P is this block's own: taken from the
+        thread's kept scratch (:func:`pass_scratch_kept`) while the pairs wait in it, so that
+        another state's pass in between cannot overwrite them."""
+        if self.P is not None:
+            return self.P, True
+        from dsvm.kernels.pairs import pair_scratch
+
+        shared = getattr(_kept, "scratch", None)
+        reuse = None if shared is None else shared.pop("pairs", None)
+        self.P = pair_scratch(args.X, W, A, True, reuse=reuse)
+        return self.P, False
 
     def release(self, check: bool = True) -> None:
         """Copy the pairs back into the state's W and A (stale while kept), then check them
         (``check``: not while another error propagates)."""
         if self.P is None or self.state is None:
             return
-        from dsvm.kernels.pairs import unpair
+        from dsvm.kernels.pairs import settle, unpair
 
         state, P, n_rows = self.state, self.P, self.n_rows
-        self.key, self.P, self.state, self.n_rows = None, None, None, 0
+        self.P, self.state, self.n_rows = None, None, 0
+        settle(P, state.coef, state.avg_intercept, float(state.n_avg))  # (what SGD carried)
         unpair(P, state.coef, state.avg_coef)
+        shared = getattr(_kept, "scratch", None)
+        if shared is not None:
+            shared["pairs"] = P  # (back to the thread's kept scratch)
         if check:
             check_finite(state, 0.0, "the passes kept paired", n_rows)
 
 
+def _array_key(W: np.ndarray) -> tuple[int, tuple[int, ...]]:
+    return int(W.__array_interface__["data"][0]), tuple(W.shape)
+
+
 @contextlib.contextmanager
-def pairs_kept() -> Iterator[None]:
-    """Within the block, consecutive CSR passes with an average over the *same* state keep W
-    and A paired in one scratch P (:mod:`dsvm.kernels.pairs`) from one pass to the next: the
-    O(d) copies in and out (pair_up, unpair) are paid once for the block instead of once per
-    pass. W and A are stale inside the block (nothing but the passes may read them); a pass
-    over another state, or the end of the block, copies the pairs back first. The finiteness
-    of the weights is checked when they are copied back (each pass still checks its loss).
+def pairs_kept(state: SolverState) -> Iterator[None]:
+    """Within the block, the CSR passes with an average over ``state`` (its rows: a view of
+    them counts) keep its W and A paired in a scratch P (:mod:`dsvm.kernels.pairs`) from one
+    pass to the next: the O(d) copies in and out (pair_up, unpair) are paid once for the
+    block instead of once per pass. W and A are stale inside the block: nothing but these
+    passes may read them (the passes of other states run as usual, with a scratch of their
+    own). The end of the block copies them back and checks that they are finite (each pass
+    still checks its loss).
 
     What it saves: at 2^22 features pair_up + unpair cost 11 ms per model and pass, a quarter
-    of a one-model pass over a window of 8 chunks of 4,096 rows x 40 nonzeros (44 ms); the
-    grid runs each candidate over several windows in a row inside this block
+    of a one-model pass over a window of 8 chunks of 4,096 rows x 40 nonzeros (44 ms): a
+    stream keeps its state paired over its windows (:class:`dsvm.engine.tasks.StreamPass`),
+    and the grid runs each candidate over several windows in a row
     (:meth:`dsvm.solvers.grid.CandidateGrid.run_windows`). Exact: the pairs are copies."""
     outer = getattr(_kept, "pairs", None)
-    kept = _kept.pairs = _KeptPairs()
+    kept = _kept.pairs = _KeptPairs(state.coef)
     try:
         yield
     except BaseException:
@@ -378,24 +400,19 @@ def pairs_kept() -> Iterator[None]:
 
 def _paired_args(args: Any, state: SolverState, A: Any, average: bool,
                  hp: np.ndarray) -> tuple[np.ndarray]:
-    """The scratch argument of a paired kernel, and within :func:`pairs_kept` the flags of
-    ``hp`` that keep the pairs in it."""
+    """The scratch argument of a paired kernel; for the state of :func:`pairs_kept`, its
+    kept scratch, with the flags of ``hp`` that take the pairs from it and leave them there."""
     kept = getattr(_kept, "pairs", None)
     W = state.coef
-    if kept is None or not (isinstance(args.X, tuple) and average and A.shape[1] > 0):
+    if (kept is None or not (isinstance(args.X, tuple) and average and A.shape[1] > 0)
+            or kept.key != _array_key(W)):
         return (_pair_scratch(args.X, W, A, average),)
-    key = (int(W.__array_interface__["data"][0]), W.shape)
-    if kept.key != key:
-        kept.release()
-        kept.P = _pair_scratch(args.X, W, A, average)
-        kept.key = key
-    else:
-        hp[hparams.PAIRED_IN] = 1.0
+    P, paired = kept.scratch(args, W, A)
+    hp[hparams.PAIRED_IN] = 1.0 if paired else 0.0
+    hp[hparams.KEEP_PAIRED] = 1.0
     kept.state = state
     kept.n_rows += int(args.order.shape[0])
-    hp[hparams.KEEP_PAIRED] = 1.0
-    assert kept.P is not None
-    return (kept.P,)
+    return (P,)
 
 
 def run_pass_kernel(
@@ -421,7 +438,7 @@ def run_pass_kernel(
         state.n_avg = float(hp[H.N_AVG])
     if hp[hparams.KEEP_PAIRED] != 0.0:  # (W and A wait in the scratch: checked when copied back)
         if not np.isfinite(loss_sum):
-            _kept.pairs.release()
+            _kept.pairs.release(check=False)
             check_finite(state, loss_sum, who, n_rows)
     else:
         check_finite(state, loss_sum, who, n_rows)
