@@ -31,7 +31,7 @@ from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
-from dsvm.solvers.objective import decision_block, pairs_kept
+from dsvm.solvers.objective import decision_block, pairs_kept, pass_scratch_kept
 from dsvm.solvers.passes import (
     WindowRows,
     calibration_sample,
@@ -140,8 +140,9 @@ class StreamPass:
         models = None if held is None else held.models(start.shipped, start.returned)
         masks = None if held is None else FoldMasks(held.fold)
         held_windows = HeldWindows(self.solver, state)
-        # (its W stays paired from one window's pass to the next: dsvm.solvers.objective)
-        with pairs_kept(state):
+        # (its W stays paired from one window's pass to the next, in one scratch for the
+        # task: dsvm.solvers.objective)
+        with pass_scratch_kept(), pairs_kept(state):
             for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
                 if held_windows.first and block.n_samples > 0:
                     held_windows.first = False

@@ -304,9 +304,15 @@ def pass_scratch_kept() -> Iterator[None]:
     more (0.06 and 0.14 s seen inside a fit's process); kept, the averaged passes over
     400,000 x 2^22 x 40 nnz rows took a median 0.316 s against 0.334 s (Pegasos and SGD, 18
     passes each way, interleaved). In this process it is then also held while the epoch's
-    states are combined; workers allocate it per pass task, as before, since holding it
-    between epochs would raise their peak at the combine by 1.33 states."""
+    states are combined; a worker keeps it for one stream task
+    (:class:`dsvm.engine.tasks.StreamPass`: its windows' passes, a grid's candidate after
+    candidate), never between tasks, since holding it between epochs would raise their peak
+    at the combine by 1.33 states. Inside a block that keeps it already, the outer one
+    serves."""
     outer = getattr(_kept, "scratch", None)
+    if outer is not None:
+        yield
+        return
     _kept.scratch = {}
     try:
         yield
