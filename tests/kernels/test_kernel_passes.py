@@ -23,16 +23,16 @@ from dsvm.kernels.probe import ProbeLoss, probe_loss_sums
 from dsvm.kernels.rows import max_row_sqnorm
 from dsvm.kernels.rules import pegasos_rule, sgd_rule
 from dsvm.kernels.stochastic import PassModel, PassRows, stochastic_steps
-
-# The body's ``carry`` when nothing is carried: strided (an 'A'-layout array, the type the
-# passes hand it), with no slot per output of these problems' K > 1 (and flags off for K = 1).
-NO_CARRY = np.zeros((1, 2, 4))[:, :, ::2]
 from tests.reference import (
     averaged_pegasos_pass_ref,
     pegasos_pass_ref,
     sgd_pass_ref,
     targets_ref,
 )
+
+# The body's ``carry`` when nothing is carried: strided (an 'A'-layout array, the type the
+# passes hand it), with no slot per output of these problems' K > 1 (and flags off for K = 1).
+NO_CARRY = np.zeros((1, 2, 4))[:, :, ::2]
 
 ALPHA = 0.05
 ETA0 = 0.3
