@@ -138,6 +138,21 @@ def settle(P, W, ab, n_avg):
 
 
 @njit_serial
+def unpair_finite(P, W, A):
+    """:func:`unpair`, returning whether every value copied is finite (the check a pass
+    makes, :func:`dsvm.solvers.objective.check_finite`, without reading W and A again)."""
+    K, d = W.shape
+    U, V = pair_views(P, W)
+    total = 0.0
+    for k in range(K):
+        for j in range(d):
+            W[k, j] = U[k, j]
+            A[k, j] = V[k, j]
+            total += V[k, j] + np.float64(U[k, j])
+    return np.isfinite(total)
+
+
+@njit_serial
 def unpair(P, W, A):
     """Copy P's columns back into W and A."""
     K, d = W.shape

@@ -359,17 +359,20 @@ class _KeptPairs:
         (``check``: not while another error propagates)."""
         if self.P is None or self.state is None:
             return
-        from dsvm.kernels.pairs import settle, unpair
+        from dsvm.kernels.pairs import settle, unpair_finite
 
         state, P, n_rows = self.state, self.P, self.n_rows
         self.P, self.state, self.n_rows = None, None, 0
-        settle(P, state.coef, state.avg_intercept, float(state.n_avg))  # (what SGD carried)
-        unpair(P, state.coef, state.avg_coef)
+        # (what SGD carried folded in as its pass's end would, by the same helpers, then W
+        # and A written back, their finiteness summed on the way)
+        settle(P, state.coef, state.avg_intercept, float(state.n_avg))
+        finite = unpair_finite(P, state.coef, state.avg_coef)
         shared = getattr(_kept, "scratch", None)
         if shared is not None:
             shared["pairs"] = P  # (back to the thread's kept scratch)
-        if check:
-            check_finite(state, 0.0, "the passes kept paired", n_rows)
+        if check and not (finite and np.isfinite(state.intercept).all()
+                          and np.isfinite(state.avg_intercept).all()):
+            check_finite(state, math.nan, "the passes kept paired", n_rows)
 
 
 def _array_key(W: np.ndarray) -> tuple[int, tuple[int, ...]]:

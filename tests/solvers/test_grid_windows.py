@@ -7,6 +7,8 @@ the windows' rows, bit for bit (checked here too)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -185,3 +187,19 @@ def test_a_grid_on_sparse_rows_holds_windows_and_equals_one_window_at_a_time(mon
     assert held.alpha_ == alone.alpha_
     np.testing.assert_allclose(held.cv_results_["mean_test_score"],
                                alone.cv_results_["mean_test_score"], atol=0.005)
+
+
+def test_kept_passes_that_diverge_raise_as_passes_window_by_window():
+    """A pass over kept pairs checks its loss (the weights are checked when copied back):
+    a non-finite value raises FloatingPointError as it does window by window."""
+    windows = csr_windows(3, 2, seed=4)
+    windows[1].rows.data[5] = np.inf  # (a copy: csr_windows makes fresh arrays)
+    solver = SGDSolver(alpha=1e-3)
+    start = solver.calibrate(solver.init_state(D, 1, np.dtype(np.float32)), windows[0].rows,
+                             windows[0].codes)
+    for keep in (False, True):
+        state = start.copy()
+        with pytest.raises(FloatingPointError, match="non-finite"):
+            with pairs_kept(state) if keep else contextlib.nullcontext():
+                for w in windows:
+                    solver.run_block(state, w.rows, w.codes, np.arange(w.rows.n_samples))
