@@ -370,8 +370,9 @@ class _KeptPairs:
         shared = getattr(_kept, "scratch", None)
         if shared is not None:
             shared["pairs"] = P  # (back to the thread's kept scratch)
-        if check and not (finite and np.isfinite(state.intercept).all()
-                          and np.isfinite(state.avg_intercept).all()):
+        intercepts = [state.intercept] + ([] if state.avg_intercept is None
+                                          else [state.avg_intercept])
+        if check and not (finite and all(np.isfinite(b).all() for b in intercepts)):
             check_finite(state, math.nan, "the passes kept paired", n_rows)
 
 
