@@ -63,14 +63,17 @@ class WindowRows(NamedTuple):
     order: np.ndarray
     folds: np.ndarray | None
     probe: PassStats
+    chunk_bytes: int = -1  # the window's chunks' bytes (-1: those of ``rows``)
 
     @property
     def nbytes(self) -> int:
-        """What holding it costs (the rows counted whole, views or not)."""
+        """What holding it costs: its chunks' bytes (not those of a span of in-memory rows
+        that reaches over chunks outside the window, :func:`span_of_views`), its order."""
         if self.rows is None:
             return 0
         folds = 0 if self.folds is None else self.folds.nbytes
-        return int(self.rows.nbytes + self.codes.nbytes + self.order.nbytes + folds)
+        rows = self.rows.nbytes if self.chunk_bytes < 0 else self.chunk_bytes
+        return int(rows + self.codes.nbytes + self.order.nbytes + folds)
 
 
 def pass_over_window(
@@ -188,7 +191,8 @@ def window_rows(
             span_folds = np.zeros(rows.n_samples, np.int8)
             span_folds[span_rows(starts, counts)] = labels
             folds = span_folds[order]
-        return WindowRows(rows, all_codes, order, folds, stats)
+        return WindowRows(rows, all_codes, order, folds, stats,
+                          sum(block.nbytes for block in blocks))
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
              else window_order(seed, epoch, window[0][0], counts,
                                row_bytes=dense_row_bytes(blocks[0])))

@@ -203,3 +203,29 @@ def test_kept_passes_that_diverge_raise_as_passes_window_by_window():
             with pairs_kept(state) if keep else contextlib.nullcontext():
                 for w in windows:
                     solver.run_block(state, w.rows, w.codes, np.arange(w.rows.n_samples))
+
+
+def test_a_window_of_in_memory_views_counts_its_chunks_bytes_not_its_span():
+    """Two chunks far apart in one in-memory CSR array train as one span of views reaching
+    over the rows between them (solvers.passes.span_of_views); holding the window costs its
+    chunks, which is what a grid's held windows count against their budget."""
+    from dsvm.solvers.passes import window_rows
+
+    X = csr_windows(1, 2)[0].rows.to_matrix()
+    X = sp.vstack([X] * 10, format="csr")  # 1,200 rows
+
+    def chunk(start: int, stop: int) -> CSRBlock:
+        lo, hi = X.indptr[start], X.indptr[stop]
+        return CSRBlock(indptr=(X.indptr[start:stop + 1] - lo).astype(np.int64),
+                        indices=X.indices[lo:hi], data=X.data[lo:hi],
+                        y=np.where(np.arange(stop - start) % 2, 1.0, -1.0), n_features=D)
+
+    window = [(0, chunk(0, 100)), (9, chunk(1100, 1200))]
+    state = SGDSolver().init_state(D, 1, np.dtype(np.float32))
+    ready = window_rows(SGDSolver(), state, window, classes=np.array([-1.0, 1.0]), epoch=0,
+                        seed=0, where=str)
+    assert isinstance(ready.rows, CSRBlock)  # the span: its entries reach over the gap
+    assert ready.rows.indices.size == X.indptr[1200] - X.indptr[0]
+    chunks = window[0][1].nbytes + window[1][1].nbytes
+    assert ready.nbytes == chunks + ready.codes.nbytes + ready.order.nbytes
+    assert ready.nbytes < ready.rows.nbytes
