@@ -80,14 +80,25 @@ READING = (
     'seeds and folds), and the 0.3-point target needs more rows or k folds. On a9a, w8a and '
     'ijcnn1 (32,561 to 49,990 rows) the gaps stay within 0.2 points.'
     '\n\nThe 400,000 x 2^22 set (`--sets sparse22`, 40 nonzeros a row) is the opposite '
-    'case: its pass is bound by the cache misses on the weights each nonzero touches,'
-    " and each candidate touches its own weights, so the grid costs about K passes' a"
-    'rithmetic where reading the chunks once saves little (in process, 100,000 rows, '
-    "4 epochs: the grid's kernels 4.3 s against one fit's 0.56 s, 7.6x for 8 candidat"
-    'es). Scoring the held-out rows used to add two O(K d) copies of the stacked mode'
-    'l per chunk (the grid on 2 workers 159.7 s, 11.7x one fit, before dsvm.solvers.o'
-    'bjective.touched_columns; 80.4 s, 5.6x, after). The 2x-one-fit and 4x-GridSearch'
-    'CV targets hold where reading dominates, not on this shape.')
+    'case: its pass is bound by the cache misses on the weights each nonzero touches, and '
+    "each candidate touches its own weights, so the grid costs about K passes' arithmetic "
+    'where reading the chunks once saves little. Half of that arithmetic was O(d) per '
+    "candidate and window, not per row (pairing each candidate's w with its average and "
+    'back, folding its scale and average: 169 of 357 ms a window of 8 chunks of 4,096 '
+    'rows). The grid now runs each candidate over the windows a stream holds (up to one '
+    "candidate's state in bytes) with its w kept paired and, for SGD, its scale and average "
+    'carried (dsvm.solvers.grid, "Windows in a row"), and scores the held rows with a '
+    "kernel that prefetches the K models' weights (dsvm.kernels.scoring): side by side in "
+    'one process, 6 windows of 32,768 rows, the grid 386 -> 242 ms a window and one fit '
+    '46 -> 26 ms (a stream keeps its own state paired too). On 2 workers: 80.4 s (5.58x one '
+    'fit) before, the figure above after; before dsvm.solvers.objective.touched_columns '
+    'scoring the held rows cost two O(K d) copies of the stacked model per chunk (159.7 s, '
+    '11.7x). The 2x-one-fit target does not hold on this shape: 8 candidates take 8 times '
+    "the cache misses of one (9.5x one fit's kernel a window, as one fit gained too), and "
+    'each epoch copies, ships and combines 8 states of 48 MB where one fit moves one (3 '
+    "epochs on 2 workers: the grid's transfers 3.7-5.4 s and combines 2.5 s, one fit's "
+    '0.3-0.4 s and 0.1 s). Fusing the candidates into one pass with their weights side by '
+    'side would need all 8 paired at once, 8 x 64 MB of scratch per worker.')
 
 
 def load_svmlight(rel: str, n_features: int) -> tuple[Any, np.ndarray]:
@@ -155,6 +166,10 @@ def incremental_search(X: Any, y: np.ndarray, alphas: np.ndarray, epochs: int,
 
     from dsvm import SVMClassifier
 
+    dense_bytes = X.shape[0] * X.shape[1] * 4
+    if hasattr(X, "toarray") and dense_bytes > 2 ** 33:  # (sparse22: 400,000 x 2^22)
+        return (f"its partial_fit takes the rows dense here, {dense_bytes / 2 ** 40:.1f} TiB "
+                "for this set")
     Xd = da.from_array(X.toarray() if hasattr(X, "toarray") else X, chunks=(chunk_rows, -1))
     yd = da.from_array(y, chunks=chunk_rows)
     n_train_chunks = int(np.ceil(0.9 * Xd.numblocks[0]))  # dask-ml holds out 10% (test_size)
@@ -204,13 +219,13 @@ def timing_rows(name: str, work: Path, client: Any, epochs: int, dask_ml: bool,
     gs_cluster = GridSearchCV(SVMClassifier(tol=None, **common), {"alpha": list(alphas)},
                               cv=3, n_jobs=1)
     runs: dict[str, list[float]] = {k: [] for k in ("one", "grid", "stop", "mem", "gs", "gsd")}
+    fits = {"one": lambda: one.fit(str(path)), "grid": lambda: grid_all.fit(str(path)),
+            "stop": lambda: grid_stop.fit(str(path)), "mem": lambda: in_memory.fit(X, y),
+            "gs": lambda: gs.fit(X, y), "gsd": lambda: gs_cluster.fit(Xd, yd)}
     for _ in range(repeats):  # interleaved, the least disturbed of each kept (shared machine)
-        runs["one"].append(timed(lambda: one.fit(str(path)))[0])
-        runs["grid"].append(timed(lambda: grid_all.fit(str(path)))[0])
-        runs["stop"].append(timed(lambda: grid_stop.fit(str(path)))[0])
-        runs["mem"].append(timed(lambda: in_memory.fit(X, y))[0])
-        runs["gs"].append(timed(lambda: gs.fit(X, y))[0])
-        runs["gsd"].append(timed(lambda: gs_cluster.fit(Xd, yd))[0])
+        for key, fit in fits.items():
+            runs[key].append(timed(fit)[0])
+            print(f"{name} {key}: {runs[key][-1]:.1f} s", flush=True)
     t_one, t_grid, t_stop, t_mem, t_gs, t_gsd = (min(runs[k]) for k in
                                                  ("one", "grid", "stop", "mem", "gs", "gsd"))
     t_inc = incremental_search(X, y, alphas, epochs, chunk_rows, client) if dask_ml else None

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,11 +31,13 @@ from dsvm.solvers.chunk_codes import ChunkCodes
 from dsvm.solvers.evaluation import EvalCounts, GridCounts, evaluate_block
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, Points, block_share
-from dsvm.solvers.objective import decision_block
+from dsvm.solvers.objective import decision_block, pairs_kept, pass_scratch_kept
 from dsvm.solvers.passes import (
+    WindowRows,
     calibration_sample,
     pass_over_chunk,
     pass_over_window,
+    window_rows,
     with_class_weight,
 )
 from dsvm.solvers.targets import initial_intercept, targets_for
@@ -137,31 +139,46 @@ class StreamPass:
         # the models the epoch started from; each chunk's mask hashed once for both uses
         models = None if held is None else held.models(start.shipped, start.returned)
         masks = None if held is None else FoldMasks(held.fold)
-        for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
-            if stats.n_rows == 0 and not window:
-                stats.compile_seconds = self.compile_kernels(state, block, where(source, chunk))
-            if held is not None and models is not None:
-                stats += held.score(models, block, chunk, where(source, chunk), masks)
-            window.append((chunk, block))
-            if len(window) == self.window:
-                stats += self.pass_over(state, window, source, masks)
-                window = []
-        if window:
-            stats += self.pass_over(state, window, source, masks)
+        held_windows = HeldWindows(self.solver, state)
+        # (its W stays paired from one window's pass to the next, in one scratch for the
+        # task: dsvm.solvers.objective)
+        with pass_scratch_kept(), pairs_kept(state):
+            for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
+                if held_windows.first and block.n_samples > 0:
+                    held_windows.first = False
+                    stats.compile_seconds = self.compile_kernels(state, block,
+                                                                 where(source, chunk))
+                    held_windows.budget_for(block)
+                if held is not None and models is not None:
+                    stats += held.score(models, block, chunk, where(source, chunk), masks)
+                window.append((chunk, block))
+                if len(window) == self.window:
+                    stats += self.pass_over(state, window, source, masks, held_windows)
+                    window = []
+            if window:
+                stats += self.pass_over(state, window, source, masks, held_windows)
+            stats += held_windows.run()
         finish = getattr(self.solver, "finish_stream", None)
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
 
     def pass_over(self, state: SolverState, window: list[tuple[int, Block]], source: Source,
-                  masks: FoldMasks | None = None) -> PassStats:
-        stats = pass_over_window(self.solver, state, window, classes=self.classes,
-                                 epoch=self.epoch, seed=self.seed,
-                                 where=lambda chunk: where(source, chunk),
-                                 class_weight=self.class_weight, fold=masks,
-                                 known=self.known)
+                  masks: FoldMasks | None = None,
+                  held_windows: HeldWindows | None = None) -> PassStats:
+        """The pass over ``window``, or with ``held_windows`` that hold windows, the windows
+        held before it (when it would not fit beside them) while it waits its turn."""
+        options: dict[str, Any] = dict(
+            classes=self.classes, epoch=self.epoch, seed=self.seed,
+            where=lambda chunk: where(source, chunk), class_weight=self.class_weight,
+            fold=masks, known=self.known)
+        if held_windows is not None and held_windows.budget > 0:
+            ready = window_rows(self.solver, state, window, **options)
+            stats = held_windows.add(ready)
+        else:
+            stats = pass_over_window(self.solver, state, window, **options)
         if masks is not None:
-            masks.forget()  # (the window's rows are done)
+            masks.forget()  # (the window's rows are done, or their order and folds made)
         return stats
 
     def compile_kernels(self, state: SolverState, block: Block, where: str) -> float:
@@ -178,6 +195,39 @@ class StreamPass:
                         class_weight=self.class_weight)
         _COMPILED.add(key)
         return time.perf_counter() - tic
+
+
+class HeldWindows:
+    """Windows a stream holds to hand them to its solver together (``solver.run_windows``:
+    a grid runs each candidate over all of them in a row, :meth:`dsvm.solvers.grid.
+    CandidateGrid.run_windows`), up to the solver's ``window_budget`` bytes; a budget of 0
+    (every other solver) holds none."""
+
+    def __init__(self, solver: LocalSolver, state: SolverState) -> None:
+        self.solver, self.state = solver, state
+        self.first = True  # (no chunk seen yet)
+        self.budget = 0
+        self.held: list[WindowRows] = []
+
+    def budget_for(self, block: Block) -> None:
+        budget = getattr(self.solver, "window_budget", None)
+        self.budget = 0 if budget is None else int(budget(self.state, block))
+
+    def add(self, ready: WindowRows) -> PassStats:
+        """Hold ``ready``; the held windows' pass first when it would not fit beside them."""
+        stats = PassStats()
+        size = sum(w.nbytes for w in self.held)
+        if self.held and size + ready.nbytes > self.budget:
+            stats = self.run()
+        self.held.append(ready)
+        return stats
+
+    def run(self) -> PassStats:
+        """The pass over the windows held (none: empty statistics)."""
+        if not self.held:
+            return PassStats()
+        held, self.held = self.held, []
+        return cast(PassStats, cast(Any, self.solver).run_windows(self.state, held))
 
 
 # What this process has compiled already (see StreamPass.compile_kernels).

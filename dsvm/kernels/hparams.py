@@ -35,7 +35,14 @@ L2 = 18  # FOLOS: lambda_2 of the L2 shrink (ALPHA still sets the step schedule)
 # integers. A run-time flag, not the codes' dtype, so that each pass kernel compiles once per
 # (rule, layout, dtype) rather than twice (see dsvm.kernels.weights.code_target).
 REGRESSION = 19
-SIZE = 20
+# A CSR pass with an average (dsvm.kernels.pairs): 1.0 when P already holds W and A paired (an
+# earlier pass of the same state left them there), and 1.0 to leave them in P after the pass
+# (W and A are then stale until dsvm.kernels.pairs.unpair). Run-time flags: the passes over
+# the windows of one stream pair W once instead of once per window (dsvm.solvers.objective.
+# pairs_kept), with no new compiled variant. make_hp sets both to 0.0.
+PAIRED_IN = 20
+KEEP_PAIRED = 21
+SIZE = 22
 
 # Below these factors the scaled representation w = scale * w_raw is folded back into w_raw.
 # Rounding of w_raw is relative, so the threshold is not about precision; it keeps the raw
@@ -89,4 +96,6 @@ def make_hp(
     hp[L1] = l1
     hp[L2] = alpha if math.isnan(l2) else l2
     hp[REGRESSION] = 1.0 if regression else 0.0
+    hp[PAIRED_IN] = 0.0
+    hp[KEEP_PAIRED] = 0.0
     return hp

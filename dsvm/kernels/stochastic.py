@@ -34,7 +34,16 @@ from dsvm.kernels import hparams as H
 from dsvm.kernels._jit import njit_serial, overload_options
 from dsvm.kernels.averages import avg_add, avg_begin, avg_end, avg_flush_needed
 from dsvm.kernels.losses import loss_deriv_p, loss_value_p
-from dsvm.kernels.pairs import UNIT, jumps_at, pair_up, pair_views, run_shape, unpair
+from dsvm.kernels.pairs import (
+    UNIT,
+    carry_view,
+    jumps_at,
+    no_carry,
+    pair_up,
+    pair_views,
+    run_shape,
+    unpair,
+)
 from dsvm.kernels.prefetch import PREFETCH_DISTANCE, WEIGHTS_AHEAD
 from dsvm.kernels.rows import (
     prefetch_item,
@@ -91,12 +100,14 @@ class PassModel(NamedTuple):
 
 
 @njit_serial
-def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
+def stochastic_steps(rule, rows, model, hp, avg_lines, unit, carry):
     """The pass on W and A as given; returns the summed progressive loss.
 
     ``avg_lines``: A's entries have cache lines of their own (prefetched separately), or share
     W's (:mod:`dsvm.kernels.pairs`); ``unit``: :data:`UNIT` for the variant with one output and
     one-row steps as constants, else a run-time bool (see :func:`dsvm.kernels.pairs.run_shape`).
+    ``carry``: (K, 2, 2) float64, where a pass over pairs kept for the next pass leaves what
+    it has not folded yet (:func:`dsvm.kernels.pairs.carry_view`), or (0, 0, 2).
     """
     X, codes, sample_weight, order = rows
     W, b, A, ab = model
@@ -117,12 +128,24 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
     keeps_norm = projects(rule)
     prox = lazy_prox(rule)
 
+    # Passes over pairs kept from one to the next (hp[PAIRED_IN], hp[KEEP_PAIRED]) continue
+    # each other as one pass over their rows: the scale and the lazy average's coefficient
+    # are carried, A stays the average's sum, instead of an O(d) fold at each end and start
+    # (kernels.pairs.settle folds them when the pairs are copied back). Not for the
+    # projecting rules, whose young support (kernels.support) lives within one pass.
+    carried = not keeps_norm and carry.shape[0] == K
+    resume = carried and hp[H.PAIRED_IN] != 0.0
+    suspend = carried and hp[H.KEEP_PAIRED] != 0.0
     scale = np.ones(K)
     sq = np.zeros(K)  # ||u_k||^2, kept current through every update by the projecting rules
     if keeps_norm:
         for k in range(K):
             sq[k] = vec_sqnorm(W, k)
     csum = np.zeros(K)  # the average's lazy sum is A[k] + csum_k W[k] (kernels.averages)
+    if resume:
+        for k in range(K):
+            scale[k] = carry[k, 0, 0]
+            csum[k] = carry[k, 0, 1]
     # The support of W[k] while young (kernels.support): tracked over CSR rows from an all-zero
     # W[k] (a fit's first pass) by the projecting rules; -1 = not tracked
     sup_n = np.full(K, -1, np.int64)
@@ -137,7 +160,7 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
         if young and sq[k] == 0.0:
             sup_n[k] = 0
     q_prox, last = prox_state(rule, W, A)  # the lazy L1 prox's thresholds (kernels.prox)
-    if average:
+    if average and not resume:
         for k in range(K):
             avg_begin(A, ab, k, n_avg)
     G = np.zeros((min(k_batch, n), K))
@@ -235,6 +258,11 @@ def stochastic_steps(rule, rows, model, hp, avg_lines, unit):
                     sup_flush(A, k, csum, W, sup_idx, sup_n[k])
         start += m
     for k in range(K):
+        if suspend:
+            carry[k, 0, 0] = scale[k]
+            carry[k, 0, 1] = csum[k]
+            carry[k, 1, 1] = 1.0  # (kernels.pairs.settle: to be folded)
+            continue
         if average:
             avg_end(A, ab, k, csum, W, n_avg)
         if prox:
@@ -262,25 +290,29 @@ def _paired(rule, rows, model, hp, P):
     avg_lines = not interleaved
     general = hp.shape[0] < 0  # a run-time False (hp is never empty)
     if interleaved:
-        Q = pair_up(W, A, P)
+        # (hp[PAIRED_IN]: P holds this state's pairs from the previous pass, of W's shape;
+        # hp[KEEP_PAIRED]: the next pass takes them from P, so W and A are not written back)
+        Q = P if hp[H.PAIRED_IN] != 0.0 else pair_up(W, A, P)
         U, V = pair_views(Q, W)
-        loss = stochastic_steps(rule, rows, PassModel(U, b, V, ab), hp, avg_lines, general)
-        unpair(Q, W, A)
+        loss = stochastic_steps(rule, rows, PassModel(U, b, V, ab), hp, avg_lines, general,
+                                carry_view(Q, W))
+        if hp[H.KEEP_PAIRED] == 0.0:
+            unpair(Q, W, A)
         return loss
     return stochastic_steps(rule, rows, PassModel(W[:, :], b, A[:, :], ab), hp, avg_lines,
-                            general)
+                            general, no_carry(P))
 
 
 def _plain(rule, rows, model, hp, P):
     avg_lines = hp.shape[0] > 0  # a run-time True: dense rows keep W and A apart
-    return stochastic_steps(rule, rows, model, hp, avg_lines, not avg_lines)
+    return stochastic_steps(rule, rows, model, hp, avg_lines, not avg_lines, no_carry(P))
 
 
 def _dense32(rule, rows, model, hp, P):
     avg_lines = hp.shape[0] > 0  # (as in _plain)
     if model.W.shape[0] == 1 and hp[H.BATCH] <= 1.0:
-        return stochastic_steps(rule, rows, model, hp, avg_lines, UNIT)
-    return stochastic_steps(rule, rows, model, hp, avg_lines, not avg_lines)
+        return stochastic_steps(rule, rows, model, hp, avg_lines, UNIT, no_carry(P))
+    return stochastic_steps(rule, rows, model, hp, avg_lines, not avg_lines, no_carry(P))
 
 
 def run_pass(rule, rows, model, hp, P):

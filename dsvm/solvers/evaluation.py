@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.data.blocks import Block
+from dsvm.data.blocks import Block, CSRBlock
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
 from dsvm.solvers.targets import output_targets, pointwise_losses, targets_for
@@ -122,7 +122,7 @@ def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candida
         return GridCounts([EvalCounts() for _ in range(n_candidates)], np.zeros(n_classes))
     codes = targets_for(block.y, None, where) if classes is None \
         else encode_labels(block.y, classes, where=where)
-    P = decision_block(coef, intercept, block)
+    P = grid_decisions(coef, intercept, block)
     m = P.shape[1] // n_candidates
     Y = output_targets(codes, m)
     sw = None if block.sample_weight is None else np.asarray(block.sample_weight, np.float64)
@@ -144,6 +144,32 @@ def grid_counts(block: Block, coef: np.ndarray, intercept: np.ndarray, n_candida
     rows = np.zeros(0) if classes is None else \
         np.bincount(codes, minlength=n_classes).astype(np.float64)
     return GridCounts(out, rows)
+
+
+def grid_decisions(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.ndarray:
+    """:func:`~dsvm.solvers.objective.decision_block` of K stacked models; for CSR rows by
+    :func:`dsvm.kernels.scoring.csr_decisions`, which overlaps the K cache misses of each
+    stored entry: 2^22 features x 40 nonzeros a row, 8 candidates, the 410 held rows of a
+    4,096-row chunk: grid_counts 7.4 ms (4.7 of them gathering the models' touched columns)
+    -> 2.0-2.9 ms. The same sums in the same order, to rounding: the kernel may fuse a
+    multiply and an add (fastmath ``contract``), 4e-15 apart on these decision values. One
+    compiled variant (float64 values, read-only inputs), compiled by grids on CSR rows only."""
+    if not isinstance(block, CSRBlock) or block.n_samples == 0:
+        return decision_block(coef, intercept, block)
+    from dsvm.kernels.scoring import csr_decisions
+
+    X = (_readonly(np.ascontiguousarray(block.indptr, dtype=np.int64)),
+         _readonly(np.ascontiguousarray(block.indices, dtype=np.int32)),
+         _readonly(np.ascontiguousarray(block.data, dtype=np.float64)))
+    out = np.empty((block.n_samples, coef.shape[0]))
+    csr_decisions(X, _readonly(np.ascontiguousarray(coef, dtype=np.float64)), out)
+    return out + np.asarray(intercept, dtype=np.float64)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def add_grid_counts(parts: list[GridCounts | None]) -> GridCounts | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -53,6 +53,29 @@ def pass_over_chunk(
     return stats if probe is None else stats + probe
 
 
+class WindowRows(NamedTuple):
+    """A window's pass made ready (:func:`window_rows`): its rows, their codes, the pass's
+    order of them and, with k folds, the fold of each step's row; ``probe``: the probe losses
+    measured on its chunks. ``rows`` is None for a window of empty chunks."""
+
+    rows: Block | None
+    codes: np.ndarray
+    order: np.ndarray
+    folds: np.ndarray | None
+    probe: PassStats
+    chunk_bytes: int = -1  # the window's chunks' bytes (-1: those of ``rows``)
+
+    @property
+    def nbytes(self) -> int:
+        """What holding it costs: its chunks' bytes (not those of a span of in-memory rows
+        that reaches over chunks outside the window, :func:`span_of_views`), its order."""
+        if self.rows is None:
+            return 0
+        folds = 0 if self.folds is None else self.folds.nbytes
+        rows = self.rows.nbytes if self.chunk_bytes < 0 else self.chunk_bytes
+        return int(rows + self.codes.nbytes + self.order.nbytes + folds)
+
+
 def pass_over_window(
     solver: LocalSolver,
     state: SolverState,
@@ -66,7 +89,31 @@ def pass_over_window(
     fold: RowFold | OneFold | KFold | FoldMasks | None = None,
     known: ChunkCodes | None = None,
 ) -> PassStats:
-    """One pass over the rows of several chunks, interleaved in one random order.
+    """One pass over the rows of several chunks, interleaved in one random order
+    (:func:`window_rows`, then the solver's pass over them)."""
+    ready = window_rows(solver, state, window, classes=classes, epoch=epoch, seed=seed,
+                        where=where, class_weight=class_weight, fold=fold, known=known)
+    if ready.rows is None:
+        return ready.probe
+    return run_order(solver, state, ready.rows, ready.codes, ready.order,
+                     ready.folds) + ready.probe
+
+
+def window_rows(
+    solver: LocalSolver,
+    state: SolverState,
+    window: list[tuple[int, Block]],
+    *,
+    classes: np.ndarray | None,
+    epoch: int,
+    seed: int,
+    where: Callable[[int], str],
+    class_weight: np.ndarray | None = None,
+    fold: RowFold | OneFold | KFold | FoldMasks | None = None,
+    known: ChunkCodes | None = None,
+) -> WindowRows:
+    """The rows of several chunks, their codes and the order of one pass over them, with
+    their probe losses (``state``'s probe models, measured here).
 
     A stream reads its chunks in windows (``shuffle_window`` of them, re-drawn every epoch,
     :mod:`dsvm.training.loop`), so that data stored sorted by label or by time trains like
@@ -125,7 +172,7 @@ def pass_over_window(
         blocks.append(block)
         codes.append(block_codes)
     if not blocks:
-        return stats
+        return WindowRows(None, np.empty(0), np.empty(0, np.int64), None, stats)
     counts = [block.n_samples for block in blocks]
     split = fold is not None and fold.n_splits > 1
     held = None if fold is None or split else cast(Any, fold).window_mask(chunks, counts)
@@ -144,17 +191,16 @@ def pass_over_window(
             span_folds = np.zeros(rows.n_samples, np.int8)
             span_folds[span_rows(starts, counts)] = labels
             folds = span_folds[order]
-        return run_order(solver, state, rows, all_codes, order, folds) + stats
+        return WindowRows(rows, all_codes, order, folds, stats,
+                          sum(block.nbytes for block in blocks))
     order = (row_order(seed, epoch, window[0][0], counts[0]) if len(blocks) == 1
              else window_order(seed, epoch, window[0][0], counts,
                                row_bytes=dense_row_bytes(blocks[0])))
     if held is not None:
         order = without_held(order, held)
-    rows = concat_blocks(blocks)
-    run = run_order(solver, state, rows,
-                    codes[0] if len(codes) == 1 else np.concatenate(codes), order,
-                    None if labels is None else labels[order])
-    return run + stats
+    return WindowRows(concat_blocks(blocks),
+                      codes[0] if len(codes) == 1 else np.concatenate(codes), order,
+                      None if labels is None else labels[order], stats)
 
 
 def run_order(solver: LocalSolver, state: SolverState, rows: Block, codes: np.ndarray,

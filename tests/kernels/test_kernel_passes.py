@@ -30,6 +30,10 @@ from tests.reference import (
     targets_ref,
 )
 
+# The body's ``carry`` when nothing is carried: strided (an 'A'-layout array, the type the
+# passes hand it), with no slot per output of these problems' K > 1 (and flags off for K = 1).
+NO_CARRY = np.zeros((1, 2, 4))[:, :, ::2]
+
 ALPHA = 0.05
 ETA0 = 0.3
 RADIUS = 1.0 / math.sqrt(ALPHA)
@@ -617,7 +621,7 @@ def test_paired_average_is_the_separate_arrays_to_rounding(kind, dtype):
             Ws, As = strided(W), strided(A)
             loss = stochastic_steps(rule(h),
                               PassRows(Xk, kernel_codes(codes), sw, order),
-                              PassModel(Ws, b, As, ab), h, True, False)
+                              PassModel(Ws, b, As, ab), h, True, False, NO_CARRY)
             W[:], A[:] = Ws, As
         else:
             P = pair_scratch(Xk, W, A, True) if scratch == "given" else np.empty((0, 0, 2))
@@ -650,7 +654,7 @@ def test_the_unit_variant_is_the_general_pass_to_rounding(kind):
             h[H.N_AVG] = 2.0 if average else 0.0
             loss = stochastic_steps(rule(h),
                               PassRows(Xk, kernel_codes(codes), sw, order),
-                              PassModel(W, b, A, ab), h, True, unit)
+                              PassModel(W, b, A, ab), h, True, unit, NO_CARRY)
             results.append((loss, W, b, A, ab, h))
         assert_same_to_rounding(results[1], results[0], np.float32)
         assert results[1][-1][H.T] == results[0][-1][H.T]  # the same steps were taken

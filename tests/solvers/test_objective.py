@@ -90,6 +90,7 @@ def test_passes_in_one_thread_keep_one_pairing_scratch_and_give_the_same_model(s
     """An in-process fit keeps the CSR passes' pairing scratch from pass to pass
     (pass_scratch_kept): the same array serves every pass, the models are those of passes
     that each allocate their own, and nothing is kept once the fit is over."""
+    from dsvm.kernels.pairs import CARRY
     from dsvm.solvers import objective
     from dsvm.solvers.registry import make_solver
     from dsvm.training.engines import engine_for
@@ -107,7 +108,7 @@ def test_passes_in_one_thread_keep_one_pairing_scratch_and_give_the_same_model(s
         for _ in range(3):
             solver.run_block(kept, block, codes, rng.permutation(block.n_samples))
             scratches.append(objective._kept.scratch["pairs"])
-    assert scratches[0].shape == (1, 12, 2)
+    assert scratches[0].shape == (1, 12 + CARRY, 2)  # (d + the carry's slots: kernels.pairs)
     assert scratches[1] is scratches[0] and scratches[2] is scratches[0]
     np.testing.assert_array_equal(kept.coef, alone.coef)
     np.testing.assert_array_equal(kept.avg_coef, alone.avg_coef)
