@@ -32,11 +32,12 @@ import numpy as np
 from dsvm.data.block_ops import take_rows
 from dsvm.data.blocks import Block
 from dsvm.solvers.cocoa import CocoaSolver
+from dsvm.solvers.grid import AlphaCandidates
 from dsvm.solvers.held_out import HeldOutRows, Models
 
 
 @dataclass(frozen=True)
-class CocoaCandidates:
+class CocoaCandidates(AlphaCandidates):
     """The K CoCoA+ solvers of a grid (one alpha each, the same loss, bias and passes),
     which of them still train, and the rows held out of every chunk (None: none).
 
@@ -74,14 +75,6 @@ class CocoaCandidates:
         if len(self.active) != len(self.solvers):
             raise ValueError(f"CocoaCandidates: {len(self.active)} active flags for "
                              f"{len(self.solvers)} candidates.")
-
-    @property
-    def n_candidates(self) -> int:
-        return len(self.solvers)
-
-    @property
-    def alphas(self) -> np.ndarray:
-        return np.array([float(s.alpha) for s in self.solvers])
 
     def training(self) -> list[int]:
         """The candidates that still train."""

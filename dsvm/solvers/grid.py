@@ -111,8 +111,23 @@ STACKABLE = ("pegasos", "sgd")
 _ARRAYS = ("coef", "intercept", "avg_coef", "avg_intercept")
 
 
+class AlphaCandidates:
+    """What the training layer reads of any grid of K candidate solvers (``solvers``): the
+    stochastic grid here, CoCoA+'s (:class:`dsvm.solvers.cocoa_grid.CocoaCandidates`)."""
+
+    solvers: tuple[Any, ...]
+
+    @property
+    def n_candidates(self) -> int:
+        return len(self.solvers)
+
+    @property
+    def alphas(self) -> np.ndarray:
+        return np.array([float(s.alpha) for s in self.solvers])
+
+
 @dataclass(frozen=True)
-class CandidateGrid:
+class CandidateGrid(AlphaCandidates):
     """K solvers of one kind that differ in ``alpha`` (and maybe loss, ``l1_ratio``, class
     weights), trained on the same rows in one pass.
 
@@ -159,14 +174,6 @@ class CandidateGrid:
                              f"{len(self.solvers)} candidates.")
 
     # -- what the training layer reads of a solver -------------------------------------------------
-    @property
-    def n_candidates(self) -> int:
-        return len(self.solvers)
-
-    @property
-    def alphas(self) -> np.ndarray:
-        return np.array([float(s.alpha) for s in self.solvers])
-
     @property
     def alpha(self) -> float:
         return float(self.solvers[0].alpha)

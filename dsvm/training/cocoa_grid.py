@@ -70,10 +70,9 @@ from dsvm.training.grid import (
     GridReport,
     GridTracker,
     check_memory,
-    resolve_alphas,
+    grid_rows,
 )
 from dsvm.training.grid_checkpoints import grid_params
-from dsvm.training.inputs import source_of
 from dsvm.training.layout import in_space, space_for, to_user_ids
 from dsvm.training.memory import check_worker_memory
 from dsvm.training.prepare import Prepared, check_memory_up_front, prepare_fit
@@ -131,12 +130,7 @@ def fit_cocoa_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any =
         check_checkpoint_path(spec.checkpoint)
     check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
-        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                                 chunk_rows=spec.chunk_rows)
-        if source.n_samples < 2:
-            raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
-                             "rows (one to train on, one held out to score the alphas).")
-        values = resolve_alphas(alphas, n_alphas, source.n_samples)
+        source, text, values = grid_rows(spec, X, y, sample_weight, alphas, n_alphas)
         spec = stream_stage(spec, engine, source)
         space = space_for(spec, source)
         source = in_space(source, space)

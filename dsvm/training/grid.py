@@ -396,6 +396,18 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
         "candidates on those classes. Raise cv_fraction.", UserWarning, stacklevel=2)
 
 
+def grid_rows(spec: FitSpec, X: Any, y: Any, sample_weight: Any, alphas: Any,
+              n_alphas: int) -> tuple[Any, Any, np.ndarray]:
+    """(source, text labels, the alphas) of a grid's input, in the engine's block: every
+    grid needs 2 rows or more (one to train on, one held out to score the alphas)."""
+    source, text = source_of(X, y, sample_weight, classify=spec.classifies,
+                             chunk_rows=spec.chunk_rows)
+    if source.n_samples < 2:
+        raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
+                         "rows (one to train on, one held out to score the alphas).")
+    return source, text, resolve_alphas(alphas, n_alphas, source.n_samples)
+
+
 def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
              alphas: Any = "auto", n_alphas: int = 8, cv_fraction: float = 0.1,
              cv: int | None = None, resume: bool = False,
@@ -411,12 +423,7 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     others = dict(axes or {})
     resolve_axes(spec, np.ones(1), **others)  # (refused before any work: the alphas later)
     with engine_for(X, spec.client, spec.n_workers) as engine:
-        source, text = source_of(X, y, sample_weight, classify=spec.classifies,
-                                 chunk_rows=spec.chunk_rows)
-        if source.n_samples < 2:
-            raise ValueError(f"n_samples={source.n_samples}: a grid of alphas needs at least 2 "
-                             "rows (one to train on, one held out to score the alphas).")
-        values = resolve_alphas(alphas, n_alphas, source.n_samples)
+        source, text, values = grid_rows(spec, X, y, sample_weight, alphas, n_alphas)
         grid_axes = resolve_axes(spec, values, **others)
         spec = stream_stage(spec, engine, source)  # (fewer for a store sorted by label)
         space = space_for(spec, source)  # a renumbered store's ids (training.layout)
