@@ -62,6 +62,12 @@ def test_each_epoch_line_names_the_model_it_measures():
     # NESVM's loss is its iterate's, not the returned (best) point's: named so
     assert "(exact, the best point so far: the returned model)" in nesvm
     assert "iterate loss 0.600000" in nesvm and "train loss" not in nesvm
+    # a CoCoA+ grid sums its candidates up, and says so
+    grid = format_epoch({"epoch": 2, "objective": 0.4, "relative_gap": 0.02,
+                         "grid_relative_gaps": [0.02, 0.001, 0.0005], "train_loss": 0.3,
+                         "seconds": 0.1, "rows_per_s": 1e5})
+    assert "mean objective 0.400000 (of the 3 candidates' models" in grid
+    assert "largest relative duality gap 0.02" in grid
 
 
 @pytest.mark.parametrize("solver", ["pegasos", "nesvm"])

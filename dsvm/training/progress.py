@@ -25,6 +25,11 @@ def _objectives(record: dict[str, Any]) -> list[str]:
                 "returned model)",
                 f"iterate objective {record['iterate_objective']:.6f}",
                 f"iterate loss {record['train_loss']:.6f}"]
+    if "grid_relative_gaps" in record:  # a CoCoA+ grid: K candidates, summed up
+        k = len(record["grid_relative_gaps"])
+        return [f"mean objective {record['objective']:.6f} (of the {k} candidates' models this "
+                "epoch started from)",
+                f"largest relative duality gap {record['relative_gap']:.3g}"]
     if "relative_gap" in record:  # CoCoA+: measured while the epoch read its rows
         return [f"objective {record['objective']:.6f} (the model this epoch started from)",
                 f"relative duality gap {record['relative_gap']:.3g}"]
