@@ -3,7 +3,7 @@ every stochastic solver.
 
 Each kernel builds its step rule (:mod:`dsvm.kernels.rules`) from ``hp`` and runs the one pass
 body, :func:`dsvm.kernels.stochastic.stochastic_steps`, compiled once per layout and dtype for
-Pegasos, SGD and ASSET together and once for FOLOS (:mod:`dsvm.kernels.rules`).
+Pegasos and ASSET together, once for SGD and once for FOLOS (:mod:`dsvm.kernels.rules`).
 They take the same leading arguments (:func:`sgd_prox_pass` keeps no average and no scratch):
 
 X : (n_rows, n_features) C-contiguous float32/float64 array, or a CSR triple
@@ -100,7 +100,7 @@ def sgd_pass(X, codes, sample_weight, order, W, b, A, ab, hp, P):
 @njit_serial
 def asset_pass(X, codes, sample_weight, order, W, b, A, ab, hp, P):
     """One ASSET (or ASSET*) pass over ``order`` (Lee & Wright, papers/000, Algorithm 1; see
-    :class:`dsvm.kernels.rules.StepRule`); returns the summed progressive loss.
+    :class:`dsvm.kernels.rules.BallRule`); returns the summed progressive loss.
 
     Step j (1-based, continuing from ``hp[T]``) over a mini-batch M of m rows (m = 1 in the
     paper): eta_j = ETA0 / j ** POWER; G_w = lambda w + (1/m) sum_i g_i x_i,

@@ -3,12 +3,13 @@
 A rule is a small record of its scalar constants. Its *class* selects, at compile time, the
 leaves the body calls at each step: the step size, the shrink factor, the averaging weight, the
 intercept's step, whether the iterate is projected onto a ball (and so keeps ||u||^2), and the
-lazy-prox hooks. Every leaf is an ``overload`` inlined into the body. There are two classes:
-:class:`StepRule` for Pegasos, SGD and ASSET, whose ``kind`` picks the formulas at run time
-(one predictable branch a step), and :class:`ProxRule` for FOLOS. So the body compiles twice
-per layout and dtype, not four times (numba types both branches of an ``if`` whatever a
-compile-time constant says, so one record class a rule made each compilation no smaller,
-only more of them). The plain-Python bodies below are what runs under ``NUMBA_DISABLE_JIT=1``.
+lazy-prox hooks. Every leaf is an ``overload`` inlined into the body. There are three classes:
+:class:`BallRule` for Pegasos and ASSET, whose ``kind`` picks the formulas at run time (one
+predictable branch a step), :class:`SgdRule` and :class:`ProxRule` (FOLOS). So the body
+compiles three times per layout and dtype, not four (numba types both branches of an ``if``
+whatever a compile-time constant says, so a class per rule made no compilation smaller,
+only more of them). The plain-Python bodies below are what runs under
+``NUMBA_DISABLE_JIT=1``.
 
 Step t of a pass (``t`` the count of earlier steps, from ``hp[T]``) over a mini-batch M of m
 rows, g_i = s_i dloss(p_i, y_i) computed for all of M at w_t first, for each output k:
@@ -54,29 +55,37 @@ from dsvm.kernels.averages import avg_weight
 from dsvm.kernels.prox import catch_up_all, catch_up_row
 from dsvm.kernels.weights import power_of
 
-# StepRule.kind: which of the three rules that shrink, average and (two of them) project
-PEGASOS, SGD, ASSET = 0, 1, 2
+# BallRule.kind: which of the two projecting rules
+PEGASOS, ASSET = 0, 1
 
 
-class StepRule(NamedTuple):
-    """Pegasos (Shalev-Shwartz et al. 2007; survey Alg. 2), (averaged) SGD (Bottou's svmsgd /
-    svmasgd) or ASSET / ASSET* (Lee & Wright, papers/000, Algorithm 1), by ``kind``.
+class BallRule(NamedTuple):
+    """Pegasos (Shalev-Shwartz et al. 2007; survey Alg. 2) or ASSET / ASSET* (Lee & Wright,
+    papers/000, Algorithm 1), by ``kind``: both project onto a ball and clip the intercept.
 
-    One record class for the three, its kind read at run time (one predictable branch a step,
-    in the step size, the averaging weight, the projection and the intercept's step), so that
-    the pass body compiles once for all three per layout and dtype: a record class each made
-    numba compile three bodies, 7-10 s each on a cold cache (a fresh install's first fits,
-    every new solver tried, and half the test suite's compiling). Fields a kind does not use
-    hold whatever ``hp`` holds there."""
+    One record class for the two, its kind read at run time (one predictable branch a step, in
+    the step size, the averaging weight and the intercept's step), so that the pass body
+    compiles once for both per layout and dtype: a class each made numba compile two bodies,
+    7-10 s each on a cold cache. (SGD keeps a class of its own: read at run time, the
+    projection's bookkeeping cost its dense passes 8-10%.) Fields a kind does not use hold
+    whatever ``hp`` holds there."""
 
     kind: int
     lam: float
+    eta0: float  # ASSET
+    power: float  # ASSET
+    inv_eta_b_max: float  # Pegasos: 1 / INTERCEPT_ETA_MAX
+    radius: float
+    bias_bound: float
+
+
+class SgdRule(NamedTuple):
+    """(Averaged) SGD (Bottou's svmsgd / svmasgd)."""
+
+    lam: float
     eta0: float
     power: float
-    b_rate: float  # SGD: intercept step = b_rate * eta_t
-    inv_eta_b_max: float  # Pegasos: 1 / INTERCEPT_ETA_MAX
-    radius: float  # Pegasos, ASSET
-    bias_bound: float  # Pegasos, ASSET
+    b_rate: float
 
 
 class ProxRule(NamedTuple):
@@ -91,24 +100,24 @@ class ProxRule(NamedTuple):
 
 
 @njit_inline
-def _step_rule(kind, hp):
-    return StepRule(kind, hp[H.ALPHA], hp[H.ETA0], hp[H.POWER], hp[H.INTERCEPT_RATE],
-                    1.0 / hp[H.INTERCEPT_ETA_MAX], hp[H.RADIUS], hp[H.BIAS_BOUND])
+def _ball_rule(kind, hp):
+    return BallRule(kind, hp[H.ALPHA], hp[H.ETA0], hp[H.POWER], 1.0 / hp[H.INTERCEPT_ETA_MAX],
+                    hp[H.RADIUS], hp[H.BIAS_BOUND])
 
 
 @njit_inline
 def pegasos_rule(hp):
-    return _step_rule(PEGASOS, hp)
+    return _ball_rule(PEGASOS, hp)
 
 
 @njit_inline
 def sgd_rule(hp):
-    return _step_rule(SGD, hp)
+    return SgdRule(hp[H.ALPHA], hp[H.ETA0], hp[H.POWER], hp[H.INTERCEPT_RATE])
 
 
 @njit_inline
 def asset_rule(hp):
-    return _step_rule(ASSET, hp)
+    return _ball_rule(ASSET, hp)
 
 
 @njit_inline
@@ -131,15 +140,17 @@ def step_size(rule, t):
 
 
 @njit_inline
-def _kind_step(rule, t):
-    if rule.kind == PEGASOS:
-        t += 1.0
-        return 1.0 / (rule.lam * t), t
-    if rule.kind == SGD:
-        # powers 1, 0.75, 0.5 without math.pow (kernels.weights.power_of)
-        return rule.eta0 / power_of(1.0 + rule.lam * rule.eta0 * t, rule.power), t + 1.0
+def _ball_step(rule, t):
     t += 1.0
+    if rule.kind == PEGASOS:
+        return 1.0 / (rule.lam * t), t
     return rule.eta0 / math.pow(t, rule.power), t
+
+
+@njit_inline
+def _sgd_step(rule, t):
+    # powers 1, 0.75, 0.5 without math.pow (kernels.weights.power_of)
+    return rule.eta0 / power_of(1.0 + rule.lam * rule.eta0 * t, rule.power), t + 1.0
 
 
 @njit_inline
@@ -147,7 +158,7 @@ def _prox_step(rule, t):
     return rule.eta0 / math.pow(1.0 + rule.lam * rule.eta0 * t, rule.power), t + 1.0
 
 
-_STEP = {StepRule: _kind_step, ProxRule: _prox_step}
+_STEP = {BallRule: _ball_step, SgdRule: _sgd_step, ProxRule: _prox_step}
 
 
 @overload(step_size, **overload_options())
@@ -183,43 +194,49 @@ def _ol_averages(rule):
 
 
 @njit_inline
-def _kind_averaging_weight(rule, t, eta, avg_start, avg_power):
+def _ball_averaging_weight(rule, t, eta, avg_start, avg_power):
     if rule.kind == ASSET:  # step 9 of Algorithm 1: the iterates weigh their step sizes
         return eta if t > avg_start else 0.0
     return avg_weight(t, avg_start, avg_power)
 
 
 def averaging_weight(rule, t, eta, avg_start, avg_power):
-    """The weight of the iterate after step ``t`` in the running average (the prox rule keeps
-    none)."""
-    return _kind_averaging_weight(rule, t, eta, avg_start, avg_power)
+    """The weight of the iterate after step ``t`` in the running average."""
+    if isinstance(rule, BallRule):
+        return _ball_averaging_weight(rule, t, eta, avg_start, avg_power)
+    return avg_weight(t, avg_start, avg_power)
 
 
 @overload(averaging_weight, **overload_options())
 def _ol_averaging_weight(rule, t, eta, avg_start, avg_power):
-    if _rule_class(rule) is ProxRule:
-        return lambda rule, t, eta, avg_start, avg_power: 0.0
-    return lambda rule, t, eta, avg_start, avg_power: _kind_averaging_weight(
-        rule, t, eta, avg_start, avg_power)
-
-
-@njit_inline
-def _kind_projects(rule):
-    return rule.kind != SGD
+    if _rule_class(rule) is BallRule:
+        return lambda rule, t, eta, avg_start, avg_power: _ball_averaging_weight(
+            rule, t, eta, avg_start, avg_power)
+    return lambda rule, t, eta, avg_start, avg_power: avg_weight(t, avg_start, avg_power)
 
 
 def projects(rule):
     """Whether the rule projects w onto a ball, and so keeps ||u||^2 current through every
-    update (and tracks the young support of CSR rows, see kernels.support): Pegasos and ASSET.
-    Read at run time for the three kinds; a compile-time False for the prox rule."""
-    return isinstance(rule, StepRule) and _kind_projects(rule)
+    update (and tracks the young support of CSR rows, see kernels.support). Compile-time."""
+    return isinstance(rule, BallRule)
 
 
 @overload(projects, **overload_options())
 def _ol_projects(rule):
-    if _rule_class(rule) is ProxRule:
-        return lambda rule: False
-    return lambda rule: _kind_projects(rule)
+    if _rule_class(rule) is BallRule:
+        return lambda rule: True
+    return lambda rule: False
+
+
+def project(rule, s, q):
+    """(the scale s after the projection of w = s u onto ||w|| <= radius, whether it moved),
+    with q = ||u||^2: ||w||^2 = s^2 q, one multiply of s."""
+    if not projects(rule):
+        return s, False
+    norm2 = s * s * q
+    if norm2 > rule.radius * rule.radius:
+        return s * (rule.radius / math.sqrt(norm2)), True
+    return s, False
 
 
 @njit_inline
@@ -230,26 +247,11 @@ def _ball(rule, s, q):
     return s, False
 
 
-@njit_inline
-def _kind_project(rule, s, q):
-    if rule.kind == SGD:
-        return s, False
-    return _ball(rule, s, q)
-
-
-def project(rule, s, q):
-    """(the scale s after the projection of w = s u onto ||w|| <= radius, whether it moved),
-    with q = ||u||^2: ||w||^2 = s^2 q, one multiply of s."""
-    if not projects(rule):
-        return s, False
-    return _ball(rule, s, q)
-
-
 @overload(project, **overload_options())
 def _ol_project(rule, s, q):
-    if _rule_class(rule) is ProxRule:
-        return lambda rule, s, q: (s, False)
-    return lambda rule, s, q: _kind_project(rule, s, q)
+    if _rule_class(rule) is BallRule:
+        return lambda rule, s, q: _ball(rule, s, q)
+    return lambda rule, s, q: (s, False)
 
 
 def intercept_step(rule, b, eta, t, g_sum, m):
@@ -258,25 +260,21 @@ def intercept_step(rule, b, eta, t, g_sum, m):
 
 
 @njit_inline
+def _ball_intercept(rule, b, eta, t, g_sum, m):
+    if rule.kind == PEGASOS:
+        # 1 / (lambda t + 1 / eta_b_max): eta_t capped near INTERCEPT_ETA_MAX while
+        # 1/(lambda t) is larger (eta_t itself when the cap is inf)
+        eta = 1.0 / (rule.lam * t + rule.inv_eta_b_max)
+    bk = b - eta * g_sum / m
+    return min(rule.bias_bound, max(-rule.bias_bound, bk))
+
+
+@njit_inline
 def _rate_intercept(rule, b, eta, t, g_sum, m):
     return b - rule.b_rate * eta * g_sum / m
 
 
-@njit_inline
-def _kind_intercept(rule, b, eta, t, g_sum, m):
-    if rule.kind == SGD:
-        return _rate_intercept(rule, b, eta, t, g_sum, m)
-    if rule.kind == PEGASOS:
-        # 1 / (lambda t + 1 / eta_b_max): eta_t capped near INTERCEPT_ETA_MAX while
-        # 1/(lambda t) is larger (eta_t itself when the cap is inf)
-        eta_b = 1.0 / (rule.lam * t + rule.inv_eta_b_max)
-        bk = b - eta_b * g_sum / m
-    else:
-        bk = b - eta * g_sum / m
-    return min(rule.bias_bound, max(-rule.bias_bound, bk))
-
-
-_INTERCEPT = {StepRule: _kind_intercept, ProxRule: _rate_intercept}
+_INTERCEPT = {BallRule: _ball_intercept, SgdRule: _rate_intercept, ProxRule: _rate_intercept}
 
 
 @overload(intercept_step, **overload_options())

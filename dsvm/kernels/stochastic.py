@@ -1,12 +1,12 @@
 """The one stochastic pass body: Pegasos, SGD, ASSET and FOLOS steps over one row block.
 
 :func:`stochastic_steps` runs the steps of any rule of :mod:`dsvm.kernels.rules` (the rule's
-record class picks its leaves at compile time: one class for Pegasos, SGD and ASSET, one for
-FOLOS) over dense or CSR rows (the row primitives of :mod:`dsvm.kernels.rows`, also picked at
-compile time). :func:`run_pass` is what the pass kernels of :mod:`dsvm.kernels.passes` call: it
-pairs W with its average for a CSR pass with an average (:mod:`dsvm.kernels.pairs`) and picks
-the unit variant for one-output, one-row steps over dense float32 rows. The arguments come in
-three records:
+record class picks its leaves at compile time: one class for Pegasos and ASSET, one for SGD,
+one for FOLOS) over dense or CSR rows (the row primitives of :mod:`dsvm.kernels.rows`, also
+picked at compile time). :func:`run_pass` is what the pass kernels of :mod:`dsvm.kernels.passes`
+call: it pairs W with its average for a CSR pass with an average (:mod:`dsvm.kernels.pairs`)
+and picks the unit variant for one-output, one-row steps over dense float32 rows. The arguments
+come in three records:
 
 rows : :class:`PassRows` (X, codes, sample_weight, order), as documented in
     :mod:`dsvm.kernels.passes`; read only.
