@@ -67,7 +67,7 @@ class BallRule(NamedTuple):
     the step size, the averaging weight and the intercept's step), so that the pass body
     compiles once for both per layout and dtype: a class each made numba compile two bodies,
     7-10 s each on a cold cache. (SGD keeps a class of its own: read at run time, the
-    projection's bookkeeping cost its dense passes 8-10%.) Fields a kind does not use hold
+    projection's bookkeeping cost its dense passes 5-10%.) Fields a kind does not use hold
     whatever ``hp`` holds there."""
 
     kind: int
@@ -231,12 +231,7 @@ def _ol_projects(rule):
 def project(rule, s, q):
     """(the scale s after the projection of w = s u onto ||w|| <= radius, whether it moved),
     with q = ||u||^2: ||w||^2 = s^2 q, one multiply of s."""
-    if not projects(rule):
-        return s, False
-    norm2 = s * s * q
-    if norm2 > rule.radius * rule.radius:
-        return s * (rule.radius / math.sqrt(norm2)), True
-    return s, False
+    return _ball(rule, s, q) if projects(rule) else (s, False)
 
 
 @njit_inline
