@@ -26,6 +26,8 @@ from dsvm.cli.train import add_train_command
 
 logger = logging.getLogger("dsvm")
 
+COMMANDS = ("demo", "convert", "info", "train", "eval", "predict", "jobs", "attach", "cancel")
+
 
 def build_parser() -> argparse.ArgumentParser:
     from dsvm import __version__
@@ -70,7 +72,22 @@ def setup_output(args: argparse.Namespace) -> None:
     warnings.showwarning = show_warning  # one readable line, not Python's source excerpt
 
 
+def starts_a_cluster(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for an embedded LocalCluster (``train`` or ``demo`` with
+    ``--workers`` and no ``--scheduler``), read from the raw arguments, before parsing: the
+    parser's first use imports the estimators, the time the cluster's server imports in."""
+    command = next((a for a in argv if a in COMMANDS), None)
+    if command not in ("train", "demo"):
+        return False
+    flags = [a.split("=", 1)[0] for a in argv if a.startswith("--")]
+    return "--workers" in flags and "--scheduler" not in flags
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if starts_a_cluster(sys.argv[1:] if argv is None else argv):
+        from dsvm.training.cluster import start_workers_early
+
+        start_workers_early()
     parser = build_parser()
     args = parser.parse_args(argv)
     with warnings.catch_warnings():

@@ -8,6 +8,13 @@ those modules once (:data:`PRELOAD`), as distributed's own test suite does: 3 st
 2-worker cluster and a short fit each took 30.7 s with spawn, 21.2 s with dask's forkserver
 and 12.9 s with dsvm preloaded in it (2-core VM). Where there is no forkserver (Windows),
 dask's setting stands. A cluster the user starts is left as the user configured it.
+
+The server's imports take as long as a command's own (about 3 s here), and the first cluster
+of a process waits for them. So a command that will start a cluster starts the server first
+thing (:func:`start_forkserver`): the two import side by side on two cores. The server then
+needs what a nanny would have given it, as a forked worker keeps the server's environment:
+dask's pre-spawn environment (one BLAS/OpenMP thread, the malloc trim threshold) and the
+nannies' fixed hash seed.
 """
 
 from __future__ import annotations
@@ -54,3 +61,50 @@ def preload_dsvm() -> None:
         get_mp_context().set_forkserver_preload(list(PRELOAD))
         _preload_set = True
 
+
+def start_forkserver() -> None:
+    """Start this process's forkserver now, with :data:`PRELOAD` and the environment a
+    nanny would give it (:func:`server_environ`), and return at once: the server imports in
+    its own process, and a cluster's first worker waits for it. The server ends with this
+    process; a command that then starts no cluster (a flag refused) has spent only the
+    server's imports, on another core. Restores this process's environment."""
+    import os
+    from multiprocessing import forkserver
+
+    import dask
+    import distributed  # noqa: F401  (its configuration, before any is set: see below)
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    # (a dask.config.set of a "distributed." key made before distributed's defaults are
+    # loaded drops them all when it is undone)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        preload_dsvm()
+    added = server_environ()
+    before = {name: os.environ.get(name) for name in added}
+    os.environ.update(added)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def server_environ() -> dict[str, str]:
+    """The variables a nanny sets before it starts a worker process (distributed's Nanny:
+    ``distributed.nanny.pre-spawn-environ``, values already in the environment kept, and
+    PYTHONHASHSEED 6640 unless one is set), which a forked worker can only get from its
+    server."""
+    import os
+
+    import dask
+    import distributed  # noqa: F401  (its configuration defaults)
+
+    config = dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}
+    environ = {k: os.environ.get(k, str(v)) for k, v in config.items() if v is not None}
+    if environ.get("PYTHONHASHSEED", os.environ.get("PYTHONHASHSEED")) in (None, "0"):
+        environ["PYTHONHASHSEED"] = "6640"
+    return environ

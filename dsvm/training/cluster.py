@@ -17,6 +17,15 @@ def connect(address: str, *, tls: tuple[str | None, str | None, str | None] | No
     return _connect(address, security=security, timeout=timeout)
 
 
+def start_workers_early() -> None:
+    """For a command that will start its own LocalCluster: start the server its workers are
+    forked from now (:func:`dsvm.distributed.start_method.start_forkserver`), so that its
+    imports overlap the command's."""
+    from dsvm.distributed.start_method import start_forkserver
+
+    start_forkserver()
+
+
 def quiet_cluster_logs(level: int) -> None:
     """Keep a command's output readable: distributed's INFO logs of every client and worker
     coming and going only at ``level`` INFO or below."""
