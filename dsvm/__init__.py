@@ -27,10 +27,10 @@ _EXPORTS = {
     "SVMRegressorCV": "dsvm.estimators",
     "load": "dsvm.estimators",
     "plot_history": "dsvm.estimators",
-    "load_checkpoint": "dsvm.training",
-    "submit": "dsvm.training",
-    "attach": "dsvm.training",
-    "jobs": "dsvm.training",
+    "load_checkpoint": "dsvm.training.checkpoints",
+    "submit": "dsvm.training.jobs",
+    "attach": "dsvm.training.jobs",
+    "jobs": "dsvm.training.jobs",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
         plot_history,
     )
     from dsvm.features import RFF, Nystroem  # noqa: F401
-    from dsvm.training import attach, jobs, load_checkpoint, submit  # type: ignore[no-redef]  # noqa: F401
+    from dsvm.training.checkpoints import load_checkpoint  # noqa: F401
+    from dsvm.training.jobs import attach, jobs, submit  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

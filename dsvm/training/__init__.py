@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 # cluster's server (dsvm.distributed.start_method), loads without the whole layer (2.3 s)
 _EXPORTS = {
     "load_checkpoint": "dsvm.training.checkpoints",
-    "attach": "dsvm.training.jobs", "jobs": "dsvm.training.jobs", "submit": "dsvm.training.jobs",
+    "attach": "dsvm.training.jobs", "submit": "dsvm.training.jobs",
     "FittedModel": "dsvm.training.record",
     "CLASSIFICATION": "dsvm.training.spec", "REGRESSION": "dsvm.training.spec",
     "FitSpec": "dsvm.training.spec",
@@ -28,7 +28,7 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from dsvm.training.checkpoints import load_checkpoint  # noqa: F401
-    from dsvm.training.jobs import attach, jobs, submit  # noqa: F401
+    from dsvm.training.jobs import attach, submit  # noqa: F401
     from dsvm.training.record import FittedModel  # noqa: F401
     from dsvm.training.spec import CLASSIFICATION, REGRESSION, FitSpec  # noqa: F401
     from dsvm.training.trainer import fit, partial_fit  # noqa: F401
