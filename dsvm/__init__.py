@@ -6,8 +6,9 @@ command start in a fraction of a second; ``from dsvm import SVMClassifier`` work
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsvm._lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -52,13 +53,7 @@ if TYPE_CHECKING:
     from dsvm.training.jobs import attach, jobs, submit  # noqa: F401
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dsvm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

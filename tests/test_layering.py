@@ -25,7 +25,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "dsvm"
 
 RANKS = {
-    "_config": 0, "_validation": 0, "exceptions": 0, "_typing": 0,
+    "_config": 0, "_validation": 0, "exceptions": 0, "_typing": 0, "_lazy": 0,
     "kernels": 1,
     "data": 2, "io": 2,
     "solvers": 3, "features": 3,

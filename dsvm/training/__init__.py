@@ -9,8 +9,9 @@ restore or write checkpoints, run the epoch loop (or NESVM's gradient loop) and 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dsvm._lazy import lazy_getattr
 
 # public name -> the module that defines it, imported on first use (PEP 562): a submodule
 # such as dsvm.training.cluster, which the command line imports first thing to start its
@@ -34,10 +35,4 @@ if TYPE_CHECKING:
     from dsvm.training.trainer import fit, partial_fit  # noqa: F401
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dsvm.training' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
