@@ -96,8 +96,8 @@ def start_forkserver() -> None:
 def server_environ() -> dict[str, str]:
     """The variables a nanny sets before it starts a worker process (distributed's Nanny:
     ``distributed.nanny.pre-spawn-environ``, values already in the environment kept, and
-    PYTHONHASHSEED 6640 unless one is set), which a forked worker can only get from its
-    server."""
+    PYTHONHASHSEED 6640 unless that configuration sets one), which a forked worker can only get
+    from its server."""
     import os
 
     import dask
@@ -105,6 +105,6 @@ def server_environ() -> dict[str, str]:
 
     config = dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}
     environ = {k: os.environ.get(k, str(v)) for k, v in config.items() if v is not None}
-    if environ.get("PYTHONHASHSEED", os.environ.get("PYTHONHASHSEED")) in (None, "0"):
+    if environ.get("PYTHONHASHSEED") in (None, "0"):  # (the nanny's rule: config only)
         environ["PYTHONHASHSEED"] = "6640"
     return environ
