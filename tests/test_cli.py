@@ -131,6 +131,17 @@ def test_a_command_that_starts_a_cluster_starts_its_workers_server_first(argv, s
     assert starts_a_cluster(argv) is starts
 
 
+def test_the_raw_argument_check_knows_every_command():
+    """starts_a_cluster finds the command word among the raw arguments by name (before the
+    parser runs): its list is the parser's."""
+    import argparse
+
+    from dsvm.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(COMMANDS) == sorted(sub.choices)
+
+
 def test_the_workers_server_starts_at_once_as_a_nanny_would_start_it(tmp_path):
     """Started early, the server still gets what a nanny gives the workers it starts (dask's
     pre-spawn environment, the fixed hash seed): a forked worker keeps its server's."""

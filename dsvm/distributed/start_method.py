@@ -38,12 +38,16 @@ def forked_workers() -> Iterator[None]:
     forked from a server with :data:`PRELOAD` imported."""
     import dask
 
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if not _has_forkserver():
         yield
         return
     with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
         preload_dsvm()
         yield
+
+
+def _has_forkserver() -> bool:
+    return "forkserver" in multiprocessing.get_all_start_methods()  # (not on Windows)
 
 
 def preload_dsvm() -> None:
@@ -67,24 +71,28 @@ def start_forkserver() -> None:
     nanny would give it (:func:`server_environ`), and return at once: the server imports in
     its own process, and a cluster's first worker waits for it. The server ends with this
     process; a command that then starts no cluster (a flag refused) has spent only the
-    server's imports, on another core. Restores this process's environment."""
-    import os
+    server's imports, on another core. This process's environment is left as it was."""
     from multiprocessing import forkserver
 
-    import dask
-    import distributed  # noqa: F401  (its configuration, before any is set: see below)
-
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    if not _has_forkserver():
         return
-    # (a dask.config.set of a "distributed." key made before distributed's defaults are
-    # loaded drops them all when it is undone)
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-        preload_dsvm()
-    added = server_environ()
-    before = {name: os.environ.get(name) for name in added}
-    os.environ.update(added)
-    try:
+    # first: it imports distributed, whose configuration defaults must be loaded before
+    # forked_workers sets one of its keys (a set made before drops them all when undone)
+    environ = server_environ()
+    with forked_workers(), _environ(environ):
         forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _environ(variables: dict[str, str]) -> Iterator[None]:
+    """``variables`` set in this process's environment within the block (for a child process
+    started there), then restored."""
+    import os
+
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
     finally:
         for name, value in before.items():
             if value is None:
