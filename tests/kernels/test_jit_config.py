@@ -159,22 +159,28 @@ def _add_one(x):
                     reason="the lock is taken only by compiled kernels with the disk cache on")
 def test_a_compile_from_python_takes_the_machine_wide_lock(tmp_path, monkeypatch):
     """Each dsvm kernel compiles a new specialisation for a call from Python under an fcntl
-    lock of its name (kernels/_jit.py: the workers of a cluster would compile it at the same
-    moment); a call that matches a compiled one never takes it."""
+    lock of that specialisation (kernels/_jit.py: the workers of a cluster would compile it at
+    the same moment); a call that matches a compiled one never takes it, and another
+    specialisation of the same kernel does not wait for it."""
     import fcntl
     import threading
 
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))  # where the locks live
+    x = np.arange(3.0)
+    lock = tmp_path / f"{_jit.specialisation_name(_add_one, (x,))}.compile-lock"
+    assert lock.name.startswith(f"{_add_one.py_func.__qualname__}.")
     done = []
-    with open(tmp_path / f"{_add_one.py_func.__qualname__}.compile-lock", "a") as held:
+    with open(lock, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # as another process compiling it would
-        caller = threading.Thread(target=lambda: done.append(_add_one(np.arange(3.0))))
+        caller = threading.Thread(target=lambda: done.append(_add_one(x)))
         caller.start()
         caller.join(1.0)
         assert caller.is_alive() and not done  # waiting for the lock, not compiling
+        # another specialisation (int64) compiles meanwhile
+        assert _add_one(np.arange(2)).tolist() == [1, 2]
         fcntl.flock(held, fcntl.LOCK_UN)
     caller.join(60)
     assert not caller.is_alive() and done[0].tolist() == [1.0, 2.0, 3.0]
-    with open(tmp_path / f"{_add_one.py_func.__qualname__}.compile-lock", "a") as held:
+    with open(lock, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         assert _add_one(np.arange(2.0)).tolist() == [1.0, 2.0]  # compiled: no lock wanted
