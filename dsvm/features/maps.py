@@ -27,7 +27,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from dsvm.data.blocks import Block, CSRBlock, DenseBlock, block_from_arrays
+from dsvm.data.block_ops import kernel_rows, read_only, slice_block
+from dsvm.data.blocks import Block, DenseBlock, block_from_arrays
 from dsvm.kernels import feature_maps as fk
 
 # Rows mapped per kernel call for the kernel-row maps: bounds the float64 (rows x landmarks)
@@ -140,11 +141,12 @@ class RFF(_Transformer, FeatureMap):
 
     def _fill(self, block: Block, out: np.ndarray) -> None:
         scale = float(np.sqrt(2.0 / self.n_components))
-        if isinstance(block, CSRBlock):
-            fk.rff_csr(block.indptr, block.indices, block.data, self.weights_, self.offset_,
-                       scale, out)
+        # read-only views of what the kernels read: one compiled variant (data.block_ops)
+        X, weights, offset = kernel_rows(block), read_only(self.weights_), read_only(self.offset_)
+        if isinstance(X, tuple):
+            fk.rff_csr(*X, weights, offset, scale, out)
         else:
-            fk.rff_dense(block.X, self.weights_, self.offset_, scale, out)
+            fk.rff_dense(X, weights, offset, scale, out)
 
     def meta(self) -> dict[str, Any]:
         return {"kind": self.kind, "n_components": int(self.n_components),
@@ -169,14 +171,11 @@ class _KernelRows(FeatureMap):
     def kernel_rows(self, block: Block, lo: int, hi: int) -> np.ndarray:
         """(hi - lo, n_landmarks) float64 kernel values of rows lo..hi of ``block``."""
         rows = np.empty((hi - lo, self.landmarks_.shape[0]), dtype=np.float64)
-        if isinstance(block, CSRBlock):
-            ptr = block.indptr[lo : hi + 1]
-            a, b = int(ptr[0]), int(ptr[-1])
-            fk.rbf_csr(ptr - ptr[0], block.indices[a:b], block.data[a:b], self.landmarks_,
-                       self.landmarks_sq_, float(self.gamma), rows)
+        X = kernel_rows(slice_block(block, lo, hi))  # read-only views (data.block_ops)
+        if isinstance(X, tuple):
+            fk.rbf_csr(*X, self.landmarks_, self.landmarks_sq_, float(self.gamma), rows)
         else:
-            fk.rbf_dense(block.X[lo:hi], self.landmarks_, self.landmarks_sq_,
-                         float(self.gamma), rows)
+            fk.rbf_dense(X, self.landmarks_, self.landmarks_sq_, float(self.gamma), rows)
         return rows
 
     def _fill(self, block: Block, out: np.ndarray) -> None:
@@ -248,7 +247,9 @@ class Nystroem(_Transformer, _KernelRows):
         self.check_params()
         self._set_landmarks(landmarks)
         K = np.empty((self.landmarks_.shape[0],) * 2, dtype=np.float64)
-        fk.rbf_dense(self.landmarks_, self.landmarks_, self.landmarks_sq_, float(self.gamma), K)
+        # (the rows read-only, as the blocks' rows are: the same compiled variant)
+        fk.rbf_dense(read_only(self.landmarks_), self.landmarks_, self.landmarks_sq_,
+                     float(self.gamma), K)
         eigvals, Q = np.linalg.eigh(0.5 * (K + K.T))
         keep = np.flatnonzero(eigvals >= self.eigen_threshold)[::-1]
         if keep.size == 0:

@@ -39,7 +39,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dsvm.data.blocks import Block, CSRBlock
+from dsvm.data.block_ops import kernel_rows
+from dsvm.data.blocks import Block
 from dsvm.kernels.dcd import DCD_LOSSES, DcdModel, DcdParams, dcd_pass
 from dsvm.solvers.base import PassStats, SolverState
 from dsvm.solvers.targets import output_targets
@@ -142,8 +143,7 @@ def dcd_block(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.nda
     """Coordinate steps on ``block``'s rows in ``order``; updates ``duals`` and ``local``."""
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     loss = DCD_LOSSES[solver.loss]
-    X = ((block.indptr, block.indices, block.data) if isinstance(block, CSRBlock)
-         else np.ascontiguousarray(block.X))
+    X = kernel_rows(block)  # read-only views: one compiled variant (data.block_ops)
     model = DcdModel(local.V, local.dW, local.vb, local.db)
     return int(dcd_pass(X, codes, cost, duals, model, order,
                         DcdParams(float(sigma), loss, float(solver.bias))))

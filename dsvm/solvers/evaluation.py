@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dsvm.data.block_ops import read_only
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
@@ -158,18 +159,12 @@ def grid_decisions(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.
         return decision_block(coef, intercept, block)
     from dsvm.kernels.scoring import csr_decisions
 
-    X = (_readonly(np.ascontiguousarray(block.indptr, dtype=np.int64)),
-         _readonly(np.ascontiguousarray(block.indices, dtype=np.int32)),
-         _readonly(np.ascontiguousarray(block.data, dtype=np.float64)))
+    X = (read_only(np.ascontiguousarray(block.indptr, dtype=np.int64)),
+         read_only(np.ascontiguousarray(block.indices, dtype=np.int32)),
+         read_only(np.ascontiguousarray(block.data, dtype=np.float64)))
     out = np.empty((block.n_samples, coef.shape[0]))
-    csr_decisions(X, _readonly(np.ascontiguousarray(coef, dtype=np.float64)), out)
+    csr_decisions(X, read_only(np.ascontiguousarray(coef, dtype=np.float64)), out)
     return out + np.asarray(intercept, dtype=np.float64)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
 
 
 def add_grid_counts(parts: list[GridCounts | None]) -> GridCounts | None:

@@ -170,7 +170,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dsvm.data.blocks import Block, CSRBlock
+from dsvm.data.block_ops import kernel_rows
+from dsvm.data.blocks import Block
 from dsvm.kernels.nesvm import (
     N_STATS,
     NESVM_LOSS_CODES,
@@ -281,8 +282,7 @@ def block_share(
         return share
     sw = (np.zeros(0) if block.sample_weight is None
           else np.ascontiguousarray(block.sample_weight, dtype=np.float64))
-    X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
-    nesvm_pass(X, codes, sw, points.coef, points.intercept,
+    nesvm_pass(kernel_rows(block), codes, sw, points.coef, points.intercept,
                NesvmLoss(NESVM_LOSS_CODES[loss], float(mu), 1.0 if fit_intercept else 0.0),
                NesvmShares(share.grad, share.grad_b, share.sums, share.stats, share.colstats))
     return share

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from dsvm.data.block_ops import kernel_rows, read_only
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock, float64_rows
 from dsvm.kernels import hparams
 from dsvm.kernels.losses import LOSS_CODES
@@ -153,15 +154,6 @@ class KernelInputs(NamedTuple):
     regression: bool  # ``codes`` are real targets (hparams.REGRESSION), else class codes
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    # Numba compiles one specialisation per (dtype, layout, writeable) combination: handing
-    # every kernel read-only views halves the compiled variants, and zarr/dask chunks that are
-    # read-only anyway then hit the same compiled code.
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
 def kernel_inputs(
     block: Block, codes: np.ndarray, order: np.ndarray, state: SolverState, who: str
 ) -> KernelInputs:
@@ -198,15 +190,7 @@ def kernel_inputs(
             f"{who}: order holds row indices in [{int(order.min())}, {int(order.max())}] "
             f"but the block has {n} rows."
         )
-    if isinstance(block, DenseBlock):
-        X: Any = _readonly(np.ascontiguousarray(block.X))
-    elif isinstance(block, CSRBlock):
-        X = (
-            _readonly(np.ascontiguousarray(block.indptr, dtype=np.int64)),
-            _readonly(np.ascontiguousarray(block.indices, dtype=np.int32)),
-            _readonly(np.ascontiguousarray(block.data)),
-        )
-    else:
+    if not isinstance(block, (DenseBlock, CSRBlock)):
         raise TypeError(f"{who}: expected a DenseBlock or CSRBlock; got {type(block).__name__}.")
     if block.sample_weight is None:
         sw = np.empty(0, dtype=np.float64)
@@ -217,13 +201,13 @@ def kernel_inputs(
             raise ValueError(f"{who}: sample_weight has shape {sw.shape}; expected ({n},).")
         weight_sum = float(sw[order].sum())
     return KernelInputs(
-        X=X,
+        X=kernel_rows(block),  # read-only views: one compiled variant (data.block_ops)
         # One codes dtype for classification and regression, the meaning a run-time flag: a
         # dtype per meaning compiled every pass kernel twice (~9 s a variant on a cold cache).
         # Class codes are small integers, exact in float64.
-        codes=_readonly(np.ascontiguousarray(codes, dtype=np.float64)),
-        sample_weight=_readonly(sw),
-        order=_readonly(np.ascontiguousarray(order)),
+        codes=read_only(np.ascontiguousarray(codes, dtype=np.float64)),
+        sample_weight=read_only(sw),
+        order=read_only(np.ascontiguousarray(order)),
         weight_sum=weight_sum,
         regression=codes.dtype.kind == "f",
     )

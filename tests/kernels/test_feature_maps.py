@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dsvm.data.block_ops import kernel_rows, read_only
 from dsvm.data.blocks import block_from_arrays
 from dsvm.features import RFF, Nystroem
 from dsvm.features.sampling import merge_samples, sample_block
@@ -22,6 +23,10 @@ def rows():
     return X
 
 
+def _csr_block(csr):
+    return block_from_arrays(csr, np.zeros(csr.shape[0]))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_rff_kernels_match_reference_dense_and_csr(rows, dtype):
     rng = np.random.default_rng(1)
@@ -30,11 +35,13 @@ def test_rff_kernels_match_reference_dense_and_csr(rows, dtype):
     X = rows.astype(dtype)
     expected = ref.rff(X.astype(np.float64), W, b)
     out = np.empty((40, 33), dtype=dtype)
-    fk.rff_dense(X, W, b, np.sqrt(2 / 33), out)
+    # read-only inputs, as the maps hand them (dsvm.data.block_ops.kernel_rows)
+    W, b = read_only(W), read_only(b)
+    fk.rff_dense(read_only(X), W, b, np.sqrt(2 / 33), out)
     np.testing.assert_allclose(out, expected, rtol=0, atol=1e-6 if dtype == np.float32 else 1e-12)
     csr = sp.csr_matrix(X)
     out2 = np.empty_like(out)
-    fk.rff_csr(csr.indptr.astype(np.int64), csr.indices, csr.data, W, b, np.sqrt(2 / 33), out2)
+    fk.rff_csr(*kernel_rows(_csr_block(csr)), W, b, np.sqrt(2 / 33), out2)
     np.testing.assert_allclose(out2, out, rtol=0, atol=1e-6)
 
 
@@ -42,11 +49,11 @@ def test_rbf_kernels_match_reference_dense_and_csr(rows):
     L = np.random.default_rng(2).normal(size=(9, 7))
     expected = ref.rbf(rows, L, 0.3)
     out = np.empty((40, 9))
-    fk.rbf_dense(rows, L, (L ** 2).sum(1), 0.3, out)
+    fk.rbf_dense(read_only(rows), L, (L ** 2).sum(1), 0.3, out)
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-14)
     csr = sp.csr_matrix(rows)
     out2 = np.empty((40, 9))
-    fk.rbf_csr(csr.indptr.astype(np.int64), csr.indices, csr.data, L, (L ** 2).sum(1), 0.3, out2)
+    fk.rbf_csr(*kernel_rows(_csr_block(csr)), L, (L ** 2).sum(1), 0.3, out2)
     np.testing.assert_allclose(out2, expected, rtol=1e-12, atol=1e-14)
 
 
