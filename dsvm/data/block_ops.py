@@ -29,15 +29,15 @@ def read_only(a: np.ndarray) -> np.ndarray:
 KernelRows = np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def kernel_rows(block: Block) -> KernelRows:
+def kernel_rows(block: Block, dtype: np.dtype | type | None = None) -> KernelRows:
     """``block``'s rows as every kernel reads them (see :func:`read_only`): a C-contiguous
-    dense array of X's dtype, or the CSR triple (indptr int64, indices int32, data), all
-    read-only views (no copy when the block holds them so already)."""
+    dense array of X's dtype (or ``dtype``), or the CSR triple (indptr int64, indices int32,
+    data of that dtype), all read-only views (no copy when the block holds them so already)."""
     if isinstance(block, DenseBlock):
-        return read_only(np.ascontiguousarray(block.X))
+        return read_only(np.ascontiguousarray(block.X, dtype=dtype))
     return (read_only(np.ascontiguousarray(block.indptr, dtype=np.int64)),
             read_only(np.ascontiguousarray(block.indices, dtype=np.int32)),
-            read_only(np.ascontiguousarray(block.data)))
+            read_only(np.ascontiguousarray(block.data, dtype=dtype)))
 
 
 def slice_block(block: Block, start: int, stop: int) -> Block:

@@ -20,7 +20,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dsvm.data.blocks import Block, CSRBlock
+from dsvm.data.block_ops import kernel_rows
+from dsvm.data.blocks import Block
 from dsvm.features.maps import KernelExpansion
 from dsvm.kernels import bsgd as kb
 from dsvm.solvers.base import PassStats, SolverState
@@ -105,8 +106,7 @@ class BSGDSolver:
         hp = np.array([float(self.alpha), float(self.gamma)])
         codes = np.ascontiguousarray(codes, dtype=np.int32)
         merge_seconds = 0.0
-        X = (block.indptr, block.indices, block.data) if isinstance(block, CSRBlock) else block.X
-        args = (X, codes, order, sv, alpha, n_sv, cursor, acc, hp)
+        args = (kernel_rows(block), codes, order, sv, alpha, n_sv, cursor, acc, hp)
         # the pass returns at each merge and is called again from its cursor
         k = kb.bsgd_pass(*args)
         while k >= 0:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from dsvm.data.block_ops import read_only
+from dsvm.data.block_ops import kernel_rows, read_only
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.solvers.base import encode_labels
 from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
@@ -159,9 +159,7 @@ def grid_decisions(coef: np.ndarray, intercept: np.ndarray, block: Block) -> np.
         return decision_block(coef, intercept, block)
     from dsvm.kernels.scoring import csr_decisions
 
-    X = (read_only(np.ascontiguousarray(block.indptr, dtype=np.int64)),
-         read_only(np.ascontiguousarray(block.indices, dtype=np.int32)),
-         read_only(np.ascontiguousarray(block.data, dtype=np.float64)))
+    X = kernel_rows(block, np.float64)
     out = np.empty((block.n_samples, coef.shape[0]))
     csr_decisions(X, read_only(np.ascontiguousarray(coef, dtype=np.float64)), out)
     return out + np.asarray(intercept, dtype=np.float64)

@@ -538,6 +538,7 @@ def test_fits_hand_the_pass_kernels_read_only_rows(solver):
 @pytest.mark.parametrize("params, kernels", [
     (dict(solver="cocoa"), [("dcd", "dcd_pass", 1)]),
     (dict(solver="nesvm"), [("nesvm", "nesvm_pass", 1)]),
+    (dict(solver="bsgd", budget=20), [("bsgd", "bsgd_pass", 1)]),
     (dict(kernel="rff", n_components=16), [("feature_maps", "rff_dense", 1),
                                            ("feature_maps", "rff_csr", 3)]),
     (dict(kernel="nystroem", n_components=16), [("feature_maps", "rbf_dense", 1),
