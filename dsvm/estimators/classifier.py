@@ -148,7 +148,10 @@ default="auto"
         Train the linear solver on a Gaussian-kernel feature map applied to each chunk on the
         worker that reads it (papers/000 §2.3): random Fourier features or a Nystroem map with
         ``n_components`` landmarks sampled in one pass over the data. The fitted map is kept in
-        ``feature_map_``, saved with the model and applied at prediction (§2.4).
+        ``feature_map_``, saved with the model and applied at prediction (§2.4). On a wide,
+        mostly empty input (a hashed category or text column) the map, and BSGD's support
+        vectors, span the columns the training rows use plus one for the norm of the others
+        (:mod:`dsvm.features.columns`; exact for the kernel against training rows).
     n_components : int, default=1024
         Size of the ``kernel`` map. Values must be in the range [1, inf).
     gamma : float or "scale", default="scale"

@@ -7,20 +7,26 @@ most ``n_components`` rows, so the data never comes to the client.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 
-from dsvm.data.sources import Source
+from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import (
     ChunkMoments,
     MergeSamples,
     SampleRows,
+    UsedColumns,
+    any_used,
     feature_variance,
     merge_dicts,
 )
+from dsvm.features.columns import MIN_WIDTH, ColumnSubset, subset_for
 from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
+
+logger = logging.getLogger(__name__)
 
 KERNELS = ("linear", "rff", "nystroem")
 
@@ -60,8 +66,30 @@ def sample_landmarks(engine: Engine, source: Source, n: int, seed: int) -> Any:
                          what="landmark sampling")
 
 
-def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:
-    """Fit ``fmap`` to the data behind ``source`` without bringing the data to the client."""
+def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int, *,
+                    subset: bool = True) -> FeatureMap:
+    """Fit ``fmap`` to the data behind ``source`` without bringing the data to the client
+    (``subset``: on the columns the rows use where the input is wide and mostly empty,
+    :mod:`dsvm.features.columns`)."""
+    columns = used_columns(engine, source) if subset else None
+    return _fit(fmap, engine, map_source(source, columns), seed).on_columns(columns)
+
+
+def used_columns(engine: Engine, source: Source) -> ColumnSubset | None:
+    """The columns the rows of ``source`` use, as the subset a Gaussian-kernel fit works on
+    (one pass, on the workers), or None for an input narrow enough to take whole."""
+    if source.n_features < MIN_WIDTH:
+        return None
+    groups = spread(source.n_chunks, 2 * engine.n_workers)
+    used = engine.reduce(UsedColumns(), source, groups, any_used, name="used-columns",
+                         what="the columns the rows use")
+    subset = subset_for(used)
+    if subset is not None:
+        logger.info("kernel fitted on %s", subset.describe())
+    return subset
+
+
+def _fit(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:
     if isinstance(fmap, Nystroem):
         fmap.check_params()
         sample = sample_landmarks(engine, source, int(fmap.n_components), seed)
@@ -77,7 +105,7 @@ def map_parts(fmap: FeatureMap | None) -> tuple[dict[str, np.ndarray], dict[str,
     """The map as model-file arrays and its JSON description (none: ({}, None))."""
     if fmap is None:
         return {}, None
-    return dict(fmap.to_arrays()), fmap.meta()
+    return fmap.saved_arrays(), fmap.meta()
 
 
 def map_from_parts(arrays: dict[str, np.ndarray], meta: dict[str, Any] | None) -> FeatureMap | None:

@@ -203,13 +203,20 @@ def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
                         fewer=fewer, row_bytes=row_bytes)
 
 
-def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int) -> Any:
-    """The kernel map of a fit with ``kernel=...``, fitted on ``source`` (None: linear)."""
+def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int, *,
+                 subset: bool = True) -> Any:
+    """What the training rows go through: the kernel map of a fit with ``kernel=...``, fitted
+    on ``source``; for BSGD the input columns its support vectors keep; None: the rows as they
+    are. ``subset``: maps and support vectors of a wide, mostly empty input span only the
+    columns the rows use (:mod:`dsvm.features.columns`); not for a ``partial_fit``, whose
+    later rows may use others."""
+    if spec.solver == "bsgd":
+        return kernel_maps.used_columns(engine, source) if subset else None
     # (gamma stays "scale" for a linear fit, which has no map: read as given)
     fmap = kernel_maps.make_feature_map(spec.kernel, spec.n_components,
                                         spec.params.get("gamma", 1.0), seed)
     if fmap is not None:
-        kernel_maps.fit_feature_map(fmap, engine, source, seed)
+        kernel_maps.fit_feature_map(fmap, engine, source, seed, subset=subset)
     return fmap
 
 

@@ -24,13 +24,14 @@ from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine
+from dsvm.features.columns import kept_columns
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training import outcome
 from dsvm.training.callbacks import write_checkpoint
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
-from dsvm.training.evaluation import holdout_scorer, validation_scorer
+from dsvm.training.evaluation import holdout_scorer, predictor, validation_scorer
 from dsvm.training.finish import finish_fit, publish_model
 from dsvm.training.fitdata import FitData
 from dsvm.training.holdout import score_held_rows
@@ -151,11 +152,7 @@ def publish(record: FittedModel, state: SolverState, solver: Any, *,
             history: list[dict[str, Any]], converged: bool) -> FittedModel:
     """The record with the model ``state`` predicts with (averages kept in float64 are
     published in the data's dtype)."""
-    coef, intercept = state.model()
-    fmap = record.feature_map
-    predictor = getattr(solver, "predictor", None)
-    if predictor is not None:  # BSGD: the kernel expansion
-        coef, intercept, fmap = predictor(state)
+    coef, intercept, fmap = predictor(solver, state, record.feature_map)
     publish_model(record, coef, intercept, state.coef.dtype)
     record.state, record.history, record.converged = state, history, converged
     record.feature_map = fmap
@@ -208,7 +205,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             warn_unscaled_batch(spec, engine, source)
             spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
-            fmap = training_map(spec, engine, source, seed)
+            fmap = training_map(spec, engine, source, seed, subset=False)
             mapped = map_source(source, fmap)
             previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
                              fmap=fmap)
@@ -280,5 +277,7 @@ def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
     """The feature map the training rows go through: the kernel map of a fit with
     ``kernel=...``; none for BSGD, whose published map is its own kernel expansion."""
     kernel = spec.kernel
-    return None if isinstance(kernel, str) and kernel == "linear" else record.feature_map
+    if isinstance(kernel, str) and kernel == "linear":
+        return kept_columns(record.feature_map)  # (BSGD's support vectors span them)
+    return record.feature_map
 
