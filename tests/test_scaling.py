@@ -45,6 +45,62 @@ def test_raw_breast_cancer_trains_to_linear_svc_on_standardised_rows(cancer, lin
     assert not clf.outcome_.failed
 
 
+@pytest.mark.parametrize("solver", ["pegasos", "sgd", "asset", "nesvm"])
+def test_raw_numbers_beside_a_hashed_category_train_as_standardised_ones(cancer, solver):
+    """A category column is hashed, so the frame's rows are CSR; its 30 raw numbers are stored
+    in (nearly) every row and are centred as dense columns are (NESVM: 0.877 when only
+    divided)."""
+    import pandas as pd
+
+    Xtr, Xte, ytr, yte = cancer
+    rng = np.random.default_rng(0)
+    sites = [rng.choice(["north", "south", "east"], len(X)) for X in (Xtr, Xte)]
+    frames = [pd.DataFrame(X).rename(columns=str).assign(site=pd.Categorical(s))
+              for X, s in zip((Xtr, Xte), sites)]
+    oracle = [np.hstack([X, (s[:, None] == ["north", "south", "east"]).astype(float)])
+              for X, s in zip((Xtr, Xte), sites)]
+    linear_svc = make_pipeline(StandardScaler(), LinearSVC()).fit(oracle[0], ytr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (ConvergenceWarning: 10 epochs)
+        clf = SVMClassifier(solver=solver, random_state=0).fit(frames[0], ytr)
+    assert clf.scaling_.kind == "stored_rms"
+    assert np.count_nonzero(clf.scaling_.shift) == 30  # the numbers, not the hashed buckets
+    assert clf.score(frames[1], yte) >= linear_svc.score(oracle[1], yte) - 0.01
+
+
+def test_centred_sparse_columns_are_centred_in_rows_that_lack_them():
+    """A row that does not store a centred column holds 0 there: (0 - shift) * factor."""
+    from dsvm.data.blocks import block_from_arrays
+    from dsvm.data.stats import block_stats, merge_stats
+    from dsvm.features.scaling import choose_scaling
+
+    rng = np.random.default_rng(1)
+    X = np.zeros((400, 6))
+    X[:, 0] = rng.normal(500.0, 40.0, 400)  # stored in every row
+    X[:, 2] = (rng.random(400) < 0.6) * rng.normal(100.0, 1.0, 400)  # in most rows
+    X[:, 3] = (rng.random(400) < 0.2) * rng.normal(100.0, 1.0, 400)  # in a few
+    y = np.zeros(400)
+    blocks = [block_from_arrays(sp.csr_matrix(X[i:i + 100]), y[i:i + 100])
+              for i in range(0, 400, 100)]
+    stats = [block_stats(i, b) for i, b in enumerate(blocks)]
+    scaling = choose_scaling(merge_stats(stats), True, fit_intercept=True, regression=False)
+    # the same bits whatever order the chunks' sums came in
+    again = choose_scaling(merge_stats(stats[::-1]), True, fit_intercept=True, regression=False)
+    np.testing.assert_array_equal(scaling.shift, again.shift)
+    np.testing.assert_array_equal(np.flatnonzero(scaling.shift), [0, 2])
+    assert abs(scaling.shift[0] - X[:, 0].mean()) < X[:, 0].std() / 4096
+    new = X[:3].copy()
+    new[1, 0] = 0.0  # a row without column 0 (a new row: validation, partial_fit)
+    got = scaling.transform_block(block_from_arrays(sp.csr_matrix(new), np.zeros(3)))
+    want = (new - scaling.shift) * scaling.factor
+    np.testing.assert_allclose(got.to_matrix().toarray(), want, rtol=1e-12, atol=1e-12)
+    # and the model folds back: the same decisions on raw rows
+    coef, intercept = rng.normal(size=(1, 6)), np.array([0.3])
+    raw_coef, raw_intercept = scaling.unfold(coef, intercept)
+    np.testing.assert_allclose(new @ raw_coef.T + raw_intercept, want @ coef.T + intercept,
+                               rtol=1e-10)
+
+
 def test_without_scaling_raw_breast_cancer_is_what_the_issue_reported(cancer):
     """The case scaling fixes (so the test above can fail): scale=False trains far worse."""
     Xtr, Xte, ytr, yte = cancer
@@ -251,7 +307,10 @@ def test_a_dataset_keeps_its_statistics_and_a_fit_reads_no_chunk_for_them(
                               regression=regression)
         read = choose_scaling(passed, True, fit_intercept=True, regression=regression)
         np.testing.assert_array_equal(kept.factor, read.factor)
-        assert (kept.shift is None) == (layout == "sparse") == (read.shift is None)
+        np.testing.assert_array_equal(kept.shift, read.shift)
+        if layout == "sparse":  # centred: the columns stored in half the rows or more
+            full = 2 * (np.asarray(Xtr, dtype=np.float32) != 0).sum(axis=0) >= len(Xtr)
+            np.testing.assert_array_equal(kept.shift != 0, full)
         assert (kept.y_shift, kept.y_scale) == (read.y_shift, read.y_scale)
 
     def no_pass(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202

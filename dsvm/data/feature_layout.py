@@ -209,7 +209,9 @@ class Relabel:
                             stored_count=None if stats.stored_count is None
                             else stats.stored_count[:w],
                             stored_sum_sq=None if stats.stored_sum_sq is None
-                            else stats.stored_sum_sq[:w])
+                            else stats.stored_sum_sq[:w],
+                            stored_sum=None if stats.stored_sum is None
+                            else stats.stored_sum[:w])
 
     def describe(self) -> str:
         return "feature renumbering"

@@ -36,6 +36,9 @@ class FeatureStats:
     # a dataset written before they were kept).
     stored_count: np.ndarray | None = None
     stored_sum_sq: np.ndarray | None = None
+    # CSR: per column, the sum of the stored values (the mean of a column stored in every row,
+    # which is centred: dsvm.features.scaling). None: not gathered (a dataset written before).
+    stored_sum: np.ndarray | None = None
 
     def __add__(self, other: FeatureStats) -> FeatureStats:
         return FeatureStats(sparse=self.sparse or other.sparse,
@@ -43,7 +46,8 @@ class FeatureStats:
                             y_max_abs=max(self.y_max_abs, other.y_max_abs),
                             sums={**self.sums, **other.sums},
                             stored_count=_added(self.stored_count, other.stored_count),
-                            stored_sum_sq=_added(self.stored_sum_sq, other.stored_sum_sq))
+                            stored_sum_sq=_added(self.stored_sum_sq, other.stored_sum_sq),
+                            stored_sum=_added(self.stored_sum, other.stored_sum))
 
     def totals(self) -> tuple[int, Any, Any, float, float]:
         """(rows, column sums, column sums of squares, y sum, y sum of squares), added in chunk
@@ -72,11 +76,12 @@ def block_stats(chunk: int, block: Block) -> FeatureStats:
         from dsvm.kernels.column_stats import add_column_stats
 
         d = block.n_features
-        max_abs, count, sum_sq = np.zeros(d), np.zeros(d, np.int64), np.zeros(d)
-        add_column_stats(block.indices, block.data, max_abs, count, sum_sq)  # (one pass)
+        max_abs, count, sum_sq, total = np.zeros(d), np.zeros(d, np.int64), np.zeros(d), \
+            np.zeros(d)
+        add_column_stats(block.indices, block.data, max_abs, count, sum_sq, total)  # one pass
         return FeatureStats(sparse=True, max_abs=max_abs, y_max_abs=y_max, sums={
             chunk: (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))},
-            stored_count=count, stored_sum_sq=sum_sq)
+            stored_count=count, stored_sum_sq=sum_sq, stored_sum=total)
     d = block.X.shape[1]
     max_abs, col, col_sq = np.zeros(d), np.zeros(d), np.zeros(d)
     for _, X in float64_rows(block.X):  # float64 sums, a slice of rows at a time
@@ -108,6 +113,7 @@ class RunningStats:
         self.col_sq: np.ndarray | None = None
         self.stored_count: np.ndarray | None = None
         self.stored_sum_sq: np.ndarray | None = None
+        self.stored_sum: np.ndarray | None = None
         self.n_chunks = 0
 
     def add(self, chunk: int, block: Block) -> None:
@@ -126,6 +132,7 @@ class RunningStats:
                              else _added(self.stored_count, one.stored_count))
         self.stored_sum_sq = (one.stored_sum_sq if first
                               else _added(self.stored_sum_sq, one.stored_sum_sq))
+        self.stored_sum = one.stored_sum if first else _added(self.stored_sum, one.stored_sum)
         self.n_chunks += 1
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -137,6 +144,8 @@ class RunningStats:
             out["sum"], out["sum_sq"] = self.col, self.col_sq
         if self.stored_count is not None and self.stored_sum_sq is not None:
             out["stored_count"], out["stored_sum_sq"] = self.stored_count, self.stored_sum_sq
+        if self.stored_sum is not None:
+            out["stored_sum"] = self.stored_sum
         return {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in out.items()}
 
 
@@ -147,8 +156,10 @@ def stats_from_arrays(arrays: dict[str, np.ndarray]) -> FeatureStats:
 
     sums = (int(scalar("rows")), arrays.get("sum"), arrays.get("sum_sq"), scalar("y_sum"),
             scalar("y_sum_sq"))
-    count, sum_sq = arrays.get("stored_count"), arrays.get("stored_sum_sq")
+    count, sum_sq, total = (arrays.get(k) for k in ("stored_count", "stored_sum_sq",
+                                                    "stored_sum"))
     return FeatureStats(sparse=bool(scalar("sparse")), max_abs=np.asarray(arrays["max_abs"]),
                         y_max_abs=scalar("y_max_abs"), sums={0: sums},
                         stored_count=None if count is None else np.asarray(count),
-                        stored_sum_sq=None if sum_sq is None else np.asarray(sum_sq))
+                        stored_sum_sq=None if sum_sq is None else np.asarray(sum_sq),
+                        stored_sum=None if total is None else np.asarray(total))

@@ -17,10 +17,13 @@ larger than :data:`AUTO_LIMIT` in magnitude):
 - dense rows without an intercept: divided by the root mean square (centring would need one);
 - sparse rows: divided by the root mean square of the column's stored (nonzero) values, rounded
   up to a power of two (the scaled nonzero values' RMS in (0.5, 1], as max-abs scaling keeps
-  well-behaved columns at most 1: MNIST's pixels are divided by 256 either way): CSR is never
-  centred, zeros stay zeros, binary (and +-1 hashed) columns are left as they are, and a
-  numeric column of a hashed frame (present in most rows) is scaled as
-  its typical value, not its largest. scikit-learn's sparse-safe scaler, ``MaxAbsScaler``,
+  well-behaved columns at most 1: MNIST's pixels are divided by 256 either way): zeros stay
+  zeros, binary (and +-1 hashed) columns are left as they are, and a numeric column of a
+  hashed frame (present in most rows) is scaled as its typical value, not its largest. With
+  an intercept, a column stored in at least half the rows (a hashed frame's numbers) is
+  centred and divided by its standard deviation, as a dense one is
+  (:func:`centred_where_dense`): it is nearly dense already, so centring at most doubles
+  what it stores. scikit-learn's sparse-safe scaler, ``MaxAbsScaler``,
   divides by the largest magnitude instead: one outlier (an income of 4e6 among values near
   2e4) then shrinks the whole column towards zero and the penalty silences it (0.70 test
   accuracy against 0.86 for these columns standardised); ``StandardScaler(with_mean=False)``
@@ -41,6 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from dsvm.data.blocks import Block, CSRBlock, DenseBlock
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
@@ -96,8 +100,9 @@ class Scaling:
             if not self.scales_features:
                 return replace(block, y=y)
             data = block.data * self.factor[block.indices].astype(block.data.dtype)
-            return CSRBlock(indptr=block.indptr, indices=block.indices, data=data, y=y,
-                            n_features=block.n_features, sample_weight=block.sample_weight)
+            scaled = CSRBlock(indptr=block.indptr, indices=block.indices, data=data, y=y,
+                              n_features=block.n_features, sample_weight=block.sample_weight)
+            return scaled if self.shift is None else self._centred(scaled)
         X = block.X
         if not self.scales_features:
             return DenseBlock(X=X, y=y, sample_weight=block.sample_weight)
@@ -105,6 +110,19 @@ class Scaling:
             X = X - self.shift.astype(X.dtype)
         X = np.ascontiguousarray(X * self.factor.astype(X.dtype))
         return DenseBlock(X=X, y=y, sample_weight=block.sample_weight)
+
+    def _centred(self, block: CSRBlock) -> CSRBlock:
+        """A scaled CSR block with ``-shift * factor`` added to the centred columns of every
+        row (stored there or not: a row that lacks one has the value 0 in it)."""
+        assert self.shift is not None
+        columns = np.flatnonzero(self.shift)
+        n, k = block.n_samples, columns.shape[0]
+        offset = sp.csr_matrix(
+            (np.tile(-(self.shift * self.factor)[columns], n), np.tile(columns, n),
+             np.arange(0, n * k + 1, k)), shape=(n, block.n_features))
+        X = (block.to_matrix() + offset).astype(block.data.dtype, copy=False)
+        return CSRBlock(indptr=X.indptr, indices=X.indices, data=X.data, y=block.y,
+                        n_features=block.n_features, sample_weight=block.sample_weight)
 
     def unfold(self, coef: np.ndarray, intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(coef, intercept) on raw rows of a model of the scaled rows, in float64."""
@@ -131,7 +149,9 @@ class Scaling:
         how = {"standard": "centred and divided by their standard deviations",
                "rms": "divided by their root mean squares",
                "stored_rms": "divided by the root mean squares of their nonzero values "
-                             "(rounded up to powers of two; binary columns unchanged)",
+                             "(rounded up to powers of two; binary columns unchanged)" +
+                             ("; those stored in half the rows or more centred and divided "
+                              "by their standard deviations" if self.shift is not None else ""),
                "max_abs": "divided by their largest magnitudes"}[self.kind]
         column, value = self.largest
         line = (f"features scaled: {self.n_input_features:,} columns {how} (the largest raw "
@@ -166,6 +186,8 @@ def choose_scaling(stats: FeatureStats, mode: Any, *, fit_intercept: bool,
     if scale_x:
         if stats.sparse and stats.stored_count is not None:
             kind, spread = "stored_rms", stored_rms(stats.stored_count, stats.stored_sum_sq)
+            if fit_intercept:
+                shift, spread = centred_where_dense(stats, rows, spread)
         elif stats.sparse or col_sum is None:
             kind, spread = "max_abs", stats.max_abs
         elif fit_intercept:
@@ -181,6 +203,33 @@ def choose_scaling(stats: FeatureStats, mode: Any, *, fit_intercept: bool,
         y_scale = y_spread if y_spread > TINY else 1.0
     return Scaling(kind=kind, factor=factor, shift=shift, y_shift=y_shift, y_scale=y_scale,
                    largest=(column, largest))
+
+
+def centred_where_dense(stats: FeatureStats, rows: int,
+                       spread: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(shift, spread) of sparse rows whose columns stored in at least half the rows (a hashed
+    frame's numbers) are centred and divided by their standard deviation, as a dense column
+    is (the rows that lack one get a value there: at most as many as it stores); the others
+    as ``spread`` has them (shift None: no such column, or the sums were not gathered).
+
+    Raw breast_cancer with one hashed category column trained NESVM to 0.877 with its 30
+    numbers divided by their RMS only (0.959 standardised): all positive, they add a
+    direction the steps cannot resolve. Both values are rounded to powers of two (the mean to
+    1/4096 of the deviation's), as :func:`stored_rms` rounds its scale: the same bits
+    whatever the order in which the chunks' sums were added."""
+    if stats.stored_sum is None or stats.stored_sum_sq is None or stats.stored_count is None:
+        return None, spread
+    full = 2 * stats.stored_count >= rows
+    # (the zeros a column does not store count in its mean and deviation)
+    mean = np.where(full, stats.stored_sum / float(rows), 0.0)
+    std = _root(np.where(full, stats.stored_sum_sq / float(rows), 0.0) - mean * mean)
+    full &= std > TINY  # (a constant column is left as it is)
+    if not full.any():
+        return None, spread
+    power = np.ceil(np.log2(np.where(full, std, 1.0)))
+    step = np.exp2(power - 12)
+    shift = np.where(full, np.round(mean / step) * step, 0.0)
+    return shift, np.where(full, np.exp2(power), spread)
 
 
 def stored_rms(count: np.ndarray, sum_sq: Any) -> np.ndarray:

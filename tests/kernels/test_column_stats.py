@@ -1,4 +1,4 @@
-"""The one-pass CSR column statistics (dsvm.kernels.column_stats) against NumPy's three
+"""The one-pass CSR column statistics (dsvm.kernels.column_stats) against NumPy's
 scatters, bit for bit: the writer's and a fit's statistics must agree, and so must a dataset
 written before and after the kernel replaced them."""
 
@@ -17,9 +17,9 @@ def test_column_stats_are_numpys_bit_for_bit(dtype, index_dtype):
     d = 500
     indices = rng.integers(0, d - 10, 40_000).astype(index_dtype)  # the last columns unseen
     data = (rng.standard_cauchy(40_000) * 100).astype(dtype)  # heavy tails, both signs
-    max_abs, count, sum_sq = np.zeros(d), np.zeros(d, np.int64), np.zeros(d)
-    add_column_stats(indices, data, max_abs, count, sum_sq)
-    add_column_stats(indices[:7], data[:7], max_abs, count, sum_sq)  # it adds to what is there
+    max_abs, count, sum_sq, total = np.zeros(d), np.zeros(d, np.int64), np.zeros(d), np.zeros(d)
+    add_column_stats(indices, data, max_abs, count, sum_sq, total)
+    add_column_stats(indices[:7], data[:7], max_abs, count, sum_sq, total)  # it adds to them
     values = np.abs(data.astype(np.float64))
     expected_max = np.zeros(d)
     np.maximum.at(expected_max, indices, values)
@@ -29,4 +29,6 @@ def test_column_stats_are_numpys_bit_for_bit(dtype, index_dtype):
     np.testing.assert_array_equal(count, np.bincount(both, minlength=d))
     np.testing.assert_array_equal(sum_sq, np.bincount(both, weights=both_values ** 2,
                                                       minlength=d))
+    signed = np.concatenate([data, data[:7]]).astype(np.float64)
+    np.testing.assert_array_equal(total, np.bincount(both, weights=signed, minlength=d))
     assert count[-10:].sum() == 0 and sum_sq[-10:].sum() == 0
