@@ -115,12 +115,13 @@ class Scaling:
         """A scaled CSR block with ``-shift * factor`` added to the centred columns of every
         row (stored there or not: a row that lacks one has the value 0 in it)."""
         assert self.shift is not None
-        columns = np.flatnonzero(self.shift)
+        columns = np.flatnonzero(self.shift).astype(block.indices.dtype)
         n, k = block.n_samples, columns.shape[0]
+        dtype = block.data.dtype  # (a float64 offset would make the sum float64: a copy more)
         offset = sp.csr_matrix(
-            (np.tile(-(self.shift * self.factor)[columns], n), np.tile(columns, n),
-             np.arange(0, n * k + 1, k)), shape=(n, block.n_features))
-        X = (block.to_matrix() + offset).astype(block.data.dtype, copy=False)
+            (np.tile(-(self.shift * self.factor)[columns].astype(dtype), n),
+             np.tile(columns, n), np.arange(0, n * k + 1, k)), shape=(n, block.n_features))
+        X = block.to_matrix() + offset  # (scipy adds sorted rows in one merge, in C)
         return CSRBlock(indptr=X.indptr, indices=X.indices, data=X.data, y=block.y,
                         n_features=block.n_features, sample_weight=block.sample_weight)
 
