@@ -81,9 +81,6 @@ class ColumnSubset:
         return CSRBlock(indptr=Xr.indptr, indices=Xr.indices, data=Xr.data, y=block.y,
                         n_features=self.n_output_features, sample_weight=block.sample_weight)
 
-    def meta(self) -> dict[str, int]:
-        return {"n_input_features": int(self.n_input_features)}
-
 
 def _kept_indptr(indptr: np.ndarray, kept: np.ndarray) -> np.ndarray:
     counts = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
