@@ -16,6 +16,7 @@ from dsvm import SVMClassifier
 from dsvm.data.blocks import block_from_arrays
 from dsvm.features import RFF, KernelExpansion
 from dsvm.features.columns import ColumnSubset, subset_for
+from dsvm.features.input_stage import InputStage
 from dsvm.training.kernel_maps import map_from_parts, map_parts
 
 WIDTH = 10_000
@@ -43,7 +44,7 @@ def test_an_expansion_on_the_used_columns_is_the_kernel_of_the_whole_rows(wide, 
     assert subset is not None and subset.n_output_features == 41
     gamma = 0.3
     landmarks = subset.transform_block(block_from_arrays(train, np.zeros(30))).X
-    expansion = KernelExpansion(landmarks, gamma).on_columns(subset)
+    expansion = KernelExpansion(landmarks, gamma).on_input(InputStage(WIDTH, columns=subset))
     rows = sp.csr_matrix(new) if layout == "csr" else new
     got = expansion.transform(rows)
     # NumPy reference on all 10,000 columns: exp(-gamma ||s - t||^2)
@@ -55,7 +56,8 @@ def test_an_expansion_on_the_used_columns_is_the_kernel_of_the_whole_rows(wide, 
 @pytest.mark.parametrize("layout", ["dense", "csr"])
 def test_rff_on_the_used_columns_projects_the_rest_by_its_norm(wide, layout):
     train, new, subset = wide
-    rff = RFF(64, gamma=0.3).fit(n_features=subset.n_output_features, seed=2).on_columns(subset)
+    rff = RFF(64, gamma=0.3).fit(n_features=subset.n_output_features, seed=2).on_input(
+        InputStage(WIDTH, columns=subset))
     # the same map as an RFF over every column whose weights are zero outside the used ones,
     # plus the rest column's weights times the norm of each row's other values
     full = np.zeros((WIDTH, 64))
@@ -98,7 +100,7 @@ def test_a_kernel_fit_on_a_frame_with_a_category_keeps_a_map_of_what_it_uses(
     assert fmap.n_input_features == 30 + 2 ** 18
     # 30 numbers, the 3 buckets of the category, the rest column (was 262,174 columns: 2 GiB
     # of RFF weights shipped with every task, 100 s for 398 rows)
-    assert fmap.input_columns_.n_output_features == 34
+    assert fmap.input_stage_.columns.n_output_features == 34
     params = fmap.weights_ if kw.get("kernel") == "rff" else fmap.landmarks_
     assert params.shape[-1 if kw.get("kernel") != "rff" else 0] == 34
     assert clf.score(Xte, yte) > 0.9
@@ -110,8 +112,8 @@ def test_a_kernel_fit_on_a_frame_with_a_category_keeps_a_map_of_what_it_uses(
     loaded = dsvm.load(tmp_path / "m.dsvm")
     np.testing.assert_array_equal(loaded.decision_function(Xte), clf.decision_function(Xte))
     arrays, meta = map_parts(fmap)
-    np.testing.assert_array_equal(map_from_parts(arrays, meta).input_columns_.columns,
-                                  fmap.input_columns_.columns)
+    np.testing.assert_array_equal(map_from_parts(arrays, meta).input_stage_.columns.columns,
+                                  fmap.input_stage_.columns.columns)
 
 
 @pytest.mark.parametrize("kw", [dict(kernel="rff", n_components=64),
@@ -127,7 +129,7 @@ def test_a_fit_on_the_used_columns_resumes_as_it_would_have_run(kw, tmp_path):
     X = sp.hstack([dense, sp.csr_matrix((2000, WIDTH))], format="csr")
     kw = dict(gamma=0.5, **kw)
     full = _fit(SVMClassifier, X, y, **kw)
-    assert full.feature_map_.input_columns_.n_output_features == 6
+    assert full.feature_map_.input_stage_.columns.n_output_features == 6
     ckpt = tmp_path / "wide.ckpt"
     _interrupted(SVMClassifier, X, y, ckpt, **kw)
     resumed = _fit(SVMClassifier, X, y, random_state=None, checkpoint=ckpt, **kw)

@@ -57,7 +57,7 @@ def model_info(path: str) -> dict[str, Any]:
         "classes": None if regressor else classes,
         "n_features": record.n_features_in,
         "solver": _solver(record),
-        "scaling": (record.extra_meta.get("fit") or {}).get("scaling"),
+        "scaling": _scaling(record),
         "parameters": {k: v for k, v in sorted(record.params.items()) if k != "solver"},
         "epochs_trained": record.n_iter,
         "last_epoch": record.history[-1] if record.history else None,
@@ -69,6 +69,17 @@ def model_info(path: str) -> dict[str, Any]:
         # a grid of alphas trained in one pass (dsvm train --alpha a,b,c): its candidates
         **({"alpha_grid": record.extra_meta["grid"]} if record.extra_meta.get("grid") else {}),
     }
+
+
+def _scaling(record: Any) -> Any:
+    """The fit's scaling (folded into a linear model), or the one a kernel map keeps as its
+    input stage (dsvm.features.input_stage)."""
+    folded = (record.extra_meta.get("fit") or {}).get("scaling")
+    kept = (record.map_meta or {}).get("input_scaling")
+    if folded is None and kept is not None:
+        return {"description": f"{kept}: the columns are scaled by the kernel map's first "
+                               "stage, kept in the model and applied to every row it maps"}
+    return folded
 
 
 def _solver(record: Any) -> str:

@@ -98,10 +98,12 @@ default="auto"
         Scale the columns in the fit: statistics in one pass on the workers, every chunk scaled
         as it is read, the model folded back into raw units (``coef_`` predicts raw rows).
         Dense columns are standardised (divided by their RMS without an intercept), sparse ones
-        divided by the RMS of their nonzero values, rounded up to a power of two (never
-        centred; binary columns unchanged). ``"auto"``: when a column exceeds 16 in magnitude
-        (raw measurements, counts), for linear models. ``scaling_`` says what
-        was done (see :mod:`dsvm.features.scaling`).
+        divided by the RMS of their nonzero values, rounded up to a power of two (binary
+        columns unchanged; centred only where stored in half the rows or more). ``"auto"``:
+        when a column exceeds 16 in magnitude (raw measurements, counts). ``scaling_`` says
+        what was done (see :mod:`dsvm.features.scaling`). A kernel model (``kernel``, BSGD)
+        cannot be folded back: its map keeps the scaling as its first stage
+        (``feature_map_.input_stage_``; :mod:`dsvm.features.input_stage`).
     max_epochs : int, default=10
         Passes over the data in ``fit``. Values must be in the range [1, inf).
     tol : float or None, default=1e-3

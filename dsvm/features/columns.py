@@ -96,10 +96,3 @@ def subset_for(used: np.ndarray) -> ColumnSubset | None:
         return None
     return ColumnSubset(columns, width)
 
-
-def kept_columns(fmap: object) -> ColumnSubset | None:
-    """The input columns a BSGD fit keeps, from what its record holds as its map: the subset
-    itself while it trains, the published kernel expansion's afterwards (None: all)."""
-    if fmap is None or isinstance(fmap, ColumnSubset):
-        return fmap
-    return getattr(fmap, "input_columns_", None)

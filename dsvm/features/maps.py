@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dsvm.data.block_ops import kernel_rows, read_only, slice_block
 from dsvm.data.blocks import Block, DenseBlock, block_from_arrays
-from dsvm.features.columns import ColumnSubset
+from dsvm.features.input_stage import InputStage, stage_from_arrays
 from dsvm.kernels import feature_maps as fk
 
 # Rows mapped per kernel call for the kernel-row maps: bounds the float64 (rows x landmarks)
@@ -52,8 +52,9 @@ class FeatureMap:
     kind = ""
     named_in_descriptions = True  # errors name mapped rows "... through the <map>"
     n_input_features: int = 0
-    # fitted on these input columns only (a wide, mostly empty input: dsvm.features.columns)
-    input_columns_: ColumnSubset | None = None
+    # what the rows go through before the map: their scaling, the columns the training rows
+    # use (dsvm.features.input_stage); None: the rows as given
+    input_stage_: InputStage | None = None
 
     @property
     def n_output_features(self) -> int:
@@ -67,8 +68,8 @@ class FeatureMap:
                 f"has {block.n_features}."
             )
         out = np.empty((block.n_samples, self.n_output_features), dtype=block.dtype)
-        self._fill(block if self.input_columns_ is None else
-                   self.input_columns_.transform_block(block), out)
+        self._fill(block if self.input_stage_ is None else
+                   self.input_stage_.transform_block(block), out)
         return DenseBlock(X=out, y=block.y, sample_weight=block.sample_weight)
 
     def transform(self, X: Any) -> np.ndarray:
@@ -85,19 +86,21 @@ class FeatureMap:
     def to_arrays(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def on_columns(self, subset: ColumnSubset | None) -> FeatureMap:
-        """This map, fitted on the rows through ``subset``, as a map of the whole input."""
-        if subset is not None:
-            self.input_columns_ = subset
-            self.n_input_features = subset.n_input_features
+    def on_input(self, stage: InputStage | None) -> FeatureMap:
+        """This map, fitted on the rows through ``stage``, as a map of the raw rows."""
+        if stage is not None:
+            self.input_stage_ = stage
+            self.n_input_features = stage.n_input_features
         return self
 
     def saved_arrays(self) -> dict[str, np.ndarray]:
-        """What a model file keeps of the map (:meth:`to_arrays`, and the input columns)."""
-        arrays = dict(self.to_arrays())
-        if self.input_columns_ is not None:
-            arrays["input_columns"] = self.input_columns_.columns
-        return arrays
+        """What a model file keeps of the map (:meth:`to_arrays`, and its input stage's)."""
+        stage = {} if self.input_stage_ is None else self.input_stage_.arrays()
+        return {**self.to_arrays(), **stage}
+
+    def saved_meta(self) -> dict[str, Any]:
+        """The map's description in a model file (:meth:`meta`, and its input stage's)."""
+        return {**self.meta(), **({} if self.input_stage_ is None else self.input_stage_.meta())}
 
     def describe(self) -> str:
         return f"{self.kind} map ({self.n_output_features} components)"
@@ -330,7 +333,4 @@ def map_from_arrays(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Feat
         fmap = KernelExpansion(arrays["landmarks"], float(meta["gamma"]))
     else:
         raise ValueError(f"Unknown feature map kind {kind!r}; expected rff, nystroem or expansion.")
-    if "input_columns" in arrays:
-        columns = np.asarray(arrays["input_columns"], dtype=np.int64)
-        fmap.on_columns(ColumnSubset(columns, int(meta["n_input_features"])))
-    return fmap
+    return fmap.on_input(stage_from_arrays(meta, arrays))

@@ -78,7 +78,7 @@ from dsvm.training.memory import check_worker_memory
 from dsvm.training.prepare import Prepared, check_memory_up_front, prepare_fit
 from dsvm.training.progress import EpochProgress, format_grid
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import check_scale, scale_stage, unfold_record
+from dsvm.training.scaling import scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.streams import stream_stage
 
@@ -128,7 +128,6 @@ def fit_cocoa_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any =
     check_cocoa_grid(spec, cv=cv, axes=axes)
     if spec.checkpoint is not None:  # before any work: checkpoint=notes.txt is refused now
         check_checkpoint_path(spec.checkpoint)
-    check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text, values = grid_rows(spec, X, y, sample_weight, alphas, n_alphas)
         spec = stream_stage(spec, engine, source)

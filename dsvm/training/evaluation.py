@@ -15,7 +15,7 @@ import numpy as np
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, LocalEngine, spread
 from dsvm.engine.tasks import Decide, Evaluate, WritePredictions
-from dsvm.features.columns import kept_columns
+from dsvm.features.input_stage import input_stage_of
 from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.evaluation import EvalCounts, add_counts
 from dsvm.training.inputs import validation_source
@@ -56,7 +56,7 @@ def predictor(solver: LocalSolver, state: SolverState,
     own = getattr(solver, "predictor", None)
     if own is not None:  # BSGD: its kernel expansion (over the columns it kept)
         coef, intercept, expansion = own(state)
-        return coef, intercept, expansion.on_columns(kept_columns(fmap))
+        return coef, intercept, expansion.on_input(input_stage_of(fmap))
     coef, intercept = state.model()
     return coef, intercept, fmap
 

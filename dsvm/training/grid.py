@@ -71,6 +71,7 @@ from dsvm.solvers.evaluation import GridCounts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_view, grid_solvers
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training import grid_checkpoints as checkpoints
+from dsvm.training import kernel_maps
 from dsvm.training.class_weights import class_weight_vector
 from dsvm.training.engines import engine_for
 from dsvm.training.epoch import Outcome
@@ -90,7 +91,7 @@ from dsvm.training.memory import FEWER, STATE_COPIES, check_worker_memory, memor
 from dsvm.training.prepare import check_memory_up_front, class_values, resolve_gamma, training_map
 from dsvm.training.progress import format_grid
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import check_scale, scale_stage, unfold_record
+from dsvm.training.scaling import scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import finish
 from dsvm.training.streams import stream_stage
@@ -419,7 +420,6 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     chunk's rows, k on k folds (see the module notes)."""
     spec = grid_spec(spec)
     cv = check_cv(cv)
-    check_scale(spec.params)
     others = dict(axes or {})
     resolve_axes(spec, np.ones(1), **others)  # (refused before any work: the alphas later)
     with engine_for(X, spec.client, spec.n_workers) as engine:
@@ -432,11 +432,13 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         check_memory_up_front(spec, engine, source, n_states=grid_axes.n_candidates * n_stacks,
                               fewer=grid_fewer(n_stacks))
         spec, source, scaling = scale_stage(spec, engine, source)
-        spec = resolve_gamma(spec, engine, source)
+        # (a kernel map's scaling, kept in the map: a linear fit's is in ``source`` already)
+        map_scaling = kernel_maps.input_scaling(spec, engine, source)
+        spec = resolve_gamma(spec, engine, map_source(source, map_scaling))
         ckpt = checkpoints.resumed(spec, source, grid_axes, cv_fraction, cv) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
-        fmap = training_map(spec, engine, source, seed)
+        fmap = training_map(spec, engine, source, seed, scaling=map_scaling)
         mapped = map_source(source, fmap)
         record, grid = start_grid(spec, engine, mapped, text, seed, grid_axes, n_stacks)
         record.feature_map = fmap

@@ -24,7 +24,11 @@ from dsvm.engine.tasks import (
     merge_dicts,
 )
 from dsvm.features.columns import MIN_WIDTH, ColumnSubset, subset_for
+from dsvm.features.input_stage import InputStage
 from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
+from dsvm.features.scaling import Scaling, choose_scaling
+from dsvm.training.progress import fit_note
+from dsvm.training.scaling import feature_stats, scale_mode, stored_stats
 
 logger = logging.getLogger(__name__)
 
@@ -66,13 +70,38 @@ def sample_landmarks(engine: Engine, source: Source, n: int, seed: int) -> Any:
                          what="landmark sampling")
 
 
-def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int, *,
-                    subset: bool = True) -> FeatureMap:
-    """Fit ``fmap`` to the data behind ``source`` without bringing the data to the client
-    (``subset``: on the columns the rows use where the input is wide and mostly empty,
-    :mod:`dsvm.features.columns`)."""
+def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int,
+                    stage: InputStage | None = None) -> FeatureMap:
+    """Fit ``fmap`` to the data behind ``source`` seen through ``stage`` (the rows' scaling, the
+    columns they use: :func:`input_stage`) without bringing the data to the client."""
+    return _fit(fmap, engine, map_source(source, stage), seed).on_input(stage)
+
+
+def input_stage(engine: Engine, source: Source, scaling: Scaling | None, *,
+                subset: bool = True) -> InputStage | None:
+    """What the rows of a Gaussian-kernel fit go through before its map: ``scaling``, then
+    (``subset``) the columns the rows use where the input is wide and mostly empty."""
     columns = used_columns(engine, source) if subset else None
-    return _fit(fmap, engine, map_source(source, columns), seed).on_columns(columns)
+    if scaling is None and columns is None:
+        return None
+    return InputStage(source.n_features, scaling, columns)
+
+
+def input_scaling(spec: Any, engine: Engine, source: Source) -> Scaling | None:
+    """The scaling a Gaussian-kernel fit keeps in its map (``scale``: "auto" where a column is
+    unscaled, True, False; see :mod:`dsvm.features.input_stage`); None for a linear fit, whose
+    scaling is folded back into its model instead (:mod:`dsvm.training.scaling`)."""
+    mode = scale_mode(spec.params)
+    if mode is False or not needs_gamma(spec.params):
+        return None
+    stats = stored_stats(source) or feature_stats(engine, source)
+    # standardised as a StandardScaler before an SVC (the centring does not change distances)
+    scaling = None if stats is None else choose_scaling(stats, mode, fit_intercept=True,
+                                                        regression=False)
+    if scaling is not None:
+        fit_note(scaling.describe().replace("; the model is folded back into raw units",
+                                            ", kept in the kernel map"), spec.verbose)
+    return scaling
 
 
 def used_columns(engine: Engine, source: Source) -> ColumnSubset | None:
@@ -105,7 +134,7 @@ def map_parts(fmap: FeatureMap | None) -> tuple[dict[str, np.ndarray], dict[str,
     """The map as model-file arrays and its JSON description (none: ({}, None))."""
     if fmap is None:
         return {}, None
-    return fmap.saved_arrays(), fmap.meta()
+    return fmap.saved_arrays(), fmap.saved_meta()
 
 
 def map_from_parts(arrays: dict[str, np.ndarray], meta: dict[str, Any] | None) -> FeatureMap | None:

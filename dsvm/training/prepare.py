@@ -82,7 +82,9 @@ def prepare_fit(spec: FitSpec, data: FitData, *, resume: bool, held_rows: bool =
     engine, source = data.engine, data.source
     ckpt = (resume_checkpoint(spec, source, state_dtype, announce_missing=announce_missing)
             if resume else None)
-    spec = resolve_gamma(spec, engine, source, ckpt)
+    # a kernel fit's scaling, kept in its map (a linear fit's is in data.source already)
+    scaling = kernel_maps.input_scaling(spec, engine, source)
+    spec = resolve_gamma(spec, engine, map_source(source, scaling), ckpt)
     seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state) if seeded else 0
     held, fold = None, None
     if spec.early_stopping:  # the same rows held out on resume (the seed's)
@@ -91,7 +93,7 @@ def prepare_fit(spec: FitSpec, data: FitData, *, resume: bool, held_rows: bool =
             fold = fold_for(seed, spec.validation_fraction, source)
         else:  # (BSGD predicts with its kernel expansion, which a pass does not score)
             source, held = split_for_early_stopping(source, spec.validation_fraction, seed)
-    fmap = training_map(spec, engine, source, seed)
+    fmap = training_map(spec, engine, source, seed, scaling=scaling)
     rows = map_source(source, fmap)
     if ckpt is not None:
         shown = ckpt.classes if len(ckpt.classes) else None  # regressors have none
@@ -204,20 +206,21 @@ def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
 
 
 def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int, *,
-                 subset: bool = True) -> Any:
+                 scaling: Any = None, subset: bool = True) -> Any:
     """What the training rows go through: the kernel map of a fit with ``kernel=...``, fitted
-    on ``source``; for BSGD the input columns its support vectors keep; None: the rows as they
-    are. ``subset``: maps and support vectors of a wide, mostly empty input span only the
-    columns the rows use (:mod:`dsvm.features.columns`); not for a ``partial_fit``, whose
-    later rows may use others."""
+    on ``source`` through its input stage (``scaling``, then with ``subset`` the columns the
+    rows use where the input is wide and mostly empty; not for a ``partial_fit``, whose later
+    rows may use others); for BSGD that input stage alone, its support vectors' space; None:
+    the rows as they are (a linear fit)."""
+    if not kernel_maps.needs_gamma(spec.params):
+        return None
+    stage = kernel_maps.input_stage(engine, source, scaling, subset=subset)
     if spec.solver == "bsgd":
-        return kernel_maps.used_columns(engine, source) if subset else None
-    # (gamma stays "scale" for a linear fit, which has no map: read as given)
+        return stage
     fmap = kernel_maps.make_feature_map(spec.kernel, spec.n_components,
                                         spec.params.get("gamma", 1.0), seed)
-    if fmap is not None:
-        kernel_maps.fit_feature_map(fmap, engine, source, seed, subset=subset)
-    return fmap
+    assert fmap is not None  # (needs_gamma: a kernel map)
+    return kernel_maps.fit_feature_map(fmap, engine, source, seed, stage)
 
 
 def resolve_gamma(spec: FitSpec, engine: Engine, source: Source, ckpt: Any = None) -> FitSpec:

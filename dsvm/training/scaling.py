@@ -3,9 +3,10 @@ folded back into raw units at the end (see :mod:`dsvm.features.scaling`).
 
 ``scale="auto"`` (the default) scales linear models whose rows have a column (or, for a
 regression, a target) larger than :data:`~dsvm.features.scaling.AUTO_LIMIT` in magnitude;
-``True`` always, ``False`` never. Kernel maps and BSGD's expansion keep the rows as given: their
-model lives in a mapped space that cannot be folded back (``gamma="scale"`` adapts their width to
-the data instead). ``partial_fit`` scales only as the ``fit`` it continues did: a single batch's
+``True`` always, ``False`` never. Kernel maps and BSGD's expansion live in a mapped space that
+cannot be folded back: they keep the scaling as the first stage of their map instead
+(:mod:`dsvm.features.input_stage`, :func:`dsvm.training.kernel_maps.input_scaling`).
+``partial_fit`` scales only as the ``fit`` it continues did: a single batch's
 statistics are not the data's.
 """
 
@@ -40,16 +41,6 @@ def scalable(params: Any) -> bool:
     """Whether a model of scaled rows can be folded back: a linear model on the rows."""
     kernel = params.get("kernel", "linear")
     return params.get("solver") != "bsgd" and isinstance(kernel, str) and kernel == "linear"
-
-
-def check_scale(params: Any) -> None:
-    """``scale=True`` where it cannot apply is refused with the reason."""
-    if scale_mode(params) is True and not scalable(params):
-        raise ValueError(
-            f"scale=True scales the rows of a linear model and folds the model back into raw "
-            f"units; kernel={params.get('kernel')!r} with solver={params.get('solver')!r} trains "
-            "a model in a mapped space that cannot be folded back. Use scale='auto' (off for "
-            "kernels) and scale the columns before (gamma='scale' adapts to their spread).")
 
 
 def feature_stats(engine: Engine, source: Source) -> Any:

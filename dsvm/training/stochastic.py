@@ -24,7 +24,7 @@ from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.hooks import EPOCH_HOOKS
 from dsvm.engine.local import Engine
-from dsvm.features.columns import kept_columns
+from dsvm.features.input_stage import input_stage_of
 from dsvm.solvers.base import SolverState
 from dsvm.solvers.held_out import HeldOutRows
 from dsvm.training import outcome
@@ -278,6 +278,6 @@ def _map_of_fit(spec: FitSpec, record: FittedModel) -> Any:
     ``kernel=...``; none for BSGD, whose published map is its own kernel expansion."""
     kernel = spec.kernel
     if isinstance(kernel, str) and kernel == "linear":
-        return kept_columns(record.feature_map)  # (BSGD's support vectors span them)
+        return input_stage_of(record.feature_map)  # (BSGD's support vectors' space)
     return record.feature_map
 

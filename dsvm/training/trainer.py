@@ -18,7 +18,7 @@ from dsvm.training.layout import check_continuable, in_space, space_for, to_user
 from dsvm.training.nesvm import fit_nesvm, text_of
 from dsvm.training.prepare import check_memory_up_front
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import check_scale, scale_stage, unfold_record
+from dsvm.training.scaling import scale_stage, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
 from dsvm.training.streams import stream_stage
@@ -47,7 +47,6 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     asked, spec = spec, resolve_solver(spec, **context)
     check_combination(spec, init=init, warm=warm, resume=resume,
                       weighted=sample_weight is not None)
-    check_scale(spec.params)
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
