@@ -48,8 +48,9 @@ class SVMRegressor(RegressorMixin, SVMBase):
         are. ``gamma="scale"`` (the default): 1 / (n_features * X.var()).
     scale : "auto" or bool, default="auto"
         As for :class:`SVMClassifier`; a target larger than 16 in magnitude is also centred
-        and divided by its standard deviation ("auto"), ``epsilon`` with it (linear models:
-        a kernel map's input stage scales the features only).
+        and divided by its standard deviation ("auto"), ``epsilon`` with it, and folded back
+        (a kernel regressor too: its map keeps the columns' scaling, ``scaling_`` the
+        target's).
     fit_intercept, max_epochs, tol, n_iter_no_change, early_stopping, validation_fraction,
     batch_size, average, rho, n_streams, shuffle_window, chunk_rows, n_workers, random_state,
     verbose, client, checkpoint

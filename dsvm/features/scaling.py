@@ -126,8 +126,11 @@ class Scaling:
                         n_features=block.n_features, sample_weight=block.sample_weight)
 
     def unfold(self, coef: np.ndarray, intercept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(coef, intercept) on raw rows of a model of the scaled rows, in float64."""
-        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64)) * self.factor
+        """(coef, intercept) on raw rows of a model of the scaled rows, in float64 (a scaling of
+        the target only leaves the coefficients' columns as they are: a kernel model's)."""
+        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+        if self.scales_features:
+            coef = coef * self.factor
         intercept = np.asarray(intercept, dtype=np.float64).copy()
         if self.shift is not None:
             intercept = intercept - coef @ self.shift
@@ -140,8 +143,9 @@ class Scaling:
         intercept = np.asarray(intercept, dtype=np.float64) - self.y_shift
         if self.shift is not None:
             intercept = intercept + coef @ self.shift
-        safe = np.where(self.factor != 0, self.factor, 1.0)
-        return coef / safe / self.y_scale, intercept / self.y_scale
+        if self.scales_features:
+            coef = coef / np.where(self.factor != 0, self.factor, 1.0)
+        return coef / self.y_scale, intercept / self.y_scale
 
     def describe(self) -> str:
         if not self.scales_features:

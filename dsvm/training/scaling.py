@@ -43,6 +43,14 @@ def scalable(params: Any) -> bool:
     return params.get("solver") != "bsgd" and isinstance(kernel, str) and kernel == "linear"
 
 
+def target_only(scaling: Scaling) -> Scaling | None:
+    """``scaling`` without its columns' part (None: it scaled no target)."""
+    if not scaling.scales_target:
+        return None
+    return Scaling(kind="none", factor=np.ones_like(scaling.factor), y_shift=scaling.y_shift,
+                   y_scale=scaling.y_scale, largest=scaling.largest)
+
+
 def feature_stats(engine: Engine, source: Source) -> Any:
     """The per-column statistics of ``source``, gathered by tasks that read their chunks."""
     groups = spread(source.n_chunks, 2 * engine.n_workers)
@@ -64,11 +72,16 @@ def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,
     its state is in its units)."""
     mode = scale_mode(spec.params)
     scaling = None if continues is None else continues.scaling
-    if continues is None and mode is not False and scalable(spec.params):
+    linear = scalable(spec.params)
+    if continues is None and mode is not False and (linear or not spec.classifies):
         stats = stored_stats(source) or feature_stats(engine, source)
         scaling = None if stats is None else choose_scaling(
             stats, mode, fit_intercept=spec.fit_intercept,
             regression=not spec.classifies)
+        if scaling is not None and not linear:
+            # a kernel regressor: its map keeps the columns' scaling (training.kernel_maps);
+            # the target's is folded back here as a linear model's is
+            scaling = target_only(scaling)
         if scaling is not None:
             fit_note(scaling.describe(), spec.verbose)
     if scaling is None:
