@@ -19,7 +19,7 @@ from typing import Any, cast
 import numpy as np
 
 from dsvm.combine.base import Combiner
-from dsvm.data.blocks import Block, CSRBlock
+from dsvm.data.blocks import Block
 from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
@@ -407,24 +407,6 @@ class ChunkMoments:
             out[chunk] = (float(values.sum()), float(np.dot(values.ravel(), values.ravel())),
                           float(block.n_samples) * float(source.n_features))
         return out
-
-
-class UsedColumns:
-    """Which columns hold a nonzero value in any row of the chunks (a bool per column)."""
-
-    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> np.ndarray:
-        used = np.zeros(source.n_features, dtype=bool)
-        for _, block in iter_chunks(source, chunk_ids):
-            if isinstance(block, CSRBlock):
-                used[np.asarray(block.indices)[np.asarray(block.data) != 0]] = True
-            else:
-                used |= np.any(np.asarray(block.X) != 0, axis=0)
-        return used
-
-
-def any_used(parts: list[np.ndarray]) -> np.ndarray:
-    """Combine of :class:`UsedColumns`: a column is used where any part uses it."""
-    return np.logical_or.reduce(parts)
 
 
 class ChunkStats:

@@ -40,7 +40,8 @@ class InputStage:
         return block if self.columns is None else self.columns.transform_block(block)
 
     def describe(self) -> str:
-        parts = [] if self.scaling is None else [self.scaling.describe()]
+        parts = [] if self.scaling is None else [
+            self.scaling.describe("kept in the kernel map, which scales every row it maps")]
         return "; ".join(parts + ([] if self.columns is None else
                                   [f"fitted on {self.columns.describe()}"]))
 

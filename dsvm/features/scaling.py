@@ -147,10 +147,11 @@ class Scaling:
             coef = coef / np.where(self.factor != 0, self.factor, 1.0)
         return coef / self.y_scale, intercept / self.y_scale
 
-    def describe(self) -> str:
+    def describe(self, afterwards: str = "the model is folded back into raw units") -> str:
+        """What was scaled, then ``afterwards`` (what becomes of the model)."""
         if not self.scales_features:
             return (f"target scaled: centred by {self.y_shift:.4g} and divided by "
-                    f"{self.y_scale:.4g}; the model is folded back into raw units")
+                    f"{self.y_scale:.4g}; {afterwards}")
         how = {"standard": "centred and divided by their standard deviations",
                "rms": "divided by their root mean squares",
                "stored_rms": "divided by the root mean squares of their nonzero values "
@@ -160,8 +161,7 @@ class Scaling:
                "max_abs": "divided by their largest magnitudes"}[self.kind]
         column, value = self.largest
         line = (f"features scaled: {self.n_input_features:,} columns {how} (the largest raw "
-                f"value, {value:.4g}, is in column {column}); the model is folded back into raw "
-                "units")
+                f"value, {value:.4g}, is in column {column}); {afterwards}")
         if self.scales_target:
             line += (f"; the target centred by {self.y_shift:.4g} and divided by "
                      f"{self.y_scale:.4g}")

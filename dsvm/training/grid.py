@@ -432,13 +432,14 @@ def fit_grid(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
         check_memory_up_front(spec, engine, source, n_states=grid_axes.n_candidates * n_stacks,
                               fewer=grid_fewer(n_stacks))
         spec, source, scaling = scale_stage(spec, engine, source)
-        # (a kernel map's scaling, kept in the map: a linear fit's is in ``source`` already)
-        map_scaling = kernel_maps.input_scaling(spec, engine, source)
-        spec = resolve_gamma(spec, engine, map_source(source, map_scaling))
+        # (a kernel map's scaling and columns, kept in the map: a linear fit's scaling is in
+        # ``source`` already)
+        stage = kernel_maps.input_stage(spec, engine, source)
+        spec = resolve_gamma(spec, engine, source, None, stage)
         ckpt = checkpoints.resumed(spec, source, grid_axes, cv_fraction, cv) if resume else None
         seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state)
         # a kernel map: one map (fitted on the rows, unsupervised), K linear models on it
-        fmap = training_map(spec, engine, source, seed, scaling=map_scaling)
+        fmap = training_map(spec, engine, source, seed, stage)
         mapped = map_source(source, fmap)
         record, grid = start_grid(spec, engine, mapped, text, seed, grid_axes, n_stacks)
         record.feature_map = fmap

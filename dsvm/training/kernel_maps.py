@@ -18,15 +18,13 @@ from dsvm.engine.tasks import (
     ChunkMoments,
     MergeSamples,
     SampleRows,
-    UsedColumns,
-    any_used,
     feature_variance,
     merge_dicts,
 )
-from dsvm.features.columns import MIN_WIDTH, ColumnSubset, subset_for
+from dsvm.features.columns import MIN_WIDTH, subset_for
 from dsvm.features.input_stage import InputStage
 from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
-from dsvm.features.scaling import Scaling, choose_scaling
+from dsvm.features.scaling import choose_scaling
 from dsvm.training.progress import fit_note
 from dsvm.training.scaling import feature_stats, scale_mode, stored_stats
 
@@ -77,45 +75,28 @@ def fit_feature_map(fmap: FeatureMap, engine: Engine, source: Source, seed: int,
     return _fit(fmap, engine, map_source(source, stage), seed).on_input(stage)
 
 
-def input_stage(engine: Engine, source: Source, scaling: Scaling | None, *,
-                subset: bool = True) -> InputStage | None:
-    """What the rows of a Gaussian-kernel fit go through before its map: ``scaling``, then
-    (``subset``) the columns the rows use where the input is wide and mostly empty."""
-    columns = used_columns(engine, source) if subset else None
-    if scaling is None and columns is None:
-        return None
-    return InputStage(source.n_features, scaling, columns)
-
-
-def input_scaling(spec: Any, engine: Engine, source: Source) -> Scaling | None:
-    """The scaling a Gaussian-kernel fit keeps in its map (``scale``: "auto" where a column is
-    unscaled, True, False; see :mod:`dsvm.features.input_stage`); None for a linear fit, whose
-    scaling is folded back into its model instead (:mod:`dsvm.training.scaling`)."""
+def input_stage(spec: Any, engine: Engine, source: Source) -> InputStage | None:
+    """What the rows of a Gaussian-kernel fit go through before its map (None for a linear
+    fit, or where nothing applies): the scaling ``scale`` asks for (see
+    :mod:`dsvm.features.input_stage`; a linear fit's is folded back into its model instead,
+    :mod:`dsvm.training.scaling`), then, on a wide input, the columns the rows use. Both come
+    from the columns' statistics: a dataset's writer kept them, other inputs cost one pass."""
     mode = scale_mode(spec.params)
-    if mode is False or not needs_gamma(spec.params):
+    wide = source.n_features >= MIN_WIDTH
+    if not needs_gamma(spec.params) or (mode is False and not wide):
         return None
     stats = stored_stats(source) or feature_stats(engine, source)
-    # standardised as a StandardScaler before an SVC (the centring does not change distances)
-    scaling = None if stats is None else choose_scaling(stats, mode, fit_intercept=True,
-                                                        regression=False)
-    if scaling is not None:
-        fit_note(scaling.describe().replace("; the model is folded back into raw units",
-                                            ", kept in the kernel map"), spec.verbose)
-    return scaling
-
-
-def used_columns(engine: Engine, source: Source) -> ColumnSubset | None:
-    """The columns the rows of ``source`` use, as the subset a Gaussian-kernel fit works on
-    (one pass, on the workers), or None for an input narrow enough to take whole."""
-    if source.n_features < MIN_WIDTH:
+    if stats is None:
         return None
-    groups = spread(source.n_chunks, 2 * engine.n_workers)
-    used = engine.reduce(UsedColumns(), source, groups, any_used, name="used-columns",
-                         what="the columns the rows use")
-    subset = subset_for(used)
-    if subset is not None:
-        logger.info("kernel fitted on %s", subset.describe())
-    return subset
+    # standardised as a StandardScaler before an SVC (the centring does not change distances)
+    scaling = None if mode is False else choose_scaling(stats, mode, fit_intercept=True,
+                                                        regression=False)
+    columns = subset_for(stats.max_abs > 0) if wide else None
+    if scaling is None and columns is None:
+        return None
+    stage = InputStage(source.n_features, scaling, columns)
+    fit_note(f"kernel map's input: {stage.describe()}", spec.verbose)
+    return stage
 
 
 def _fit(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:

@@ -82,9 +82,10 @@ def prepare_fit(spec: FitSpec, data: FitData, *, resume: bool, held_rows: bool =
     engine, source = data.engine, data.source
     ckpt = (resume_checkpoint(spec, source, state_dtype, announce_missing=announce_missing)
             if resume else None)
-    # a kernel fit's scaling, kept in its map (a linear fit's is in data.source already)
-    scaling = kernel_maps.input_scaling(spec, engine, source)
-    spec = resolve_gamma(spec, engine, map_source(source, scaling), ckpt)
+    # a kernel fit's scaling and columns, kept in its map (a linear fit's scaling is in
+    # data.source already)
+    stage = kernel_maps.input_stage(spec, engine, source)
+    spec = resolve_gamma(spec, engine, source, ckpt, stage)
     seed = ckpt.seed if ckpt is not None else draw_seed(spec.random_state) if seeded else 0
     held, fold = None, None
     if spec.early_stopping:  # the same rows held out on resume (the seed's)
@@ -93,7 +94,7 @@ def prepare_fit(spec: FitSpec, data: FitData, *, resume: bool, held_rows: bool =
             fold = fold_for(seed, spec.validation_fraction, source)
         else:  # (BSGD predicts with its kernel expansion, which a pass does not score)
             source, held = split_for_early_stopping(source, spec.validation_fraction, seed)
-    fmap = training_map(spec, engine, source, seed, scaling=scaling)
+    fmap = training_map(spec, engine, source, seed, stage)
     rows = map_source(source, fmap)
     if ckpt is not None:
         shown = ckpt.classes if len(ckpt.classes) else None  # regressors have none
@@ -205,16 +206,15 @@ def check_memory_up_front(spec: FitSpec, engine: Engine, source: Source, *,
                         fewer=fewer, row_bytes=row_bytes)
 
 
-def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int, *,
-                 scaling: Any = None, subset: bool = True) -> Any:
+def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int,
+                 stage: Any = None) -> Any:
     """What the training rows go through: the kernel map of a fit with ``kernel=...``, fitted
-    on ``source`` through its input stage (``scaling``, then with ``subset`` the columns the
-    rows use where the input is wide and mostly empty; not for a ``partial_fit``, whose later
-    rows may use others); for BSGD that input stage alone, its support vectors' space; None:
-    the rows as they are (a linear fit)."""
+    on ``source`` through its input ``stage`` (:func:`kernel_maps.input_stage`; None for a
+    ``partial_fit``, whose batches are not the data and whose later rows may use other
+    columns); for BSGD that stage alone, its support vectors' space; None: the rows as they
+    are (a linear fit)."""
     if not kernel_maps.needs_gamma(spec.params):
         return None
-    stage = kernel_maps.input_stage(engine, source, scaling, subset=subset)
     if spec.solver == "bsgd":
         return stage
     fmap = kernel_maps.make_feature_map(spec.kernel, spec.n_components,
@@ -223,12 +223,15 @@ def training_map(spec: FitSpec, engine: Engine, source: Source, seed: int, *,
     return kernel_maps.fit_feature_map(fmap, engine, source, seed, stage)
 
 
-def resolve_gamma(spec: FitSpec, engine: Engine, source: Source, ckpt: Any = None) -> FitSpec:
+def resolve_gamma(spec: FitSpec, engine: Engine, source: Source, ckpt: Any = None,
+                  stage: Any = None) -> FitSpec:
     """The spec with ``gamma="scale"`` replaced by its value: the checkpoint's when resuming
-    (so that a resumed fit rebuilds the same map), else measured on the data."""
+    (so that a resumed fit rebuilds the same map), else measured on the data as the map sees
+    it (scaled by the input ``stage``, on all the input's columns)."""
     if spec.params.get("gamma") != "scale" or not kernel_maps.needs_gamma(spec.params):
         return spec
     recorded = None if ckpt is None else ckpt.params.get("gamma")
     if isinstance(recorded, (int, float)):
         return spec.with_params(gamma=float(recorded))
-    return spec.with_params(gamma=kernel_maps.scale_gamma(engine, source))
+    scaled = map_source(source, None if stage is None else stage.scaling)
+    return spec.with_params(gamma=kernel_maps.scale_gamma(engine, scaled))

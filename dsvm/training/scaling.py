@@ -5,7 +5,7 @@ folded back into raw units at the end (see :mod:`dsvm.features.scaling`).
 regression, a target) larger than :data:`~dsvm.features.scaling.AUTO_LIMIT` in magnitude;
 ``True`` always, ``False`` never. Kernel maps and BSGD's expansion live in a mapped space that
 cannot be folded back: they keep the scaling as the first stage of their map instead
-(:mod:`dsvm.features.input_stage`, :func:`dsvm.training.kernel_maps.input_scaling`).
+(:mod:`dsvm.features.input_stage`, :func:`dsvm.training.kernel_maps.input_stage`).
 ``partial_fit`` scales only as the ``fit`` it continues did: a single batch's
 statistics are not the data's.
 """

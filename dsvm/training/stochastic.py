@@ -205,7 +205,7 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
             warn_unscaled_batch(spec, engine, source)
             spec = resolve_gamma(spec, engine, source)
             seed = draw_seed(spec.random_state)
-            fmap = training_map(spec, engine, source, seed, subset=False)
+            fmap = training_map(spec, engine, source, seed)
             mapped = map_source(source, fmap)
             previous = start(spec, engine, mapped, classes=classes, text=text, seed=seed,
                              fmap=fmap)
