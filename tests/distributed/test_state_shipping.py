@@ -183,9 +183,11 @@ def test_a_worker_reads_the_state_once_and_sends_one_partial(tmp_path, local_cli
         assert sum(e == ("dumps", "AveragePartial") for ev in counts.values()
                    for e in ev) == 1, counts
         # in all: the epoch's start read by the worker that does not hold it, and the
-        # partial read by the one that does (epoch 1 also reads the client's state once)
+        # partial read by the one that does; epoch 1 also reads the client's state once,
+        # unless that message arrived before the epoch's counting began or in one message
+        # with another (seen once in a full suite on 2 cores: 2 reads, one of 5.2 MB)
         n_loads = sum(e[0] == "loads" for ev in counts.values() for e in ev)
-        assert n_loads == (3 if epoch == 0 else 2), (epoch, counts)
+        assert (n_loads == 2) if epoch else (2 <= n_loads <= 3), (epoch, counts)
     # with each epoch submitted while the one before runs (the default on a cluster), the
     # same traffic in all, and still nothing model-sized to the client
     assert loop.RUN_AHEAD
