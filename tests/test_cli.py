@@ -150,7 +150,11 @@ def test_the_workers_server_starts_at_once_as_a_nanny_would_start_it(tmp_path):
             "from dsvm.training.cluster import start_workers_early\n"
             "tic = time.perf_counter(); start_workers_early(); took = time.perf_counter() - tic\n"
             "server = forkserver._forkserver\n"
-            "with open(f'/proc/{server._forkserver_pid}/environ', 'rb') as f:\n"
+            # until the server has run exec, its /proc files show this process's memory
+            "proc = f'/proc/{server._forkserver_pid}'\n"
+            "while b'forkserver' not in open(f'{proc}/cmdline', 'rb').read():\n"
+            "    time.sleep(0.01)\n"
+            "with open(f'{proc}/environ', 'rb') as f:\n"
             "    env = dict(v.split(b'=', 1) for v in f.read().split(b'\\0') if b'=' in v)\n"
             "import dask\n"
             "dask.config.get('distributed.comm.require-encryption')\n"  # its config intact
