@@ -9,6 +9,7 @@ solver, coefficients); a re-run task (lost worker) does exactly the same work.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,7 @@ from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.data.sources import Source
 from dsvm.data.stats import FeatureStats, block_stats, merge_stats
+from dsvm.data.window import DEFAULT_WINDOW, WINDOW_BYTES
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
 from dsvm.solvers.chunk_codes import ChunkCodes
@@ -52,16 +54,19 @@ def iter_chunks(source: Source, chunk_ids: Sequence[int],
     while the current one trains, where one chunk ahead left all but one of a window's reads
     waited for (bench_order: the window's epoch ran at 0.70-0.81x of one chunk at a time).
     Sources that fetch their chunks through the cluster (persisted dask arrays) are read in the
-    task's own thread: only a task thread may talk to the scheduler.
+    task's own thread, a window of ``ahead`` chunks at a time (one round trip through the
+    scheduler for all of them): only a task thread may talk to the scheduler.
     """
     chunk_ids = list(chunk_ids)
     if not chunk_ids:
         return
-    if getattr(source, "on_cluster", False):
-        for chunk in chunk_ids:
-            yield chunk, source.read_chunk(chunk)
-        return
     read_chunks = getattr(source, "read_chunks", None)
+    if getattr(source, "on_cluster", False):  # a window at a time, in this thread
+        size = _cluster_batch(source, ahead) if read_chunks is not None else 1
+        for k in range(0, len(chunk_ids), size):
+            ids = chunk_ids[k:k + size]
+            yield from zip(ids, read_chunks(ids) if size > 1 else [source.read_chunk(ids[0])])
+        return
     if ahead > 1 and read_chunks is not None:
         yield from _iter_windows(read_chunks, chunk_ids, ahead)
         return
@@ -74,6 +79,17 @@ def iter_chunks(source: Source, chunk_ids: Sequence[int],
                 pending.append(pool.submit(source.read_chunk, chunk_ids[j + len(pending) + 1]))
             yield chunk, block
             del block  # drop our reference before the next chunk arrives
+
+
+def _cluster_batch(source: Source, ahead: int) -> int:
+    """How many chunks of a source held by the cluster one round trip fetches: the pass's
+    window (``ahead``), and for the one-chunk passes (statistics, evaluation) as many as a
+    default window within :data:`~dsvm.data.window.WINDOW_BYTES` (one at a time where the
+    rows' size is not known)."""
+    chunk_bytes = source.nbytes / max(1, source.n_chunks)
+    if ahead > 1 or not math.isfinite(chunk_bytes):
+        return max(1, ahead)
+    return int(max(1, min(DEFAULT_WINDOW, WINDOW_BYTES // max(1.0, chunk_bytes))))
 
 
 def _iter_windows(read_chunks: Callable[[list[int]], list[Block]], chunk_ids: list[int],
