@@ -62,10 +62,14 @@ def iter_chunks(source: Source, chunk_ids: Sequence[int],
         return
     read_chunks = getattr(source, "read_chunks", None)
     if getattr(source, "on_cluster", False):  # a window at a time, in this thread
-        size = _cluster_batch(source, ahead) if read_chunks is not None else 1
+        if read_chunks is None:
+            read_chunks = lambda ids: [source.read_chunk(i) for i in ids]  # noqa: E731
+            size = 1
+        else:
+            size = _cluster_batch(source, ahead)
         for k in range(0, len(chunk_ids), size):
             ids = chunk_ids[k:k + size]
-            yield from zip(ids, read_chunks(ids) if size > 1 else [source.read_chunk(ids[0])])
+            yield from zip(ids, read_chunks(ids))
         return
     if ahead > 1 and read_chunks is not None:
         yield from _iter_windows(read_chunks, chunk_ids, ahead)
@@ -86,7 +90,7 @@ def _cluster_batch(source: Source, ahead: int) -> int:
     window (``ahead``), and for the one-chunk passes (statistics, evaluation) as many as a
     default window within :data:`~dsvm.data.window.WINDOW_BYTES` (one at a time where the
     rows' size is not known)."""
-    chunk_bytes = source.nbytes / max(1, source.n_chunks)
+    chunk_bytes = getattr(source, "nbytes", math.nan) / max(1, source.n_chunks)
     if ahead > 1 or not math.isfinite(chunk_bytes):
         return max(1, ahead)
     return int(max(1, min(DEFAULT_WINDOW, WINDOW_BYTES // max(1.0, chunk_bytes))))
