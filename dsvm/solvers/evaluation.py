@@ -69,27 +69,28 @@ def add_counts(parts: list[EvalCounts | None]) -> EvalCounts:
     return total
 
 
-def regression_counts(coef: np.ndarray, intercept: np.ndarray,
-                      block: Block) -> tuple[float, float, float]:
+def regression_counts(decisions: np.ndarray, block: Block) -> tuple[float, float, float]:
     """(sum (y - p)^2, sum y, sum y^2) over a block, float64: additive sums for R^2."""
-    p = decision_block(coef, intercept, block)[:, 0]
+    p = decisions[:, 0]
     y = np.asarray(block.y, dtype=np.float64)
     return float(np.sum((y - p) ** 2)), float(y.sum()), float(y @ y)
 
 
 def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
                    classes: np.ndarray | None, loss: Any, where: str) -> EvalCounts:
-    """Loss, accuracy (or regression sums when ``classes`` is None) of one block."""
+    """Loss, accuracy (or regression sums when ``classes`` is None) of one block, from one
+    product of the block with the model (each sum used to make its own)."""
     if block.n_samples == 0:
         return EvalCounts()
+    P = decision_block(coef, intercept, block)
     if classes is None:  # regression
         loss_sum, weight_sum = loss_block(coef, intercept, block, targets_for(block.y, None, where),
-                                          loss)
+                                          loss, decisions=P)
         return EvalCounts(float(loss_sum), float(weight_sum), 0, block.n_samples,
-                          *regression_counts(coef, intercept, block))
+                          *regression_counts(P, block))
     codes = encode_labels(block.y, classes, where=where)
-    loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss)
-    n_correct, n_rows = accuracy_counts(coef, intercept, block, codes)
+    loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss, decisions=P)
+    n_correct, n_rows = accuracy_counts(coef, intercept, block, codes, decisions=P)
     return EvalCounts(float(loss_sum), float(weight_sum), int(n_correct), int(n_rows))
 
 

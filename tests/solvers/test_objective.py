@@ -175,3 +175,25 @@ def test_a_wide_sparse_block_is_scored_on_the_columns_it_touches_with_the_same_s
     expected = np.asarray(X @ coef.astype(np.float64).T) + b
     got = decision_block(coef, b, block_from_arrays(X, np.ones(n)))
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("nnz_per_row", [8, 40])  # below d/16 entries (sorted), above (marked)
+def test_both_ways_of_finding_the_touched_columns_cut_alike(nnz_per_row):
+    """A block with many entries finds its columns by marking them (no sort of the entries):
+    the same columns, numbered the same, and the same decision values bit for bit."""
+    from dsvm.solvers.objective import touched_columns
+
+    rng = np.random.default_rng(6)
+    d, n = 2 ** 16, 200
+    X = sp.random(n, d, density=nnz_per_row / d, format="csr", random_state=rng,
+                  dtype=np.float32)
+    coef = rng.standard_normal((2, d)).astype(np.float32)
+    assert (X.nnz >= d // 16) == (nnz_per_row == 40) and X.nnz < d // 4
+    cut, part = touched_columns(X, coef)
+    cols = np.unique(X.indices)
+    np.testing.assert_array_equal(part, coef[:, cols])
+    np.testing.assert_array_equal(cut.toarray(), X[:, cols].toarray())
+    b = rng.standard_normal(2)
+    expected = np.asarray(X @ coef.astype(np.float64).T) + b
+    got = decision_block(coef, b, block_from_arrays(X, np.ones(n)))
+    np.testing.assert_array_equal(got, expected)
