@@ -93,6 +93,37 @@ def block_stats(chunk: int, block: Block) -> FeatureStats:
         chunk: (block.n_samples, col, col_sq, float(y.sum()), float(np.dot(y, y)))})
 
 
+class StatsAdder:
+    """Chunks' statistics added into one :class:`FeatureStats` (a task's chunks, a writer's):
+    CSR chunks in place (:func:`dsvm.kernels.column_stats.add_chunk_column_stats`), the same
+    bits as adding each chunk's :func:`block_stats` in turn, without the four arrays of the
+    feature count each made and the sums of them (2^22 columns, 58,000 rows of 8 Zipf ids: 7
+    chunks took 1.7 s and their merge 0.9 s, a fit's statistics more than its 3 epochs)."""
+
+    def __init__(self) -> None:
+        self.stats: FeatureStats | None = None
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, chunk: int, block: Block) -> None:
+        stats = self.stats
+        if (stats is None or not isinstance(block, CSRBlock) or stats.stored_count is None
+                or stats.stored_sum_sq is None or stats.stored_sum is None
+                or stats.max_abs.shape[0] != block.n_features):
+            one = block_stats(chunk, block)
+            self.stats = one if stats is None else stats + one
+            return
+        from dsvm.kernels.column_stats import add_chunk_column_stats
+
+        if self._scratch is None:
+            self._scratch = np.zeros(block.n_features), np.zeros(block.n_features)
+        # (block_stats' arrays of the first chunk are this one's alone: written in place)
+        add_chunk_column_stats(block.indices, block.data, stats.max_abs, stats.stored_count,
+                               stats.stored_sum_sq, stats.stored_sum, *self._scratch)
+        y = np.asarray(block.y, dtype=np.float64)
+        stats.y_max_abs = max(stats.y_max_abs, float(np.abs(y).max()) if len(y) else 0.0)
+        stats.sums[chunk] = (block.n_samples, None, None, float(y.sum()), float(np.dot(y, y)))
+
+
 def merge_stats(parts: list[FeatureStats | None]) -> FeatureStats | None:
     """The combine of :func:`block_stats` results."""
     total = None
@@ -115,10 +146,14 @@ class RunningStats:
         self.stored_sum_sq: np.ndarray | None = None
         self.stored_sum: np.ndarray | None = None
         self.n_chunks = 0
+        self._adder = StatsAdder()
 
     def add(self, chunk: int, block: Block) -> None:
         """Chunk ``chunk``'s block (chunks in order), added as :meth:`FeatureStats.totals`
         adds them."""
+        if isinstance(block, CSRBlock) and (self.n_chunks == 0 or self.stored_count is not None):
+            self._add_csr(chunk, block)
+            return
         one = block_stats(chunk, block)
         self.max_abs = np.maximum(self.max_abs, one.max_abs)
         self.y_max_abs = max(self.y_max_abs, one.y_max_abs)
@@ -133,6 +168,18 @@ class RunningStats:
         self.stored_sum_sq = (one.stored_sum_sq if first
                               else _added(self.stored_sum_sq, one.stored_sum_sq))
         self.stored_sum = one.stored_sum if first else _added(self.stored_sum, one.stored_sum)
+        self.n_chunks += 1
+
+    def _add_csr(self, chunk: int, block: CSRBlock) -> None:
+        """A CSR chunk, its column sums added in place (:class:`StatsAdder`)."""
+        self._adder.add(chunk, block)
+        one = self._adder.stats
+        assert one is not None
+        n, _, _, ys, ysq = one.sums.pop(chunk)  # (the sums of every chunk are not kept)
+        self.rows, self.y_sum, self.y_sq = self.rows + n, self.y_sum + ys, self.y_sq + ysq
+        self.max_abs, self.y_max_abs = one.max_abs, one.y_max_abs
+        self.stored_count, self.stored_sum_sq = one.stored_count, one.stored_sum_sq
+        self.stored_sum = one.stored_sum
         self.n_chunks += 1
 
     def arrays(self) -> dict[str, np.ndarray]:

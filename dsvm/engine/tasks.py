@@ -25,7 +25,7 @@ from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
 from dsvm.data.sources import Source
-from dsvm.data.stats import FeatureStats, block_stats, merge_stats
+from dsvm.data.stats import FeatureStats, StatsAdder
 from dsvm.data.window import DEFAULT_WINDOW, WINDOW_BYTES
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
 from dsvm.solvers.base import LocalSolver, PassStats, SolverState, encode_labels
@@ -433,8 +433,10 @@ class ChunkStats:
     """Per-column statistics of chunks for feature scaling (:mod:`dsvm.features.scaling`)."""
 
     def __call__(self, source: Source, chunk_ids: Sequence[int]) -> FeatureStats | None:
-        return merge_stats([block_stats(chunk, block)
-                            for chunk, block in iter_chunks(source, chunk_ids)])
+        adder = StatsAdder()  # (the same bits as merge_stats of each chunk's block_stats)
+        for chunk, block in iter_chunks(source, chunk_ids):
+            adder.add(chunk, block)
+        return adder.stats
 
 
 def merge_dicts(parts: list[dict[int, Any] | None]) -> dict[int, Any]:

@@ -29,3 +29,28 @@ def add_column_stats(indices, data, max_abs, count, sum_sq, total):
         count[j] += 1
         sum_sq[j] += v * v
         total[j] += x
+
+
+@njit_exact
+def add_chunk_column_stats(indices, data, max_abs, count, sum_sq, total, part_sq, part_sum):
+    """:func:`add_column_stats` of one chunk into running statistics, with the sums added as
+    ``running + (the chunk's own sum)``, as adding the chunk's :func:`add_column_stats` arrays
+    would (the same bits), without arrays of the feature count per chunk: ``part_sq`` and
+    ``part_sum`` are float64 scratch of the feature count, all zero, and left so. A column
+    whose own sums are both exactly zero is left as it is (adding zeros changes nothing)."""
+    for k in range(indices.shape[0]):
+        j = indices[k]
+        x = np.float64(data[k])
+        v = abs(x)
+        if v > max_abs[j]:
+            max_abs[j] = v
+        count[j] += 1
+        part_sq[j] += v * v
+        part_sum[j] += x
+    for k in range(indices.shape[0]):
+        j = indices[k]
+        if part_sq[j] != 0.0 or part_sum[j] != 0.0:
+            sum_sq[j] += part_sq[j]
+            total[j] += part_sum[j]
+            part_sq[j] = 0.0
+            part_sum[j] = 0.0

@@ -32,3 +32,38 @@ def test_column_stats_are_numpys_bit_for_bit(dtype, index_dtype):
     signed = np.concatenate([data, data[:7]]).astype(np.float64)
     np.testing.assert_array_equal(total, np.bincount(both, weights=signed, minlength=d))
     assert count[-10:].sum() == 0 and sum_sq[-10:].sum() == 0
+
+
+def test_chunks_added_in_place_are_their_merged_statistics_bit_for_bit():
+    """A task's (or a writer's) chunks added into one set of arrays give the bits that
+    adding each chunk's own arrays in turn gives: running + (the chunk's own sum), with the
+    chunk's values summed in their stored order; a column whose values cancel, explicit
+    zeros and columns seen in only some chunks included. The writer and a fit's pass agree."""
+    import scipy.sparse as sp
+
+    from dsvm.data.blocks import block_from_arrays
+    from dsvm.data.stats import RunningStats, StatsAdder, block_stats, merge_stats
+
+    rng = np.random.default_rng(1)
+    d = 3000
+    blocks = []
+    for n in (400, 250, 1, 600):
+        X = sp.random(n, d, density=0.01, format="csr", random_state=rng, dtype=np.float32)
+        X.data = (rng.standard_cauchy(X.nnz) * 100).astype(np.float32)
+        X = X.tolil()
+        X[0, 7], X[0, 8], X[0, 9] = 3.5, -3.5, 0.0  # column 7 and 8 cancel in a sum; 9 stores 0
+        X = X.tocsr()
+        X[0, 9] = 0.0  # (kept as a stored zero)
+        blocks.append(block_from_arrays(X, rng.integers(0, 2, n).astype(np.float64)))
+    expected = merge_stats([block_stats(i, b) for i, b in enumerate(blocks)])
+    adder, writer = StatsAdder(), RunningStats(d, sparse=True)
+    for i, b in enumerate(blocks):
+        adder.add(i, b)
+        writer.add(i, b)
+    got = adder.stats
+    for name in ("max_abs", "stored_count", "stored_sum_sq", "stored_sum"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), name)
+        np.testing.assert_array_equal(getattr(writer, name), getattr(expected, name), name)
+    assert got.sums == expected.sums and got.y_max_abs == expected.y_max_abs
+    assert got.totals() == expected.totals()
+    assert writer.rows == sum(b.n_samples for b in blocks)
