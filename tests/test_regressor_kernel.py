@@ -30,3 +30,32 @@ def test_rff_regressor_fits_what_a_linear_one_cannot(tmp_path):
     back = dsvm.load(tmp_path / "rff.dsvm")
     assert isinstance(back, SVMRegressor)
     np.testing.assert_allclose(back.predict(X_test), rff.predict(X_test), rtol=1e-6, atol=1e-6)
+
+
+def test_a_kernel_regressor_on_a_dataset_reads_no_chunk_for_its_statistics(tmp_path,
+                                                                           monkeypatch):
+    """Its target is scaled on its own (large units) and its map's input by the columns'
+    statistics: a dataset's writer kept both, so the fit reads no chunk for them (the
+    target's scaling hid the kept ones from the map's stage, which read every chunk)."""
+    import warnings
+
+    from dsvm.training import kernel_maps, scaling
+
+    X, y = _nonlinear(3000, 2)
+    X = X * np.array([1.0, 500.0])  # a column in large units: the map's stage scales it
+    ds = dsvm.write_arrays(tmp_path / "r.zarr", X, 1000.0 * y, chunk_rows=500)
+    kw = dict(kernel="rff", n_components=128, max_epochs=8, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read = SVMRegressor(**kw).fit(ds)
+
+    def no_pass(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the statistics were read from the chunks")
+
+    monkeypatch.setattr(scaling, "feature_stats", no_pass)
+    monkeypatch.setattr(kernel_maps, "feature_stats", no_pass)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = SVMRegressor(**kw).fit(ds)
+    np.testing.assert_array_equal(kept.coef_, read.coef_)  # (the same fit, none read)
+    assert kept.score(X, 1000.0 * y) > 0.5

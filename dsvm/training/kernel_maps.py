@@ -24,7 +24,7 @@ from dsvm.engine.tasks import (
 from dsvm.features.columns import MIN_WIDTH, subset_for
 from dsvm.features.input_stage import InputStage
 from dsvm.features.maps import RFF, FeatureMap, Nystroem, map_from_arrays
-from dsvm.features.scaling import choose_scaling
+from dsvm.features.scaling import Scaling, choose_scaling
 from dsvm.training.progress import fit_note
 from dsvm.training.scaling import feature_stats, scale_mode, stored_stats
 
@@ -85,7 +85,7 @@ def input_stage(spec: Any, engine: Engine, source: Source) -> InputStage | None:
     wide = source.n_features >= MIN_WIDTH
     if not needs_gamma(spec.params) or (mode is False and not wide):
         return None
-    stats = stored_stats(source) or feature_stats(engine, source)
+    stats = stored_stats(_columns_as_stored(source)) or feature_stats(engine, source)
     if stats is None:
         return None
     # standardised as a StandardScaler before an SVC (the centring does not change distances)
@@ -97,6 +97,17 @@ def input_stage(spec: Any, engine: Engine, source: Source) -> InputStage | None:
     stage = InputStage(source.n_features, scaling, columns)
     fit_note(f"kernel map's input: {stage.describe()}", spec.verbose)
     return stage
+
+
+def _columns_as_stored(source: Source) -> Source:
+    """The source whose columns a kernel fit's rows have: a kernel regressor's go through a
+    scaling of the target alone (:func:`dsvm.training.scaling.target_only`), which leaves the
+    columns as stored, so a dataset's kept statistics still hold for them (only the columns'
+    are used here); before, the wrapper hid them and the fit read every chunk for them."""
+    fmap = getattr(source, "fmap", None)
+    if isinstance(fmap, Scaling) and fmap.kind == "none":
+        return getattr(source, "inner", source)
+    return source
 
 
 def _fit(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:
