@@ -38,15 +38,7 @@ def add_chunk_column_stats(indices, data, max_abs, count, sum_sq, total, part_sq
     would (the same bits), without arrays of the feature count per chunk: ``part_sq`` and
     ``part_sum`` are float64 scratch of the feature count, all zero, and left so. A column
     whose own sums are both exactly zero is left as it is (adding zeros changes nothing)."""
-    for k in range(indices.shape[0]):
-        j = indices[k]
-        x = np.float64(data[k])
-        v = abs(x)
-        if v > max_abs[j]:
-            max_abs[j] = v
-        count[j] += 1
-        part_sq[j] += v * v
-        part_sum[j] += x
+    add_column_stats(indices, data, max_abs, count, part_sq, part_sum)  # the chunk's own sums
     for k in range(indices.shape[0]):
         j = indices[k]
         if part_sq[j] != 0.0 or part_sum[j] != 0.0:
