@@ -24,7 +24,8 @@ The number of repeats is in the table.
 
 Timing: ``--repeat`` rounds, interleaved (each round fits every configuration once); dsvm's
 epoch is the shortest epoch in ``history_`` of its 3-epoch fits (tol=None, n_streams=1, the
-store read in this process, whatever its size), scikit-learn's the shortest
+store read in this process, whatever its size: held for the fit when it is no larger than one
+window, else read every epoch, dsvm.data.held), scikit-learn's the shortest
 ``fit(max_iter=1)``. Accuracy on the test rows after 3 epochs (scikit-learn: max_iter=3,
 tol=None). Vowpal Wabbit is reported when
 its Python module is installed.
@@ -309,8 +310,12 @@ def main() -> None:
     root = WORK / "layout"
     root.mkdir(parents=True, exist_ok=True)
     lines = [f"alpha={ALPHA}, one process, one stream (n_streams=1), best of {args.repeat} "
-             "interleaved rounds. dsvm's 'store' rows read the zarr store (codec none) in the "
-             "epoch, and on the renumbered store the fit keeps only the features its rows use; "
+             "interleaved rounds. dsvm's 'store' rows fit the zarr store (codec none) as a fit "
+             "in this process does: a store of no more than one window's bytes (128 MB: "
+             "criteo, avazu and sst2 here) is read once for the fit and held, a larger one "
+             "(zipf, imdb) is read every epoch, each epoch's first window while the previous "
+             "epoch's last trains (dsvm.data.held); on the renumbered store the fit keeps "
+             "only the features its rows use; "
              "its 'memory' rows fit in-memory CSR with the whole state, in the original and in "
              "the renumbered ids (the cache layout alone); scikit-learn fits in-memory CSR in "
              "the original ids. 'layout speed-up': the epoch of the same input in the original "

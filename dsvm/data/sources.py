@@ -292,7 +292,7 @@ class DatasetSource:
         return str(self.dataset.url)
 
 
-class _Wrapper:
+class SourceWrapper:
     """What a source wrapping another (``inner``) takes from it unchanged."""
 
     inner: Source
@@ -336,7 +336,7 @@ class _Wrapper:
 
 
 @dataclass
-class MappedSource(_Wrapper):
+class MappedSource(SourceWrapper):
     """A source seen through a feature map: every chunk is mapped right after it is read."""
 
     inner: Source
@@ -365,7 +365,7 @@ class MappedSource(_Wrapper):
 
 
 @dataclass
-class ChunkSubset(_Wrapper):
+class ChunkSubset(SourceWrapper):
     """Some whole chunks of a source (``chunk_ids``), renumbered 0..k-1: the training or the
     held-out part of a fit with early stopping. No row moves: a task still reads its chunks
     from the source itself. (Its labels are the whole source's.)"""
@@ -401,6 +401,14 @@ class ChunkSubset(_Wrapper):
         return f"{self.inner.describe()} (chunks {_ranges(self.chunk_ids)})"
 
 
+def on_base(source: Source, base: Source) -> Source:
+    """``source``'s wrappers (scalings, feature maps, chunk subsets: they still apply at every
+    read), all of them, around ``base`` instead of their own bottom source."""
+    if isinstance(source, (MappedSource, ChunkSubset)):
+        return replace(source, inner=on_base(source.inner, base))
+    return base
+
+
 def _ranges(ids: list[int]) -> str:
     shown = ", ".join(map(str, ids[:8]))
     return shown + (f", ... ({len(ids)} in all)" if len(ids) > 8 else "")
@@ -408,7 +416,7 @@ def _ranges(ids: list[int]) -> str:
 
 def base_source(source: Source) -> Source:
     """The source at the bottom of any wrappers (feature maps, chunk subsets)."""
-    while isinstance(source, _Wrapper):
+    while isinstance(source, SourceWrapper):
         source = source.inner
     return source
 

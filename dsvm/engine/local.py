@@ -42,7 +42,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dsvm.data.sources import Source
+from dsvm.data.held import HeldSource, ReadsAhead, holdable, reads_ahead_of
+from dsvm.data.sources import Source, base_source, on_base
 
 # task(source, chunk_ids, *inputs): the inputs are a reduce's ``inputs`` (held values)
 Task = Callable[..., Any]
@@ -92,11 +93,48 @@ class LocalEngine:
     n_workers = 1  # the default stream count for in-memory input: one, as in scikit-learn
     runs_ahead = False  # every call has run when it returns
 
+    def __init__(self, hold_bytes: int | None = None) -> None:
+        # A fit's engine (``hold_bytes`` given) reads a store of at most that many bytes once
+        # for all its calls (dsvm.data.held.HeldSource), and a larger one's next epoch's first
+        # windows ahead (ReadsAhead); None: every read as the task asks for it.
+        self.hold_bytes = hold_bytes
+        self._sources: dict[int, tuple[Source, Source]] = {}  # id: the source, as read here
+        self._bases: dict[int, tuple[Source, HeldSource]] = {}  # id(store's source): held
+
+    def holding(self, source: Source) -> Source:
+        """``source`` as this engine reads it (the same object for every call of a fit: what
+        it holds or has read ahead stays with it). The sources are kept, so an id stays theirs."""
+        if self.hold_bytes is None:
+            return source
+        kept = self._sources.get(id(source))
+        if kept is None:
+            kept = self._sources[id(source)] = (source, self._read_form(source))
+        return kept[1]
+
+    def _read_form(self, source: Source) -> Source:
+        assert self.hold_bytes is not None
+        if holdable(source, self.hold_bytes):
+            base = base_source(source)
+            held = self._bases.get(id(base))
+            if held is None:
+                held = self._bases[id(base)] = (base, HeldSource(base))
+            return on_base(source, held[1])
+        return ReadsAhead(source) if reads_ahead_of(source) else source
+
+    def close(self) -> None:
+        """Let go of the rows held and read ahead (the fit is over)."""
+        for _, form in self._sources.values():
+            if isinstance(form, ReadsAhead):
+                form.close()
+        self._sources.clear()
+        self._bases.clear()
+
     def reduce(self, task: Task, source: Source, groups: Sequence[Sequence[int]],
                combine: Combine, *, name: str = "task", what: str | None = None,
                combine_name: str | None = None, inputs: Sequence[Any] = (),
                finish: Callable[..., Any] | None = None, finish_inputs: Sequence[Any] = (),
                keep: bool = False) -> Any:
+        source = self.holding(source)
         n_threads = min(len(groups), os.cpu_count() or 1)
         if n_threads > 1:
             with ThreadPoolExecutor(n_threads, thread_name_prefix=f"dsvm-{name}") as pool:
@@ -120,6 +158,7 @@ class LocalEngine:
 
     def map(self, task: Task, source: Source, chunks: Sequence[int], *, name: str = "task",
             what: str | None = None) -> Iterator[Any]:
+        source = self.holding(source)
         for chunk in chunks:
             yield task(source, [chunk])
 

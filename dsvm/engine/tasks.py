@@ -150,6 +150,10 @@ class StreamPass:
     window: int = 1  # chunks whose rows a pass interleaves (training.loop, "shuffle window")
     held_out: HeldOutRows | None = None
     known: ChunkCodes | None = None  # in-memory chunks' codes, kept from epoch to epoch
+    # each stream's chunks this epoch and the next, when the next epoch will run: the next's
+    # first window is read while this one's last trains, by a source that can
+    # (dsvm.data.held.ReadsAhead, in this process)
+    following: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
 
     def __call__(self, source: Source, chunk_ids: Sequence[int], start: EpochStart) -> Any:
         state = start.shipped.copy()  # the shipped state may be shared by other tasks here
@@ -162,8 +166,12 @@ class StreamPass:
         held_windows = HeldWindows(self.solver, state)
         # (its W stays paired from one window's pass to the next, in one scratch for the
         # task: dsvm.solvers.objective)
+        read_next = self.next_read(source, chunk_ids)
         with pass_scratch_kept(), pairs_kept(state):
-            for chunk, block in iter_chunks(source, chunk_ids, ahead=self.window):
+            for seen, (chunk, block) in enumerate(
+                    iter_chunks(source, chunk_ids, ahead=self.window), 1):
+                if seen == len(chunk_ids) and read_next is not None:
+                    read_next()  # (every read of this epoch is done)
                 if held_windows.first and block.n_samples > 0:
                     held_windows.first = False
                     stats.compile_seconds = self.compile_kernels(state, block,
@@ -182,6 +190,15 @@ class StreamPass:
         if finish is not None:
             finish(state)
         return self.combiner.chunk(state, stats)
+
+    def next_read(self, source: Source, chunk_ids: Sequence[int]) -> Callable[[], None] | None:
+        """What reads this stream's first window of the next epoch ahead, if anything."""
+        read_later = getattr(source, "read_later", None)
+        now = tuple(int(c) for c in chunk_ids)
+        then = next((n for c, n in self.following if c == now), None)
+        if read_later is None or not then:
+            return None
+        return lambda: read_later(list(then[:max(1, self.window)]))
 
     def pass_over(self, state: SolverState, window: list[tuple[int, Block]], source: Source,
                   masks: FoldMasks | None = None,

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.data.sources import Source, is_source
+from dsvm.data.window import WINDOW_BYTES
 from dsvm.engine.local import Engine, LocalEngine
 from dsvm.solvers.objective import pass_scratch_kept
 from dsvm.training.inputs import is_dask_collection, is_dataset_ref, is_parquet_ref
@@ -22,7 +23,9 @@ logger = logging.getLogger(__name__)
 # run compiled every kernel once per worker, while a 4 MB dataset's ten epochs take 0.6 s (#25).
 # Threads run the same streams as the workers would (one per core, the numba passes release
 # the GIL), so the model is the one the embedded cluster gives. Memory still does not grow
-# with the data: the chunks are read from the store window by window, as on a worker.
+# with the data: the chunks are read from the store window by window, as on a worker; only a
+# store no larger than one window (WINDOW_BYTES) is read once for the whole fit and held
+# (dsvm.data.sources.HeldSource), as every epoch's window held all of it anyway.
 IN_PROCESS_BYTES = 256 << 20
 
 
@@ -77,12 +80,15 @@ def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> I
             yield LocalEngine()
         return
     if small_dataset_here(data, client, n_workers):
-        local = LocalEngine()
+        local = LocalEngine(hold_bytes=WINDOW_BYTES)
         local.n_workers = max(1, os.cpu_count() or 1)  # the streams the embedded cluster runs
         logger.info("training in this process on %d threads (a dataset under %d MB; pass "
                     "n_workers or a client for a cluster)", local.n_workers,
                     IN_PROCESS_BYTES >> 20)
-        yield local
+        try:
+            yield local
+        finally:
+            local.close()
         return
     from dsvm.distributed.engine import cluster_engine  # (a cluster's code, loaded for one)
 

@@ -179,18 +179,25 @@ class SubmittedEpoch:
 
 def submit_epoch(engine: Engine, solver: LocalSolver, combiner: Combiner, source: Source,
                  classes: np.ndarray | None, held: Any, plan: FitPlan, epoch: int,
-                 class_weight: np.ndarray | None = None) -> SubmittedEpoch:
+                 class_weight: np.ndarray | None = None, *,
+                 next_runs: bool = False) -> SubmittedEpoch:
     """One epoch: every chunk read once by one of the ``plan.n_streams`` streams, starting
     from ``held`` (the previous :class:`~dsvm.training.epoch.Outcome`, held by the engine:
     on a cluster a future on the worker that finalized it, or not computed yet). The new
     outcome is held where it is finalized; its summary is the only part that comes to the
-    client (:meth:`Engine.fetch`). In this process it has run when this returns."""
+    client (:meth:`Engine.fetch`). In this process it has run when this returns.
+    ``next_runs``: the next epoch will run (its streams' first windows may be read ahead)."""
     tic = time.perf_counter()
-    order = epoch_chunk_order(plan.seed, epoch, source.n_chunks)
+    streams = deal_chunks(epoch_chunk_order(plan.seed, epoch, source.n_chunks), plan.n_streams)
+    following: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = ()
+    if next_runs:
+        then = deal_chunks(epoch_chunk_order(plan.seed, epoch + 1, source.n_chunks),
+                           plan.n_streams)
+        following = tuple((tuple(a), tuple(b)) for a, b in zip(streams, then))
     start = engine.apply(Prepare(solver, source.n_samples), held, name="prepare")
     task = StreamPass(solver, combiner, classes, epoch, plan.seed, class_weight,
-                      plan.shuffle_window, plan.held_out, plan.known_codes)
-    outcome = engine.reduce(task, source, deal_chunks(order, plan.n_streams), combiner.combine,
+                      plan.shuffle_window, plan.held_out, plan.known_codes, following)
+    outcome = engine.reduce(task, source, streams, combiner.combine,
                             name="pass", combine_name="combine", what=f"epoch {epoch + 1}",
                             inputs=[start], finish=Finish(solver, combiner, plan.held_out),
                             finish_inputs=[held, start], keep=True)
@@ -284,10 +291,10 @@ class EpochTask:
     class_weight: np.ndarray | None
     plan: FitPlan
 
-    def submit(self, epoch: int, start: Any) -> SubmittedEpoch:
+    def submit(self, epoch: int, start: Any, *, next_runs: bool = False) -> SubmittedEpoch:
         # (through the module's name: tests watch the epochs submitted and recorded)
         return submit_epoch(self.engine, self.solver, self.combiner, self.source, self.classes,
-                            start, self.plan, epoch, self.class_weight)
+                            start, self.plan, epoch, self.class_weight, next_runs=next_runs)
 
 
 class StochasticEpochs:
@@ -316,7 +323,7 @@ class StochasticEpochs:
             for epoch in range(first, last + 1):
                 self.epoch = epoch
                 current = self.pending if self.pending is not None else self.task.submit(
-                    epoch, self.held)
+                    epoch, self.held, next_runs=epoch < last and not self.rule.may_stop_next())
                 self.current = current  # (held as long as the fit's frames are, an error's too)
                 anchor = epoch + 1 - anchored >= ANCHOR_EPOCHS
                 ahead = _run_ahead(engine, epoch < last and not anchor, self.rule)
