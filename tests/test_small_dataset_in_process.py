@@ -84,8 +84,15 @@ def test_a_store_no_larger_than_a_window_is_read_once_for_the_whole_fit(small, l
         y = np.where(X @ np.linspace(-1, 1, 200) > 0, 1.0, -1.0)
         ds = dsvm.write_arrays(tmp_path / "sparse.zarr", X, y, chunk_rows=400)
     reads = _counting_reads(monkeypatch, type(ds))
+    import dsvm.solvers.chunk_codes as chunk_codes
+
+    coded: list[int] = []  # the chunks' labels turned into class codes (ChunkCodes)
+    targets_for = chunk_codes.targets_for
+    monkeypatch.setattr(chunk_codes, "targets_for",
+                        lambda y, *a, **k: (coded.append(len(y)), targets_for(y, *a, **k))[1])
     kw = dict(solver="sgd", alpha=1e-4, max_epochs=4, tol=None, random_state=2, n_streams=2)
     held = SVMClassifier(**kw).fit(str(ds.url))
+    assert len(coded) == ds.n_chunks, coded  # once for the fit, not once an epoch
     everything = tuple(range(ds.n_chunks))
     train_reads = [r for r in reads if len(r) > 1 or r == (0,)]
     assert reads.count(everything) == 1, reads

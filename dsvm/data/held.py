@@ -84,11 +84,12 @@ def holdable(source: Source, limit: int) -> bool:
     """Whether a fit in this process holds ``source``'s rows (:class:`HeldSource`, put under
     its wrappers by :func:`on_base`): a store of no more than ``limit`` bytes, not held yet."""
     base = base_source(source)
-    return not (_holds(source) or base.in_memory or base.on_cluster or base.dataset is None
+    return not (holds_rows(source) or base.in_memory or base.on_cluster or base.dataset is None
                 or int(getattr(base, "nbytes", limit + 1)) > limit)
 
 
-def _holds(source: Source) -> bool:
+def holds_rows(source: Source) -> bool:
+    """Whether ``source`` reads from a :class:`HeldSource` (under any wrappers)."""
     while isinstance(source, SourceWrapper):
         if isinstance(source, HeldSource):
             return True
@@ -157,4 +158,4 @@ def reads_ahead_of(source: Source) -> bool:
     """Whether a fit in this process reads ``source``'s next windows ahead across epochs
     (:class:`ReadsAhead`): a store's rows, not held (:class:`HeldSource`), not in memory."""
     base = base_source(source)
-    return not (_holds(source) or base.in_memory or base.on_cluster or base.dataset is None)
+    return not (holds_rows(source) or base.in_memory or base.on_cluster or base.dataset is None)

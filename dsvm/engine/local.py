@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dsvm.data.held import HeldSource, ReadsAhead, holdable, reads_ahead_of
+from dsvm.data.held import HeldSource, ReadsAhead, holdable, holds_rows, reads_ahead_of
 from dsvm.data.sources import Source, base_source, on_base
 
 # task(source, chunk_ids, *inputs): the inputs are a reduce's ``inputs`` (held values)
@@ -110,6 +110,11 @@ class LocalEngine:
         if kept is None:
             kept = self._sources[id(source)] = (source, self._read_form(source))
         return kept[1]
+
+    def holds(self, source: Source) -> bool:
+        """Whether this engine holds ``source``'s rows for the fit (the same blocks, the same
+        memory, every epoch)."""
+        return holds_rows(self.holding(source))
 
     def _read_form(self, source: Source) -> Source:
         assert self.hold_bytes is not None

@@ -7,10 +7,10 @@ in-memory input are views of the arrays the fit was given, the same every epoch,
 their codes: 2,000,000 labels cost 5 ms of an epoch of 0.13 s (a 2,000,000 x 100 float32
 Pegasos epoch, one stream), every epoch. :class:`ChunkCodes` keeps them for the fit.
 
-It is made only for a fit that runs in this process on in-memory rows
-(:func:`dsvm.training.stochastic.run`); a task shipped to a cluster takes it empty (its
-contents are never pickled). It is shared by the streams' threads: a chunk is read by one
-stream an epoch, and a dict's get and set are atomic.
+It is made only for a fit that runs in this process on in-memory rows, or on a store it
+holds (:mod:`dsvm.data.held`: the same blocks every epoch); a task shipped to a cluster
+takes it empty (its contents are never pickled). It is shared by the streams' threads: a
+chunk is read by one stream an epoch, and a dict's get and set are atomic.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ class ChunkCodes:
     labels become float64 in :func:`dsvm.data.blocks.block_from_arrays`) hands out new memory
     every epoch, whose codes would be made again anyway."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: bool = False) -> None:
+        # ``held``: the chunks are a held store's (dsvm.data.held.HeldSource), whose labels are
+        # the same arrays every epoch though not views of the caller's
+        self.held = held
         self._kept: dict[int, tuple[np.ndarray, np.ndarray | None, np.ndarray]] = {}
 
     def codes(self, chunk: int, y: np.ndarray, classes: np.ndarray | None,
@@ -50,9 +53,9 @@ class ChunkCodes:
         if kept is not None and _same_classes(kept[1], classes) and _same_memory(kept[0], y):
             return kept[2]
         codes = targets_for(y, classes, where=where)  # (the passes never write into codes)
-        if y.base is not None:  # a view of the fit's labels (a copy made for this read, as
-            self._kept[chunk] = (y, classes, codes)  # of integer labels, is never seen again)
+        if y.base is not None or self.held:  # a view of the fit's labels (a copy made for
+            self._kept[chunk] = (y, classes, codes)  # one read is never seen again)
         return codes
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ChunkCodes, ())  # (a copy sent elsewhere starts empty)
+        return (ChunkCodes, (self.held,))  # (a copy sent elsewhere starts empty)

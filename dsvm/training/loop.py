@@ -428,8 +428,10 @@ def run_epochs(
     candidates from those, freezes some, and stops when all are frozen: K stacked models never
     come to the client between epochs."""
     history = list(history or [])
-    if plan.known_codes is None and source.in_memory and isinstance(engine, LocalEngine):
-        plan.known_codes = ChunkCodes()  # (the same views every epoch: codes made once)
+    if plan.known_codes is None and isinstance(engine, LocalEngine):
+        held = engine.holds(source)
+        if source.in_memory or held:  # (the same blocks every epoch: codes made once)
+            plan.known_codes = ChunkCodes(held=held)
     progress = EpochProgress(n_epochs, plan.verbose)
     rule = stopping_rule(plan, history, early=holdout is not None or plan.early_stopping)
     if plan.window_note and first_epoch == 0:
