@@ -378,8 +378,8 @@ class DatasetWriter:
         for name, value in self._stats.arrays().items():
             if renumbered_here and self._layout is not None and value.shape == (self.n_features,):
                 value = value[self._layout.order]  # kept in stored ids, as the rows are
-            stats.create_array(name, shape=value.shape, chunks=value.shape, dtype="float64",
-                               **kw)[...] = value
+            stats.create_array(name, shape=value.shape, chunks=_column_chunks(value.shape),
+                               dtype="float64", **kw)[...] = value
         labels = self._label_counts
         table: np.ndarray | None = None  # text labels: provisional code -> sorted code
         if self.label_names is not None and labels is not None:
@@ -471,6 +471,17 @@ def _check_layout_args(feature_order: str | FeatureLayout, layout: str, n_featur
                              f"dataset of n_features={n_features}")
         return given, None
     return None, np.zeros(n_features, dtype=np.int64)
+
+
+# Per-column arrays (statistics) are stored in zarr chunks of this many columns, so that a fit
+# of a renumbered store's used features reads their prefix only (Dataset.feature_stats(width)):
+# whole, one array of 2^22 float64 columns is 32 MB, and reading the statistics was 0.15 s of a
+# 0.6 s fit of hashed SST-2, whose 13,754 used columns sit in the first chunk.
+COLUMN_CHUNK = 1 << 18
+
+
+def _column_chunks(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return (max(1, min(shape[0], COLUMN_CHUNK)),) + tuple(shape[1:]) if shape else shape
 
 
 def _write_layout(group: Any, layout: FeatureLayout, kw: dict[str, Any]) -> None:

@@ -83,7 +83,9 @@ def stats_in_space(source: Source) -> FeatureStats | None:
     if fmap is None:
         return dataset.feature_stats()
     if isinstance(fmap, Relabel) and getattr(getattr(source, "inner", None), "fmap", None) is None:
-        return fmap.stats(dataset.feature_stats())
+        # (a compact space reads only its used columns' statistics)
+        width = fmap.width if fmap.table is None else None
+        return fmap.stats(dataset.feature_stats(width=width))
     return None
 
 

@@ -53,6 +53,16 @@ def test_stored_rows_are_the_renumbered_rows(tmp_path):
     assert np.array_equal(Xs.toarray(), X.toarray()[:, layout.order])
     stats = ds.feature_stats()
     assert np.allclose(stats.max_abs, abs(X).max(axis=0).toarray().ravel()[layout.order])
+    # a fit of the used features reads their statistics only: the same values
+    used = int(np.count_nonzero(layout.counts))
+    assert 0 < used < X.shape[1]
+    narrow = ds.feature_stats(width=used)
+    for name in ("max_abs", "stored_count", "stored_sum_sq", "stored_sum"):
+        assert getattr(narrow, name).shape == (used,)
+        assert np.array_equal(getattr(narrow, name), getattr(stats, name)[:used])
+    assert narrow.sums.keys() == stats.sums.keys() and narrow.y_max_abs == stats.y_max_abs
+    assert [v for v in narrow.sums[0] if np.ndim(v) == 0] == \
+        [v for v in stats.sums[0] if np.ndim(v) == 0]  # (rows, the target's sums)
     info = open_dataset(ds.url).info()
     assert info["feature_order"].startswith("frequency")
     plain = write_arrays(tmp_path / "p.zarr", X, y, chunk_rows=400)
@@ -91,3 +101,23 @@ def test_bad_feature_order_and_dense_layout_are_refused(tmp_path):
     with pytest.raises(ValueError, match="renumbers the features of sparse data"):
         write_arrays(tmp_path / "b.zarr", X.toarray(), y, feature_order="frequency")
     assert not (tmp_path / "b.zarr").exists()
+
+
+def test_a_wide_stores_statistics_are_read_by_their_used_columns_only(tmp_path):
+    """Per-column statistics are stored in chunks of COLUMN_CHUNK columns, so that a fit of a
+    renumbered store's used features reads the chunks of that prefix only."""
+    import zarr
+
+    from dsvm.data.writer import COLUMN_CHUNK
+
+    n_features = 2 * COLUMN_CHUNK + 5
+    X, y = zipf_csr(n=300, n_features=n_features, per_row=5)
+    ds = write_arrays(tmp_path / "w.zarr", X, y, chunk_rows=100, feature_order="frequency")
+    group = zarr.open_group(str(ds.url), mode="r")
+    per_column = [a for _, a in group["feature_stats"].arrays() if a.shape == (n_features,)]
+    assert len(per_column) >= 4 and all(a.chunks == (COLUMN_CHUNK,) for a in per_column)
+    used = int(np.count_nonzero(ds.feature_layout().counts))
+    assert used < COLUMN_CHUNK
+    whole, narrow = ds.feature_stats(), ds.feature_stats(width=used)
+    assert np.array_equal(narrow.stored_sum_sq, whole.stored_sum_sq[:used])
+    assert np.array_equal(narrow.max_abs, whole.max_abs[:used])
