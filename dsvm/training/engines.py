@@ -24,8 +24,9 @@ logger = logging.getLogger(__name__)
 # Threads run the same streams as the workers would (one per core, the numba passes release
 # the GIL), so the model is the one the embedded cluster gives. Memory still does not grow
 # with the data: the chunks are read from the store window by window, as on a worker; only a
-# store no larger than one window (WINDOW_BYTES) is read once for the whole fit and held
-# (dsvm.data.sources.HeldSource), as every epoch's window held all of it anyway.
+# store no larger than one window (WINDOW_BYTES) is read once for the whole fit and held, as
+# every epoch's window held all of it anyway, and a larger one's next epoch's first window is
+# read while this epoch's last trains (dsvm.data.held).
 IN_PROCESS_BYTES = 256 << 20
 
 
