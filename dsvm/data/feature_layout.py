@@ -66,13 +66,16 @@ class FeatureLayout:
 
     ``counts``: the nonzeros of each stored feature (descending for a frequency layout), or
     None where not kept. ``width``: a model in this layout covers stored ids
-    ``[0, width)`` only (the others are 0; None: all of them).
+    ``[0, width)`` only (the others are 0; None: all of them). ``used``: how many stored
+    features some row has, where ``counts`` are not read (a store records it: its counts are
+    twice its order's bytes, and a fit needs only this of them).
     """
 
     order: np.ndarray
     counts: np.ndarray | None = None
     kind: str = "frequency"
     width: int | None = None
+    used: int | None = None
 
     @property
     def n_features(self) -> int:
@@ -80,7 +83,10 @@ class FeatureLayout:
 
     @property
     def n_used(self) -> int:
-        """The stored features some row has (all of them where no counts are kept)."""
+        """The stored features some row has: ``used`` where recorded, else those with a
+        count (all of them where neither is kept)."""
+        if self.used is not None:
+            return int(self.used)
         return self.n_features if self.counts is None else int(np.count_nonzero(self.counts))
 
     @property

@@ -492,6 +492,7 @@ def _write_layout(group: Any, layout: FeatureLayout, kw: dict[str, Any]) -> None
     for name, value, dtype in (("order", layout.order, "int32"), ("counts", counts, "int64")):
         g.create_array(name, shape=value.shape, chunks=value.shape, dtype=dtype,
                        **kw)[...] = value
+    g.attrs["n_used"] = layout.n_used  # (what a fit reads instead of the counts)
 
 
 def _mention_leftovers(url: str) -> None:

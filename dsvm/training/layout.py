@@ -42,7 +42,7 @@ def stored_layout(source: Source) -> FeatureLayout | None:
     dataset = getattr(source, "dataset", None)
     if dataset is None or getattr(source, "fmap", None) is not None:
         return None  # not a store, or already seen through a map
-    return dataset.feature_layout()
+    return dataset.feature_layout(counts=False)  # (the order, and how many are used)
 
 
 def space_for(spec: FitSpec, source: Source, *, fresh: bool = True) -> FeatureLayout | None:

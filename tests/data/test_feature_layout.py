@@ -53,8 +53,17 @@ def test_stored_rows_are_the_renumbered_rows(tmp_path):
     assert np.array_equal(Xs.toarray(), X.toarray()[:, layout.order])
     stats = ds.feature_stats()
     assert np.allclose(stats.max_abs, abs(X).max(axis=0).toarray().ravel()[layout.order])
-    # a fit of the used features reads their statistics only: the same values
+    # a fit reads the order and the recorded count of used features, not the counts
     used = int(np.count_nonzero(layout.counts))
+    light = open_dataset(ds.url).feature_layout(counts=False)
+    assert light.counts is None and light.n_used == used == layout.n_used
+    assert np.array_equal(light.order, layout.order) and light.compact().width == used
+    import zarr  # a store written before the count was recorded: its counts are read
+
+    del zarr.open_group(str(ds.url), mode="r+")["feature_layout"].attrs["n_used"]
+    older = open_dataset(ds.url).feature_layout(counts=False)
+    assert older.counts is not None and older.n_used == used
+    # a fit of the used features reads their statistics only: the same values
     assert 0 < used < X.shape[1]
     narrow = ds.feature_stats(width=used)
     for name in ("max_abs", "stored_count", "stored_sum_sq", "stored_sum"):
