@@ -354,9 +354,7 @@ class MappedSource(SourceWrapper):
         return self.fmap.transform_block(self.inner.read_chunk(i))
 
     def read_chunks(self, ids: list[int]) -> list[Block]:
-        read_many = getattr(self.inner, "read_chunks", None)
-        blocks = [self.inner.read_chunk(i) for i in ids] if read_many is None else read_many(ids)
-        return [self.fmap.transform_block(b) for b in blocks]
+        return [self.fmap.transform_block(b) for b in read_chunks_of(self.inner, ids)]
 
     def describe(self) -> str:
         if not self.fmap.named_in_descriptions:  # a scaling: the data is named by its origin
@@ -392,13 +390,17 @@ class ChunkSubset(SourceWrapper):
         return self.inner.read_chunk(self.chunk_ids[i])
 
     def read_chunks(self, ids: list[int]) -> list[Block]:
-        read_many = getattr(self.inner, "read_chunks", None)
-        if read_many is None:
-            return [self.read_chunk(i) for i in ids]
-        return list(read_many([self.chunk_ids[i] for i in ids]))
+        return read_chunks_of(self.inner, [self.chunk_ids[i] for i in ids])
 
     def describe(self) -> str:
         return f"{self.inner.describe()} (chunks {_ranges(self.chunk_ids)})"
+
+
+def read_chunks_of(source: Source, ids: list[int]) -> list[Block]:
+    """Chunks ``ids`` of ``source``: in one read where it can (``read_chunks``: a store's
+    chunks into one buffer, a persisted dask array's in one round trip), else one by one."""
+    read_many = getattr(source, "read_chunks", None)
+    return [source.read_chunk(i) for i in ids] if read_many is None else list(read_many(ids))
 
 
 def on_base(source: Source, base: Source) -> Source:

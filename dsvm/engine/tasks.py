@@ -24,7 +24,7 @@ from dsvm.data.blocks import Block
 from dsvm.data.fold import FoldMasks
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.readers import slice_block
-from dsvm.data.sources import Source
+from dsvm.data.sources import Source, read_chunks_of
 from dsvm.data.stats import FeatureStats, StatsAdder
 from dsvm.data.window import DEFAULT_WINDOW, WINDOW_BYTES
 from dsvm.features.sampling import RowSample, merge_samples, sample_block
@@ -62,14 +62,10 @@ def iter_chunks(source: Source, chunk_ids: Sequence[int],
         return
     read_chunks = getattr(source, "read_chunks", None)
     if getattr(source, "on_cluster", False):  # a window at a time, in this thread
-        if read_chunks is None:
-            read_chunks = lambda ids: [source.read_chunk(i) for i in ids]  # noqa: E731
-            size = 1
-        else:
-            size = _cluster_batch(source, ahead)
+        size = 1 if read_chunks is None else _cluster_batch(source, ahead)
         for k in range(0, len(chunk_ids), size):
             ids = chunk_ids[k:k + size]
-            yield from zip(ids, read_chunks(ids))
+            yield from zip(ids, read_chunks_of(source, ids))
         return
     if ahead > 1 and read_chunks is not None:
         yield from _iter_windows(read_chunks, chunk_ids, ahead)
