@@ -180,13 +180,7 @@ class Dataset:
         group = self._group()
         if STATS_GROUP not in group:
             return None
-        stats = cast(zarr.Group, group[STATS_GROUP])
-        per_column = (self.n_features,) if self.n_features > 1 else None  # (scalars: (1,))
-        cut = (width is not None and per_column is not None
-               and 0 <= width < self.n_features)
-        return stats_from_arrays({
-            name: np.asarray(array[:width] if cut and array.shape == per_column else array[...])
-            for name, array in stats.arrays()})
+        return _read_stats(cast(zarr.Group, group[STATS_GROUP]), self.n_features, width)
 
     @property
     def feature_order(self) -> str:
@@ -203,17 +197,8 @@ class Dataset:
         if self.feature_order == "given":
             return None
         if self._layout is None or (counts and self._layout.counts is None):
-            arrays = cast(zarr.Group, self._group()[LAYOUT_GROUP])
-            used = arrays.attrs.get("n_used")  # (recorded since 2026-11-28)
-            if self._layout is not None:
-                order = self._layout.order
-            else:
-                order = np.asarray(cast(zarr.Array, arrays["order"])[...], dtype=np.int32)
-            kept = None
-            if counts or used is None:
-                kept = np.asarray(cast(zarr.Array, arrays["counts"])[...], dtype=np.int64)
-            self._layout = FeatureLayout(order=order, counts=kept, kind=self.feature_order,
-                                         used=None if used is None else int(cast(int, used)))
+            self._layout = _read_layout(cast(zarr.Group, self._group()[LAYOUT_GROUP]),
+                                        self.feature_order, counts, self._layout)
         return self._layout
 
     def chunk_n_rows(self, i: int) -> int:
@@ -451,6 +436,30 @@ def _chunk_block(ds: Dataset, h: dict[str, Any], i: int,
                       n_data=data.shape[0])
     return CSRBlock(indptr=indptr, indices=indices, data=data, y=y, n_features=ds.n_features,
                     sample_weight=sw)
+
+
+def _read_stats(stats: zarr.Group, n_features: int, width: int | None) -> FeatureStats:
+    """The kept statistics (:meth:`Dataset.feature_stats`); ``width``: the per-column arrays'
+    first ``width`` columns only."""
+    per_column = (n_features,) if n_features > 1 else None  # (the scalars are (1,))
+    cut = width is not None and per_column is not None and 0 <= width < n_features
+    return stats_from_arrays({
+        name: np.asarray(array[:width] if cut and array.shape == per_column else array[...])
+        for name, array in stats.arrays()})
+
+
+def _read_layout(arrays: zarr.Group, kind: str, counts: bool,
+                 known: FeatureLayout | None) -> FeatureLayout:
+    """A store's feature layout (:meth:`Dataset.feature_layout`): its order (``known``'s, if
+    read before), and its counts when asked for or when the store records no ``n_used``."""
+    used = arrays.attrs.get("n_used")  # (recorded since 2026-11-28)
+    order = (known.order if known is not None
+             else np.asarray(cast(zarr.Array, arrays["order"])[...], dtype=np.int32))
+    kept = None
+    if counts or used is None:
+        kept = np.asarray(cast(zarr.Array, arrays["counts"])[...], dtype=np.int64)
+    return FeatureLayout(order=order, counts=kept, kind=kind,
+                         used=None if used is None else int(cast(int, used)))
 
 
 def _read_into(array: Any, start: int, stop: int, out: np.ndarray) -> None:
