@@ -48,6 +48,70 @@ def _same(block: Any) -> Any:
     return block
 
 
+def spans_partitions(collection: Any) -> bool:
+    """Whether a chunk of ``collection`` is computed from many of its graph's inputs: a merge,
+    a shuffle or a ``set_index`` (every output partition takes rows from every input one),
+    unlike reading, ``map_partitions``, ``assign`` or a broadcast join. Such a chunk cannot be
+    computed by the task that reads it (:meth:`DaskSource.read_chunks`): a P2P shuffle runs
+    only through the scheduler (a merge of two Dask DataFrames failed the fit with
+    ``P2P ... failed during transfer phase``), and a task-based one would redo the whole
+    shuffle for every chunk. Judged on the first and last chunks' graphs: more than one input
+    reached, and at least half of all of them."""
+    from dask.core import get_dependencies
+
+    parts = np.asarray(collection.to_delayed(), dtype=object).ravel()
+    if len(parts) < 2:
+        return False
+    graph = dict(parts[0].__dask_graph__())
+    roots = {k for k in graph if not get_dependencies(graph, k)}
+    for part in (parts[0], parts[-1]):
+        reached = roots & _ancestors(graph, part.key)
+        if len(reached) > 1 and 2 * len(reached) >= len(roots):
+            return True
+    return False
+
+
+def _ancestors(graph: dict[Any, Any], key: Any) -> set[Any]:
+    """``key`` and every key it depends on, in ``graph``."""
+    from dask.core import get_dependencies
+
+    seen: set[Any] = set()
+    stack = [key]
+    while stack:
+        k = stack.pop()
+        if k not in seen:
+            seen.add(k)
+            stack.extend(get_dependencies(graph, k))
+    return seen
+
+
+def held_if_spanning(*collections: Any) -> tuple[Any, ...]:
+    """``collections`` (one graph: a frame, or X, y and weights of one), persisted where they
+    are computed (the active cluster, else this process) when a chunk spans partitions
+    (:func:`spans_partitions`); as they are otherwise. Persisted, each chunk is computed once
+    and held by a worker, and the fit's tasks fetch it from there (``DaskSource.on_cluster``):
+    the rows never pass through the client, but the whole collection is held in the
+    workers' memory for the fit (dask spills it to their disks past their memory limits)."""
+    present = [c for c in collections if c is not None]
+    if not any(not _holds_futures(c) and spans_partitions(c) for c in present):
+        return collections
+    import logging
+
+    from dsvm.distributed.client import active_client
+
+    logging.getLogger(__name__).info(
+        "the input's chunks each take rows from many of its partitions (a merge, shuffle "
+        "or set_index): computed once and held on the cluster for the fit")
+    client = active_client()
+    if client is None:
+        import dask
+
+        held = iter(dask.persist(*present))
+    else:
+        held = iter(client.persist(present))
+    return tuple(None if c is None else next(held) for c in collections)
+
+
 def _holds_futures(collection: Any) -> bool:
     """Whether a dask collection's graph refers to data held by a cluster (persisted)."""
     from distributed import Future
@@ -81,6 +145,8 @@ class DaskSource(ArraysShape):
     def __post_init__(self) -> None:
         if self.X.ndim != 2:
             raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
+        self.X, self.y, self.sample_weight = held_if_spanning(self.X, self.y,
+                                                              self.sample_weight)
         self.X, self.y, self.sample_weight = (
             None if a is None else _known_lengths(a) for a in (self.X, self.y, self.sample_weight))
         if len(self.X.chunks[1]) != 1:

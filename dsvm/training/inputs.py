@@ -28,7 +28,7 @@ from dsvm.data.frames import (
 )
 from dsvm.data.sources import ArraySource, DatasetSource, Source
 from dsvm.data.zarr_store import Dataset, open_dataset
-from dsvm.training.cluster import compute
+from dsvm.training.cluster import compute, held_if_spanning
 
 if TYPE_CHECKING:  # (imported where dask input needs it: in-memory fits never load it)
     from dsvm.distributed.dask_source import DaskSource
@@ -75,6 +75,7 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     X, y = _features_and_labels(X, y)
     columns = frame_columns(list(X.columns), list(X.dtypes))
     joined, label, weight = _one_frame(X, y, sample_weight)
+    joined = held_if_spanning(joined)  # (a merge's partition cannot be computed alone)
     text = label is not None and not is_number_dtype(joined[label].dtype)
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "

@@ -116,3 +116,57 @@ def test_a9a_from_parquet_equals_the_zarr_conversion(local_client, tmp_path):
     from_zarr = SVMClassifier(**kw).fit(zarr)
     np.testing.assert_allclose(from_parquet.coef_, from_zarr.coef_, rtol=1e-6, atol=1e-9)
     assert from_parquet.score(Xt.toarray(), yt) >= 0.845
+
+
+def _merged(npartitions=(4, 3), n=2000):
+    """Two Dask DataFrames joined on an id (a P2P hash join on a cluster), as users join a
+    table of features to a table of labels; and the same join in pandas."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    left = pd.DataFrame({"id": np.arange(n), "a": rng.normal(size=n), "b": rng.normal(size=n)})
+    right = pd.DataFrame({"id": rng.permutation(n), "c": rng.normal(size=n)})
+    right["label"] = np.where(right["c"] - left["a"].to_numpy()[right["id"]] > 0, "yes", "no")
+    joined = dd.merge(dd.from_pandas(left, npartitions=npartitions[0]),
+                      dd.from_pandas(right, npartitions=npartitions[1]), on="id")
+    return joined, left.merge(right, on="id")
+
+
+def test_a_merge_of_two_dask_dataframes_trains(local_client):
+    """Each partition of a merge takes rows from every input partition: a task that reads
+    one chunk cannot compute it alone (a P2P join runs only through the scheduler, and the fit
+    failed with "P2P ... failed during transfer phase"). It is computed once on the cluster
+    and held there for the fit; so are arrays cut from it."""
+    joined, pandas_join = _merged()
+    features = ["a", "b", "c"]
+    clf = SVMClassifier(**_kw(local_client)).fit(joined[features + ["label"]], "label")
+    truth = pandas_join["label"].to_numpy()
+    assert (clf.predict(pandas_join[features]) == truth).mean() > 0.95
+    arrays = SVMClassifier(**_kw(local_client)).fit(
+        joined[features].to_dask_array(lengths=True), joined["label"].to_dask_array(lengths=True))
+    assert (arrays.predict(pandas_join[features].to_numpy()) == truth).mean() > 0.95
+
+
+def test_chunks_spanning_partitions_are_told_from_chunks_computed_alone(tmp_path):
+    """Which collections are held on the cluster for a fit (merges, shuffles, set_index) and
+    which are read chunk by chunk by the fit's tasks (reads, column steps, a join with a pandas
+    frame, a neighbour's rows)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from dsvm.distributed.dask_source import spans_partitions
+
+    joined, pandas_join = _merged()
+    frame = dd.from_pandas(pandas_join, npartitions=8)
+    frame.to_parquet(tmp_path / "p")
+    spanning = {"merge": joined, "set_index": frame.set_index("c"), "shuffle": frame.shuffle("a"),
+                "merge of 2 partitions": _merged((2, 2))[0]}
+    alone = {"read_parquet": dd.read_parquet(tmp_path / "p"),
+             "assign": frame.assign(d=frame["a"] * 2), "concat": dd.concat([frame, frame]),
+             "join with pandas": frame.merge(pd.DataFrame({"id": [0, 1], "e": [1.0, 2.0]}),
+                                             on="id", how="left"),
+             "map_overlap": frame["a"].map_overlap(lambda s: s, 1, 1),
+             "one partition": dd.from_pandas(pandas_join, npartitions=1)}
+    assert {k: spans_partitions(v) for k, v in spanning.items()} == dict.fromkeys(spanning, True)
+    assert {k: spans_partitions(v) for k, v in alone.items()} == dict.fromkeys(alone, False)
