@@ -37,6 +37,11 @@ class ClusterConnectionError(ConnectionError):
     """No Dask scheduler answered at the given address (or scheduler file) in time."""
 
 
+class UnguardedScriptError(RuntimeError):
+    """A script asked dsvm to start its own cluster from top-level code outside
+    ``if __name__ == "__main__":``, which the cluster's worker processes would run again."""
+
+
 def __getattr__(name: str) -> Any:
     # ConvergenceWarning subclasses scikit-learn's (so that its filters and
     # ``warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)`` cover dsvm's), but

@@ -15,7 +15,7 @@ from typing import Any
 
 from distributed import Client, LocalCluster
 
-from dsvm.distributed.start_method import forked_workers
+from dsvm.distributed.start_method import check_script_guarded, forked_workers
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +120,7 @@ def cluster_client(
         _maybe_tune_malloc(current)
         yield current
         return
+    check_script_guarded()  # (before any process starts: the workers would run the script)
     n = n_workers or default_n_workers()
     logger.info("starting a LocalCluster with %d worker processes", n)
     try:

@@ -19,10 +19,14 @@ nannies' fixed hash seed.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import multiprocessing
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 # What a worker of a fit imports anyway: imported once by the server it is forked from.
 PRELOAD = ("numpy", "pandas", "dask.array", "distributed", "dsvm.engine.tasks",
@@ -116,3 +120,77 @@ def server_environ() -> dict[str, str]:
     if environ.get("PYTHONHASHSEED") in (None, "0"):  # (the nanny's rule: config only)
         environ["PYTHONHASHSEED"] = "6640"
     return environ
+
+
+def check_script_guarded() -> None:
+    """Refuse, with the line to move, to start dsvm's own cluster from a script's top-level
+    code outside ``if __name__ == "__main__":``.
+
+    The workers are started with ``forkserver`` (or dask's ``spawn``), and Python's
+    multiprocessing runs the main script again in each new process before its work, as
+    ``__mp_main__``: unguarded, a worker reaches the same call and fails to start a cluster of
+    its own, and the user saw thousands of lines of ``An attempt has been made to start a new
+    process before the current process has finished its bootstrapping phase`` and
+    ``RuntimeError: Nanny failed to start`` instead of their fit. Code in a notebook, in
+    ``python -c``, in a package's ``__main__`` module or behind the guard is not run again,
+    and passes."""
+    found = unguarded_call()
+    if found is None or _start_method() == "fork":
+        return
+    from dsvm.exceptions import UnguardedScriptError
+
+    path, line = found
+    raise UnguardedScriptError(
+        f"{path}, line {line}: this starts a local Dask cluster, and its worker processes run "
+        f"{Path(path).name} again from the top before they start (Python's multiprocessing), "
+        "so each would reach this line and fail. Put the script's work under "
+        "`if __name__ == \"__main__\":` (as in the README), or pass client= a cluster you "
+        "started.")
+
+
+def unguarded_call() -> tuple[str, int] | None:
+    """(script, line) of the main script's top-level statement running now, when it lies
+    outside every ``if __name__ == "__main__":`` of the script; None when the call does not
+    come from such code (see :func:`check_script_guarded`)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    spec_name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if not isinstance(path, str) or not path.endswith(".py") or spec_name.endswith("__main__"):
+        return None  # (a package's __main__ is not run again: multiprocessing skips it)
+    frame = sys._getframe(1)
+    namespace = vars(main)
+    while frame is not None and not (frame.f_globals is namespace
+                                     and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None  # (a script we cannot read is left to multiprocessing's own message)
+    line = frame.f_lineno
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_main_test(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None
+    return path, line
+
+
+def _is_main_test(test: Any) -> bool:
+    """Whether an ``if`` test compares ``__name__`` with ``"__main__"``."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
+                    isinstance(n, ast.Constant) and n.value == "__main__" for n in sides):
+                return True
+    return False
+
+
+def _start_method() -> str:
+    """How dsvm's own cluster starts its workers (:func:`forked_workers`)."""
+    if _has_forkserver():
+        return "forkserver"
+    import dask
+
+    return str(dask.config.get("distributed.worker.multiprocessing-method", "spawn"))

@@ -47,3 +47,64 @@ def test_dsvm_own_cluster_forks_its_workers_with_dsvm_imported(tmp_path):
     # both forked from the same server, not from this script (spawn: the script is the parent)
     parents = {parent for _, _, parent in workers}
     assert len(parents) == 1 and report["me"] not in parents, report
+
+
+# A user's script as typed, without the main guard.
+UNGUARDED = """import dask.array as da
+import dsvm
+
+X = da.random.random((400, 3), chunks=100)
+clf = dsvm.SVMClassifier(max_epochs=1).fit(X, X[:, 0] > 0.5)
+"""
+
+
+@pytest.mark.distributed
+def test_a_script_without_the_main_guard_is_told_the_line_before_any_worker_starts(tmp_path):
+    """Its workers would run the script again, reach the fit and fail: the user saw
+    thousands of lines of multiprocessing's bootstrapping error and "Nanny failed to start"."""
+    script = tmp_path / "train.py"
+    script.write_text(UNGUARDED)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert run.returncode == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"dsvm.exceptions.UnguardedScriptError: {script}, line 5: "), last
+    assert 'if __name__ == "__main__":' in last
+    assert "Nanny" not in run.stderr and "bootstrapping" not in run.stderr
+
+
+def _probe_as_main(tmp_path, monkeypatch, source, spec_name=None):
+    """What unguarded_call says inside ``source`` run as the main script (``probe()``)."""
+    import types
+
+    from dsvm.distributed.start_method import unguarded_call
+
+    path = tmp_path / "script.py"
+    path.write_text(source)
+    main = types.ModuleType("__main__")
+    main.__file__ = str(path)
+    main.__spec__ = None if spec_name is None else types.SimpleNamespace(name=spec_name)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    found = []
+    main.probe = lambda: found.append(unguarded_call())
+    exec(compile(source, str(path), "exec"), vars(main))
+    return found, str(path)
+
+
+@pytest.mark.parametrize("source, line", [
+    ("probe()\n", 1),
+    ("def main():\n    probe()\n\n\nmain()\n", 5),
+    ("if __name__ == '__main__':\n    probe()\n", None),
+    ("import sys\n\ntry:\n    if '__main__' == __name__ and sys.argv:\n        probe()\n"
+     "except KeyboardInterrupt:\n    pass\n", None),
+    ("def main():\n    probe()\n\n\nif __name__ == '__main__':\n    main()\n", None),
+])
+def test_the_call_outside_the_main_guard_is_found_by_its_line(tmp_path, monkeypatch, source,
+                                                              line):
+    found, path = _probe_as_main(tmp_path, monkeypatch, source)
+    assert found == [None if line is None else (path, line)]
+
+
+def test_a_package_main_module_is_not_run_again_and_passes(tmp_path, monkeypatch):
+    found, _ = _probe_as_main(tmp_path, monkeypatch, "probe()\n", spec_name="tool.__main__")
+    assert found == [None]
