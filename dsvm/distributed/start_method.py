@@ -26,6 +26,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 # What a worker of a fit imports anyway: imported once by the server it is forked from.
@@ -157,7 +158,7 @@ def unguarded_call() -> tuple[str, int] | None:
     spec_name = getattr(getattr(main, "__spec__", None), "name", None) or ""
     if not isinstance(path, str) or not path.endswith(".py") or spec_name.endswith("__main__"):
         return None  # (a package's __main__ is not run again: multiprocessing skips it)
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     namespace = vars(main)
     while frame is not None and not (frame.f_globals is namespace
                                      and frame.f_code.co_name == "<module>"):
