@@ -6,6 +6,8 @@ a few thousand rows, in this process (dask's local scheduler) where a cluster is
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,67 @@ def test_dsvm_predict_reads_parquet_rows_for_a_model_trained_on_a_csv(tmp_path, 
     from_parquet = np.load(tmp_path / "test.parquet.npy")
     np.testing.assert_array_equal(from_parquet, from_csv)
     assert (from_csv == frame.label.iloc[400:].to_numpy()).mean() > 0.7
+    # its label, the one column the model does not use, evaluates the Parquet rows too (they
+    # were converted without labels: "rows.zarr is unlabeled", naming a scratch folder)
+    for name in ("test.csv", "test.parquet"):
+        assert main(["eval", str(model), str(tmp_path / name), "--json"]) == 0
+    csv_eval, parquet_eval = (json.loads(out) for out in _documents(capsys.readouterr().out))
+    assert parquet_eval["accuracy"] == csv_eval["accuracy"] > 0.7
+
+
+def _documents(text):
+    """The JSON documents printed one after another (``--json``), after any other lines."""
+    decoder, found, i = json.JSONDecoder(), [], text.find("{")
+    while i >= 0:
+        doc, end = decoder.raw_decode(text, i)
+        found.append(json.dumps(doc))
+        i = text.find("{", end)
+    return found
+
+
+def test_a_model_fitted_on_a_frame_reads_raw_rows_by_its_column_names(tmp_path, capsys):
+    """Trained in Python on a DataFrame of numbers, used from the command line on Parquet and
+    CSV rows: ``dsvm predict`` refused a Parquet folder ("read it as a Dask DataFrame") and
+    a CSV ("not a dsvm dataset"), and the model file did not keep the column names."""
+    import dsvm
+    from dsvm.cli import main
+
+    frame = _people(800)[["age", "score", "label"]]
+    frame["height"] = np.random.default_rng(1).normal(170, 10, len(frame))
+    features = ["age", "score", "height"]
+    clf = SVMClassifier(random_state=0, max_epochs=3).fit(frame[features].iloc[:600],
+                                                          frame.label.iloc[:600])
+    clf.save(tmp_path / "m.dsvm")
+    assert list(dsvm.load(tmp_path / "m.dsvm").feature_names_in_) == features
+    test = frame.iloc[600:].reset_index(drop=True)
+    expected = clf.predict(test[features])
+    folder = tmp_path / "rows.parquet"
+    folder.mkdir()
+    shuffled = test.assign(id=np.arange(len(test)))[["id", "height", "label", "age", "score"]]
+    shuffled.iloc[:100].to_parquet(folder / "a.parquet")
+    shuffled.iloc[100:].to_parquet(folder / "b.parquet")
+    out = tmp_path / "p.npy"
+    assert main(["predict", str(tmp_path / "m.dsvm"), str(folder), "--out", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out, allow_pickle=True), expected)
+    test[["score", "label", "height", "age"]].to_parquet(tmp_path / "one.parquet")
+    test[features + ["label"]].to_csv(tmp_path / "rows.csv", index=False)
+    capsys.readouterr()
+    for name in ("one.parquet", "rows.csv"):
+        assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / name), "--json"]) == 0
+    accuracies = [json.loads(d)["accuracy"] for d in _documents(capsys.readouterr().out)]
+    assert accuracies == [pytest.approx(clf.score(test[features], test.label))] * 2
+    # read by position, a CSV's columns must come in the model's order; a Parquet folder with
+    # two columns besides the features has no label to evaluate
+    test[["score", "age", "height", "label"]].to_csv(tmp_path / "swapped.csv", index=False)
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "swapped.csv")]) == 2
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(folder)]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert errors == [
+        f"dsvm eval: error: {tmp_path / 'swapped.csv'}: its columns ['score', 'age', 'height'] "
+        "are not in the order the model was trained on ['age', 'score', 'height']; write them "
+        "in that order.",
+        f"dsvm eval: error: {folder}: no label column found beside the model's features, so it "
+        "cannot evaluate a model; use it with predict"]
 
 
 def test_predict_proba_of_a_dask_dataframe_is_a_frame_of_the_classes():

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
+from dsvm.exceptions import DataFormatError
 
 # without one, a dataset is scored in this process (dsvm.training.engines.prediction_engine)
 SCHEDULER_HELP = ("Dask scheduler address (tcp://host:8786) or scheduler file to score on "
@@ -39,8 +40,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     scratch = os.environ.get("DSVM_SCRATCH") or None
     try:
         with _rows(clf, args, raw, scratch=scratch, prefix=".dsvm-eval-") as dataset:
-            if raw:
-                dataset.require_labels("evaluate a model")
+            if raw and not dataset.labeled:  # (named by the user's rows, not the scratch copy)
+                raise DataFormatError(f"{args.dataset}: no label column found beside the "
+                                      "model's features, so it cannot evaluate a model; use "
+                                      "it with predict")
             result = clf.evaluate(dataset)
     finally:
         close_client(clf.client)
@@ -116,9 +119,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _is_raw(args: argparse.Namespace) -> bool:
-    """Rows to convert first: a file (a dsvm dataset is a folder), or any input given a
-    --format."""
-    return bool(args.format) or os.path.isfile(args.dataset)
+    """Rows to convert first: a file or a folder of Parquet files (a dsvm dataset is a folder
+    of zarr arrays), or any input given a --format."""
+    from dsvm.data.parquet_source import is_parquet_path
+
+    return bool(args.format) or os.path.isfile(args.dataset) or is_parquet_path(args.dataset)
 
 
 def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
@@ -133,6 +138,8 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
         return None
     if getattr(clf, "hashing_", None):
         return "hashed"
+    if getattr(clf, "feature_names_in_", None) is not None and args.format != "criteo":
+        return "columns"  # (a model fitted on a DataFrame of numbers: its columns by name)
     from dsvm.data.text import source_kind
 
     if not args.format and args.fill_missing is None and source_kind(args.dataset) == "libsvm":
@@ -150,12 +157,15 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
         yield args.dataset
         return
     from dsvm.data.convert import convert
-    from dsvm.data.rehash import convert_like
+    from dsvm.data.rehash import convert_columns, convert_like
 
     with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
         dst = os.path.join(tmp, "rows.zarr")
         if raw == "svmlight":
             yield convert(args.dataset, dst, n_features=clf.n_features_in_)
+        elif raw == "columns":
+            yield convert_columns(args.dataset, dst, [str(c) for c in clf.feature_names_in_],
+                                  format=args.format, fill_missing=args.fill_missing)
         else:
             yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
                                fill_missing=args.fill_missing)

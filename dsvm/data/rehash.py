@@ -48,13 +48,79 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 f"{os.fspath(src)}: the model's numeric columns were stored transformed "
                 f"({hashing['numeric_transform']}), which Parquet conversion does not do; "
                 "give the rows as the training data was given (a CSV/TSV or Criteo file).")
+        label = _label_among(parquet_columns(src, storage_options),
+                             [*hashing["numeric"], *hashing["categorical"]])
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
-                       labeled=False, **common)
+                       label_column=label, labeled=label is not None, **common)
     names = _header(src, delimiter, storage_options)
     label = _extra_column(src, names, hashing)
+    _check_order(src, names, list(hashing["numeric"]))
     common["drop"] = [c for c in hashing.get("dropped", []) if c in names] or None
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, **common)
+
+
+def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                    columns: list[str], *, format: str | None = None,
+                    fill_missing: float | None = None, delimiter: str | None = None,
+                    storage_options: dict | None = None) -> Dataset:
+    """Convert raw rows for a model fitted on a DataFrame of numbers (``feature_names_in_``:
+    ``columns``, no hashing): its columns taken by name from Parquet (whatever else the files
+    hold; the one other column, if just one, is the label), or from a CSV/TSV whose header
+    has them in the model's order and at most one other column (the label)."""
+    fmt = format or ("parquet" if is_parquet_path(src, storage_options) else "csv")
+    common: dict[str, Any] = dict(fill_missing=fill_missing, storage_options=storage_options)
+    if fmt == "parquet":
+        label = _label_among(parquet_columns(src, storage_options), columns)
+        return convert(src, dst, format="parquet", feature_columns=columns, label_column=label,
+                       labeled=label is not None, **common)
+    if fmt != "csv":
+        raise DataFormatError(f"{os.fspath(src)}: the model was trained on named columns of "
+                              f"numbers {columns}; give them as Parquet or a CSV/TSV with a "
+                              f"header, not {fmt} rows.")
+    names = _header(src, delimiter, storage_options)
+    missing = [c for c in columns if c not in names]
+    extra = [c for c in names if c not in columns]
+    if missing or len(extra) > 1:
+        raise DataFormatError(
+            f"{os.fspath(src)}: the header {names} does not hold the model's columns {columns}"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; more than one other column: {extra}" if len(extra) > 1 else ""))
+    _check_order(src, names, columns)
+    label = extra[0] if extra else None
+    return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
+                   delimiter=delimiter, **common)
+
+
+def parquet_columns(src: str | os.PathLike[str], storage_options: dict | None) -> list[str]:
+    """The column names of Parquet rows (its first file's schema), without the index pandas
+    stored beside them (``__index_level_0__``: not a column of the user's)."""
+    import pyarrow.parquet as pq
+
+    from dsvm.data.parquet_source import _expand
+
+    fs, paths = _expand(src, storage_options)
+    with fs.open(paths[0], "rb") as f:
+        schema = pq.ParquetFile(f).schema_arrow
+    index = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
+             if isinstance(c, str)}
+    return [str(n) for n in schema.names if n not in index]
+
+
+def _label_among(names: list[str], used: list[str]) -> str | None:
+    """The label of Parquet rows: the one column the model does not use (None when there are
+    none or several: its rows are then predicted, not evaluated)."""
+    extra = [c for c in names if c not in used]
+    return extra[0] if len(extra) == 1 else None
+
+
+def _check_order(src: str | os.PathLike[str], names: list[str], columns: list[str]) -> None:
+    """A CSV/TSV's columns are read by position: the model's numeric ones must come in the
+    order it was trained on (otherwise every weight would meet another column's values)."""
+    given = [c for c in names if c in set(columns)]
+    if given != columns:
+        raise DataFormatError(f"{os.fspath(src)}: its columns {given} are not in the order the "
+                              f"model was trained on {columns}; write them in that order.")
 
 
 def _raw_format(src: str | os.PathLike[str], trained: str | None,

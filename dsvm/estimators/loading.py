@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from dsvm._validation import validate_params
 from dsvm.estimators.classifier import SVMClassifier
 from dsvm.estimators.regressor import SVMRegressor
@@ -41,6 +43,8 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
     est.solver_ = fit.get("solver") or est.solver  # what solver="auto" chose
     if record.extra_meta.get("hashing"):  # the training data's hashing spec (check_hashing)
         est.hashing_ = dict(record.extra_meta["hashing"])
+    if record.extra_meta.get("feature_names"):  # a DataFrame's columns, as fit() saw them
+        est.feature_names_in_ = np.asarray(record.extra_meta["feature_names"], dtype=object)
     _check_shapes(est, path)
     return est
 

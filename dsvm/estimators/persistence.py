@@ -22,6 +22,9 @@ def record_of(est: Any) -> ModelRecord:
     extra: dict[str, Any] = {"fit": fit_meta(est)}
     if getattr(est, "hashing_", None):
         extra["hashing"] = est.hashing_
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None:  # (predict checks a frame's columns; dsvm predict reads them by name)
+        extra["feature_names"] = [str(n) for n in names]
     return ModelRecord(
         estimator=type(est).__name__, params=params, coef=est.coef_, intercept=est.intercept_,
         classes=classes, n_features_in=int(est.n_features_in_), n_iter=int(est.n_iter_),

@@ -87,7 +87,8 @@ def load_model_record(path: str | os.PathLike, storage_options: dict | None = No
             map_meta=meta.get("feature_map"),
             map_arrays={k[len(_MAP_PREFIX):]: v for k, v in arrays.items()
                         if k.startswith(_MAP_PREFIX)},
-            extra_meta={k: v for k, v in meta.items() if k in ("hashing", "fit", "grid")},
+            extra_meta={k: v for k, v in meta.items() if k in ("hashing", "fit", "grid",
+                                                                  "feature_names")},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"{path}: the model's description is incomplete or malformed "
