@@ -205,3 +205,41 @@ def test_sparse_dask_chunks_are_not_sized_as_dense_ones():
     assert window_for(None, sparse, n_streams=2).held == min(DEFAULT_WINDOW, 4)
     dense = DaskSource(da.zeros((8000, 64), chunks=(1000, -1)), da.ones(8000, chunks=1000))
     assert dense.nbytes == 8000 * 64 * 8
+
+
+def test_the_first_pass_counts_each_chunks_classes_and_none_counts_them_again(parquet_folder,
+                                                                               monkeypatch):
+    """The frame's first pass (rows, values checked) counts each partition's classes too: the
+    streams' count per chunk and the totals (``class_weight="balanced"``, the majority rate a
+    fit's outcome is judged by) were two more reads of every partition."""
+    dd = pytest.importorskip("dask.dataframe")
+    import dsvm.distributed.client as client_module
+
+    ddf = dd.read_parquet(parquet_folder)
+    sources = [source_of(ddf[["a", "b"]], ddf["label"])[0],      # text labels: their codes
+               source_of(ddf[["a", "b"]], ddf["a"] > 0.5)[0]]    # numbers
+    monkeypatch.setattr(client_module, "compute_watched",
+                        lambda *a, **k: pytest.fail("a pass of its own to count the classes"))
+    for source in sources:
+        ys = [source.read_chunk(i).y for i in range(source.n_chunks)]
+        per_chunk = np.array([[np.sum(y == c) for c in (0.0, 1.0)] for y in ys])
+        np.testing.assert_array_equal(source.chunk_class_counts(), per_chunk)
+        labels, totals = source.label_counts()
+        assert labels.tolist() == [0.0, 1.0] and totals.tolist() == per_chunk.sum(0).tolist()
+
+
+def test_a_graph_of_reads_ships_to_the_workers_and_only_data_in_a_graph_is_persisted(
+        parquet_folder, monkeypatch):
+    """A DataFrame of many files has a large graph but holds no rows: persisting it (as
+    arrays built from memory are) held the whole dataset in the workers' memory; its graph
+    is broadcast instead and each task reads its own files."""
+    dd = pytest.importorskip("dask.dataframe")
+    from dsvm.distributed import engine
+
+    monkeypatch.setattr(engine, "BROADCAST_ABOVE_BYTES", 10_000)  # (8 files make no MB)
+    files = dd.read_parquet(parquet_folder)
+    reads, _ = source_of(files[["a", "b"]], files["label"])
+    in_graph, _ = source_of(dd.from_pandas(_frame()[["a", "b"]], npartitions=8),
+                            dd.from_pandas(_frame()["label"], npartitions=8))
+    assert engine._pickled_size(in_graph) > engine._pickled_size(reads) > 10_000
+    assert not engine._holds_its_data(reads) and engine._holds_its_data(in_graph)

@@ -95,9 +95,23 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
                                        text_classes=text_classes)
     source.feature_names = [str(c) for c in X.columns]
-    if classify and label is not None and not text:  # counted by the first pass
-        source.labels = np.unique(np.concatenate([p.distinct for p in parts]))
+    if classify and label is not None:  # counted by the first pass
+        source.labels, source.class_counts = _class_counts(parts, text_classes if text else None)
     return source, text_classes
+
+
+def _class_counts(parts: list[_Part], text_classes: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct labels as the fit sees them: numbers, or text as its codes; each part's
+    rows of each) from the first pass's counts: neither needs a pass of its own (counting the
+    classes per chunk, then their totals, cost two more reads of every partition)."""
+    values = [p.distinct if text_classes is None else codes_of(p.distinct, text_classes)
+              for p in parts]
+    labels = np.unique(np.concatenate(values)).astype(np.float64)
+    counts = np.zeros((len(parts), len(labels)), dtype=np.int64)
+    for i, (v, part) in enumerate(zip(values, parts)):
+        counts[i, np.searchsorted(labels, v)] = part.counts
+    return labels, counts
 
 
 def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:
@@ -169,6 +183,7 @@ class _Part:
     where: str
     n_rows: int
     distinct: np.ndarray
+    counts: np.ndarray  # the rows of each distinct label
 
 
 def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
@@ -182,28 +197,30 @@ def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
     summaries = compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
                                                  classify, w)
                           for d, w in zip(data, wheres)), what="counting the DataFrame's rows")
-    parts = [_Part(d, w, n, distinct) for d, w, (n, distinct) in zip(data, wheres, summaries)
-             if n]
+    parts = [_Part(d, w, n, distinct, counts)
+             for d, w, (n, distinct, counts) in zip(data, wheres, summaries) if n]
     if not parts:
         raise ValueError("The DataFrame has no rows (every partition is empty).")
     return parts
 
 
 def _summary(part: Any, numeric: list[str], label: str | None, weight: str | None,
-             text: bool, classify: bool, where: str) -> tuple[int, np.ndarray]:
-    """(rows, distinct class labels: text, or numbers) of a partition, whose values are
-    checked on the way."""
+             text: bool, classify: bool, where: str
+             ) -> tuple[int, np.ndarray, np.ndarray]:
+    """(rows, distinct class labels: text, or numbers, and the rows of each) of a partition,
+    whose values are checked on the way."""
     check_missing(part, numeric, where)
-    distinct = np.zeros(0)
+    distinct, counts = np.zeros(0), np.zeros(0, dtype=np.int64)
     if label is not None:
         _present(part, label, "label", where)
         if text:
-            distinct = np.unique(part[label].to_numpy().astype(str))
+            distinct, counts = np.unique(part[label].to_numpy().astype(str), return_counts=True)
         elif classify:  # (regression targets: as many as rows, not brought back)
-            distinct = np.unique(part[label].to_numpy(dtype=np.float64))
+            distinct, counts = np.unique(part[label].to_numpy(dtype=np.float64),
+                                         return_counts=True)
     if weight is not None:
         _present(part, weight, "sample_weight", where)
-    return len(part), distinct
+    return len(part), distinct, counts
 
 
 def _present(part: Any, name: str, what: str, where: str) -> None:
