@@ -183,6 +183,43 @@ def test_a_missing_value_is_named_by_its_column_and_a_missing_label_by_its_row()
             SVMClassifier(max_epochs=1).fit(frame[["age", "score"]], labels)
 
 
+def test_a_line_with_too_many_or_too_few_fields_is_named_by_its_number(tmp_path):
+    # with --categorical (pyarrow's reader) it was "after line 1: CSV parse error: Expected 4
+    # columns, got 5: <the row>": the block's first line, not the row's
+    import dsvm
+    from dsvm.exceptions import DataFormatError
+
+    lines = _people(3000).to_csv(index=False).splitlines()
+    for name, number, edit, found in (("long.csv", 2501, lambda t: t + ",x", 5),
+                                      ("short.csv", 8, lambda t: t.split(",")[0], 1)):
+        changed = list(lines)
+        changed[number - 1] = edit(changed[number - 1])
+        (tmp_path / name).write_text("\n".join(changed) + "\n")
+        with pytest.raises(DataFormatError, match=rf"{name}, line {number}: {found} fields "
+                                                  r"where line 1 has 4$"):
+            dsvm.convert(tmp_path / name, tmp_path / f"{name}.zarr", label_column="label",
+                         categorical=["city"])
+
+
+def test_train_on_a_parquet_or_csv_file_says_to_convert_it(tmp_path, capsys):
+    # it was "is not a zarr group, so not a dsvm dataset (No group found in store
+    # LocalStore('file://...') at path '')"
+    from dsvm.cli import main
+
+    frame = _people(50)
+    frame.to_parquet(tmp_path / "t.parquet")
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    for name in ("t.parquet", "t.csv"):
+        assert main(["train", str(tmp_path / name), "--out", str(tmp_path / "m.dsvm")]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert errors == [
+        f"dsvm train: error: {tmp_path / 't.parquet'} is Parquet, not a dsvm dataset: convert "
+        f"it first (dsvm convert {tmp_path / 't.parquet'} DATA.zarr --label-column NAME), or "
+        "pass it to fit() with its label column",
+        f"dsvm train: error: {tmp_path / 't.csv'} is a file, not a dsvm dataset (a folder): "
+        f"convert it first (dsvm convert {tmp_path / 't.csv'} DATA.zarr)"]
+
+
 def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_path):
     # with --categorical, a bad value on line 1234 was "after line 1: In CSV column #2: CSV
     # conversion error to double: invalid value 'abc'" (pyarrow's block, its column number);

@@ -497,6 +497,20 @@ def _open_handles(key: tuple) -> dict[str, Any]:
     return {name: group[name] for name in names}
 
 
+def _not_a_dataset(url: str, exc: BaseException, storage_options: dict | None) -> str:
+    """Why ``url`` cannot be opened as a dataset, with what to do when it is raw rows (a user
+    who gives ``dsvm train`` a Parquet or CSV file was told only that it is no zarr group)."""
+    from dsvm.data.parquet_source import is_parquet_path
+
+    convert = f"convert it first (dsvm convert {url} DATA.zarr"
+    if is_parquet_path(url, storage_options):
+        return (f"{url} is Parquet, not a dsvm dataset: {convert} --label-column NAME), or "
+                "pass it to fit() with its label column")
+    if "://" not in url and os.path.isfile(url):
+        return f"{url} is a file, not a dsvm dataset (a folder): {convert})"
+    return f"{url} is not a zarr group, so not a dsvm dataset ({exc})"
+
+
 def open_dataset(
     path_or_url: str | os.PathLike[str], *, storage_options: dict | None = None
 ) -> Dataset:
@@ -512,8 +526,7 @@ def open_dataset(
     try:
         group = zarr.open_group(loc.store(read_only=True), mode="r")
     except (FileNotFoundError, ValueError, KeyError) as exc:
-        raise DataLayoutError(
-            f"{loc.url} is not a zarr group, so not a dsvm dataset ({exc})") from exc
+        raise DataLayoutError(_not_a_dataset(loc.url, exc, storage_options)) from exc
     attrs = dict(group.attrs)
     version = attrs.get("dsvm_format")
     if version is None:

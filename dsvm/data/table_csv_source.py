@@ -49,6 +49,7 @@ BLOCK_BYTES = 8 << 20
 # code paths: seen in a pytest-xdist worker, absent in a plain process, pyarrow 26)
 _NOT_A_NUMBER = re.compile(r"CSV column #(?P<column>\d+): (?:Row #\d+: )?CSV conversion error "
                            r"to \w+: invalid value '(?P<value>.*)'")
+_FIELD_COUNT = re.compile(r"Expected (?P<expected>\d+) columns, got (?P<got>\d+)")
 CRITEO_COLUMNS = (["label"] + [f"I{i}" for i in range(1, 14)]
                   + [f"C{i}" for i in range(1, 27)])
 
@@ -179,6 +180,13 @@ class TableCSVSource:
                     hint = TEXT_LABELS if name == self.label else TEXT_COLUMNS
                     return (f"{self.name}, line {number}, column {name!r}: {value!r} is not a "
                             f"number ({hint})")
+        counted = _FIELD_COUNT.search(str(exc))
+        if counted is not None:  # (pyarrow names the row's text, not its line)
+            expected = int(counted["expected"])
+            for number, fields in self._lines_from(line):
+                if len(fields) != expected:
+                    return (f"{self.name}, line {number}: {len(fields)} fields where line "
+                            f"{self.header_line} has {expected}")
         return f"{self.name}, after line {line - 1}: {_one_line(exc)}"
 
     def _lines_from(self, first: int) -> Iterator[tuple[int, list[str]]]:
