@@ -107,6 +107,8 @@ def test_a_model_fitted_on_a_frame_reads_raw_rows_by_its_column_names(tmp_path, 
                                                           frame.label.iloc[:600])
     clf.save(tmp_path / "m.dsvm")
     assert list(dsvm.load(tmp_path / "m.dsvm").feature_names_in_) == features
+    assert main(["info", str(tmp_path / "m.dsvm")]) == 0
+    assert "   feature_names: age, score, height\n" in capsys.readouterr().out
     test = frame.iloc[600:].reset_index(drop=True)
     expected = clf.predict(test[features])
     folder = tmp_path / "rows.parquet"

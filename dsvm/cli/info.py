@@ -56,6 +56,9 @@ def model_info(path: str) -> dict[str, Any]:
         "kind": f"dsvm model: {record.estimator}, {_task(regressor, len(classes))}",
         "classes": None if regressor else classes,
         "n_features": record.n_features_in,
+        # a DataFrame's columns (what dsvm predict reads by name from Parquet or CSV)
+        **({"feature_names": record.extra_meta["feature_names"]}
+           if record.extra_meta.get("feature_names") else {}),
         "solver": _solver(record),
         "scaling": _scaling(record),
         "parameters": {k: v for k, v in sorted(record.params.items()) if k != "solver"},
@@ -69,6 +72,10 @@ def model_info(path: str) -> dict[str, Any]:
         # a grid of alphas trained in one pass (dsvm train --alpha a,b,c): its candidates
         **({"alpha_grid": record.extra_meta["grid"]} if record.extra_meta.get("grid") else {}),
     }
+
+
+# column names listed in the text listing (--json lists them all)
+MAX_NAMES_SHOWN = 20
 
 
 def _scaling(record: Any) -> Any:
@@ -109,6 +116,10 @@ def _text(key: str, value: Any) -> str:
                 f"{len(value['categorical'])} hashed into 2**{value['hash_bits']} features")
     if key == "scaling":
         return "none: the rows were trained as given" if value is None else value["description"]
+    if key == "feature_names":
+        shown = ", ".join(value[:MAX_NAMES_SHOWN])
+        more = len(value) - MAX_NAMES_SHOWN
+        return shown + (f", ... ({more} more; --json lists all)" if more > 0 else "")
     if key == "alpha_grid":
         from dsvm.training.progress import format_grid
 
