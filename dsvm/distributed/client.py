@@ -99,7 +99,11 @@ def cluster_client(
     """Yield the Client to use; close whatever this function itself started."""
     if isinstance(client, Client):
         _maybe_tune_malloc(client)
-        yield client
+        # current for the fit: its own computes (row counts, a merge held for the fit) find
+        # it as the active client; a Client made with set_as_default=False was not found,
+        # and they ran in this process, the rows passing through it
+        with client.as_current():
+            yield client
         return
     if isinstance(client, str):
         c = connect(client, security=security)

@@ -170,3 +170,18 @@ def test_chunks_spanning_partitions_are_told_from_chunks_computed_alone(tmp_path
              "one partition": dd.from_pandas(pandas_join, npartitions=1)}
     assert {k: spans_partitions(v) for k, v in spanning.items()} == dict.fromkeys(spanning, True)
     assert {k: spans_partitions(v) for k, v in alone.items()} == dict.fromkeys(alone, False)
+
+
+def test_a_client_that_is_not_the_default_runs_the_frames_own_passes_too(frame, _session_client):
+    """``client=`` a Client made with ``set_as_default=False`` (this session's is): only the
+    fit's tasks used it, and the DataFrame's first pass (row counts, values checked) ran in
+    this process, the rows passing through it."""
+    import dask.dataframe as dd
+    from distributed import get_task_stream
+
+    ddf = dd.from_pandas(frame, npartitions=4)
+    with get_task_stream(_session_client) as stream:
+        SVMClassifier(**_kw(_session_client)).fit(ddf, "label")
+    ran = {str(t["key"][0] if isinstance(t["key"], tuple) else t["key"]).split("-")[0]
+           for t in stream.data}
+    assert "_summary" in ran, sorted(ran)
