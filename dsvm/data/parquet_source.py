@@ -41,6 +41,24 @@ def is_parquet_path(src: str | os.PathLike[str], storage_options: dict | None = 
     return False
 
 
+def index_columns(schema: Any) -> set[str]:
+    """The columns pandas (or dask) stored a frame's index in (``__index_level_0__``,
+    ``__null_dask_index__``, as its metadata lists them): row labels, not the user's data."""
+    listed = (schema.pandas_metadata or {}).get("index_columns", [])
+    return {c for c in listed if isinstance(c, str)}
+
+
+def column_names(src: str | os.PathLike[str], storage_options: dict | None = None) -> list[str]:
+    """The data columns of Parquet rows (their first file's schema, without a stored index)."""
+    import pyarrow.parquet as pq
+
+    fs, paths = _expand(src, storage_options)
+    with fs.open(paths[0], "rb") as f:
+        schema = pq.ParquetFile(f).schema_arrow
+    index = index_columns(schema)
+    return [str(n) for n in schema.names if n not in index]
+
+
 def _expand(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[Any, list[str]]:
     """The filesystem and the sorted Parquet files of a file, directory or glob."""
     name = os.fspath(src)
@@ -143,7 +161,9 @@ class ParquetSource:
             raise DataFormatError(
                 f"{first}: label column {self.label_column!r} has type "
                 f"{schema.field(self.label_column).type}; labels must be numbers or text")
-        skip = {self.label_column, *self.categorical}
+        # (a frame's stored index is no feature unless named: a filtered frame's row numbers
+        # were trained on as a column)
+        skip = {self.label_column, *self.categorical, *index_columns(schema)}
         cols = list(given) if given is not None else [c for c in names if c not in skip]
         cols = [c for c in cols if c not in self.dropped]
         for c in cols:

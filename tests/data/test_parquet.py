@@ -52,6 +52,22 @@ def test_file_directory_and_glob_convert_the_same_rows(tmp_path):
     assert not unlabeled.labeled and np.isnan(collect(unlabeled)[1]).all()
 
 
+def test_the_index_pandas_stored_is_no_feature_unless_named(tmp_path):
+    """A filtered pandas frame keeps its row labels, which to_parquet stores as a column
+    (``__index_level_0__``): converted, the row numbers became a feature."""
+    pd = pytest.importorskip("pandas")
+    _, X, y = _table()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": y})
+    kept = frame[frame.b > 0]
+    kept.to_parquet(tmp_path / "kept.parquet")
+    assert "__index_level_0__" in pq.read_schema(tmp_path / "kept.parquet").names
+    ds = dsvm.convert(tmp_path / "kept.parquet", tmp_path / "k.zarr", label_column="label")
+    np.testing.assert_allclose(collect(ds)[0], kept[["a", "b"]].to_numpy(), rtol=1e-6)
+    named = dsvm.convert(tmp_path / "kept.parquet", tmp_path / "n.zarr", label_column="label",
+                         feature_columns=["a", "__index_level_0__"])
+    np.testing.assert_array_equal(collect(named)[0][:, 1], kept.index.to_numpy())
+
+
 def test_missing_values_name_file_row_group_column_and_row(tmp_path):
     a = np.arange(300, dtype=np.float64)
     mask = np.zeros(300, dtype=bool)
