@@ -17,7 +17,7 @@ from typing import Any
 from dsvm.data.convert import convert
 from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
 from dsvm.data.dataset import Dataset
-from dsvm.data.parquet_source import is_parquet_path
+from dsvm.data.parquet_source import column_names, is_parquet_path
 from dsvm.exceptions import DataFormatError
 
 
@@ -48,7 +48,7 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 f"{os.fspath(src)}: the model's numeric columns were stored transformed "
                 f"({hashing['numeric_transform']}), which Parquet conversion does not do; "
                 "give the rows as the training data was given (a CSV/TSV or Criteo file).")
-        label = _label_among(parquet_columns(src, storage_options),
+        label = _label_among(column_names(src, storage_options),
                              [*hashing["numeric"], *hashing["categorical"]])
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        label_column=label, labeled=label is not None, **common)
@@ -71,7 +71,7 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     fmt = format or ("parquet" if is_parquet_path(src, storage_options) else "csv")
     common: dict[str, Any] = dict(fill_missing=fill_missing, storage_options=storage_options)
     if fmt == "parquet":
-        label = _label_among(parquet_columns(src, storage_options), columns)
+        label = _label_among(column_names(src, storage_options), columns)
         return convert(src, dst, format="parquet", feature_columns=columns, label_column=label,
                        labeled=label is not None, **common)
     if fmt != "csv":
@@ -79,32 +79,10 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                               f"numbers {columns}; give them as Parquet or a CSV/TSV with a "
                               f"header, not {fmt} rows.")
     names = _header(src, delimiter, storage_options)
-    missing = [c for c in columns if c not in names]
-    extra = [c for c in names if c not in columns]
-    if missing or len(extra) > 1:
-        raise DataFormatError(
-            f"{os.fspath(src)}: the header {names} does not hold the model's columns {columns}"
-            + (f"; missing {missing}" if missing else "")
-            + (f"; more than one other column: {extra}" if len(extra) > 1 else ""))
+    label = _extra_column(src, names, {"numeric": columns, "categorical": []})
     _check_order(src, names, columns)
-    label = extra[0] if extra else None
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, **common)
-
-
-def parquet_columns(src: str | os.PathLike[str], storage_options: dict | None) -> list[str]:
-    """The column names of Parquet rows (its first file's schema), without the index pandas
-    stored beside them (``__index_level_0__``: not a column of the user's)."""
-    import pyarrow.parquet as pq
-
-    from dsvm.data.parquet_source import _expand
-
-    fs, paths = _expand(src, storage_options)
-    with fs.open(paths[0], "rb") as f:
-        schema = pq.ParquetFile(f).schema_arrow
-    index = {c for c in (schema.pandas_metadata or {}).get("index_columns", [])
-             if isinstance(c, str)}
-    return [str(n) for n in schema.names if n not in index]
 
 
 def _label_among(names: list[str], used: list[str]) -> str | None:
