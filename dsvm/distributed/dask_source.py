@@ -8,6 +8,7 @@ a task reads a persisted chunk from the worker that holds it (``worker_client``)
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from dsvm.data.attrs import MAX_CLASSES
 from dsvm.data.blocks import Block, block_from_arrays
 from dsvm.data.sources import ArraysShape
 from dsvm.exceptions import DataLayoutError
+
+logger = logging.getLogger(__name__)
 
 
 def _known_lengths(a: Any) -> Any:
@@ -93,16 +96,15 @@ def held_if_spanning(*collections: Any) -> tuple[Any, ...]:
     and held by a worker, and the fit's tasks fetch it from there (``DaskSource.on_cluster``):
     the rows never pass through the client, but the whole collection is held in the
     workers' memory for the fit (dask spills it to their disks past their memory limits)."""
-    present = [c for c in collections if c is not None]
+    from dask import is_dask_collection
+
+    present = [c for c in collections if is_dask_collection(c)]
     if not any(not _holds_futures(c) and spans_partitions(c) for c in present):
         return collections
-    import logging
-
     from dsvm.distributed.client import active_client
 
-    logging.getLogger(__name__).info(
-        "the input's chunks each take rows from many of its partitions (a merge, shuffle "
-        "or set_index): computed once and held on the cluster for the fit")
+    logger.info("the input's chunks each take rows from many of its partitions (a merge, "
+                "shuffle or set_index): computed once and held on the cluster for the fit")
     client = active_client()
     if client is None:
         import dask
@@ -110,7 +112,7 @@ def held_if_spanning(*collections: Any) -> tuple[Any, ...]:
         held = iter(dask.persist(*present))
     else:
         held = iter(client.persist(present))
-    return tuple(None if c is None else next(held) for c in collections)
+    return tuple(next(held) if is_dask_collection(c) else c for c in collections)
 
 
 def _holds_futures(collection: Any) -> bool:
@@ -149,8 +151,6 @@ class DaskSource(ArraysShape):
     def __post_init__(self) -> None:
         if self.X.ndim != 2:
             raise DataLayoutError(f"X must be 2-D; got a dask array of shape {self.X.shape}.")
-        self.X, self.y, self.sample_weight = held_if_spanning(self.X, self.y,
-                                                              self.sample_weight)
         self.X, self.y, self.sample_weight = (
             None if a is None else _known_lengths(a) for a in (self.X, self.y, self.sample_weight))
         if len(self.X.chunks[1]) != 1:

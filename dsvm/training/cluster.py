@@ -42,10 +42,10 @@ def compute(*collections: Any, what: str) -> tuple[Any, ...]:
     return compute_watched(*collections, what=what)
 
 
-def held_if_spanning(collection: Any) -> Any:
-    """A Dask collection whose chunks each take rows from many partitions (a merge, shuffle,
-    ``set_index``), computed once and held where it is computed; any other as it is
-    (:func:`dsvm.distributed.dask_source.held_if_spanning`)."""
+def held_if_spanning(*collections: Any) -> tuple[Any, ...]:
+    """Dask collections (of one graph) whose chunks each take rows from many partitions (a
+    merge, shuffle, ``set_index``), computed once and held where they are computed; others as
+    they are (:func:`dsvm.distributed.dask_source.held_if_spanning`)."""
     from dsvm.distributed.dask_source import held_if_spanning as held
 
-    return held(collection)[0]
+    return held(*collections)

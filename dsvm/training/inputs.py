@@ -75,7 +75,7 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     X, y = _features_and_labels(X, y)
     columns = frame_columns(list(X.columns), list(X.dtypes))
     joined, label, weight = _one_frame(X, y, sample_weight)
-    joined = held_if_spanning(joined)  # (a merge's partition cannot be computed alone)
+    (joined,) = held_if_spanning(joined)  # (a merge's partition cannot be computed alone)
     text = label is not None and not is_number_dtype(joined[label].dtype)
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
@@ -93,7 +93,7 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
         sample_weight = _stacked(parts, _frame_labels, (), np.dtype(np.float64), False,
                                  weight, "sample_weight", None)
     source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
-                                       text_classes=text_classes)
+                                       text_classes=text_classes, held=True)
     source.feature_names = [str(c) for c in X.columns]
     if classify and label is not None:  # counted by the first pass
         source.labels, source.class_counts = _class_counts(parts, text_classes if text else None)
@@ -370,11 +370,16 @@ def recode_of(names: list[str], known: np.ndarray, where: str) -> np.ndarray | N
 
 
 def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
-                text_classes: np.ndarray | None) -> tuple[DaskSource, np.ndarray | None]:
+                text_classes: np.ndarray | None, held: bool = False,
+                ) -> tuple[DaskSource, np.ndarray | None]:
+    """``held``: the arrays are a frame's partitions, each computed from one (the frame was
+    held already where it was a merge): not checked again."""
     import dask.array as da
 
     from dsvm.distributed.dask_source import DaskSource
 
+    if not held:  # (before anything computes them: a merge's shuffle runs once)
+        X, y, sample_weight = held_if_spanning(X, y, sample_weight)
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
     if classify and y.dtype.kind not in "biuf":
