@@ -140,6 +140,39 @@ def test_a_mistyped_choice_gets_the_closest_one(tmp_path, capsys):
     assert "did you mean" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("--max-epochs", "--epochs"),  # the parameter's name, as in Python
+    ("--max_epochs", "--epochs"),
+    ("--random-state", "--seed"),
+    ("--n-streams", "--streams"),
+    ("--alpah", "--alpha"),  # a typo
+    ("--foo", None),
+])
+def test_an_unknown_flag_is_named_by_its_command_with_the_flag_meant(tmp_path, capsys, typed,
+                                                                     meant):
+    """An argument no parser takes is reported by the command typed (argparse's top-level
+    parser said ``dsvm: error: ...`` and pointed to ``dsvm --help``), one line, exit 2, with
+    the flag meant when a user typed the Python parameter (``max_epochs=`` is ``--epochs``)
+    or a near miss; nothing is trained."""
+    with pytest.raises(SystemExit) as code:
+        main(["train", str(tmp_path / "d.zarr"), "--out", str(tmp_path / "m.dsvm"), typed, "3"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"dsvm train: error: unrecognized arguments: {typed} 3"), err
+    assert err.endswith("(see dsvm train --help)"), err
+    assert (f"did you mean {meant}?" in err) if meant else ("did you mean" not in err), err
+    assert not (tmp_path / "m.dsvm").exists()
+
+
+def test_an_unknown_flag_of_another_command_names_that_command(tmp_path, capsys):
+    with pytest.raises(SystemExit) as code:
+        main(["info", str(tmp_path / "m.dsvm"), "--jsn"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2
+    assert err == ("dsvm info: error: unrecognized arguments: --jsn; did you mean --json? "
+                   "(see dsvm info --help)"), err
+
+
 class _WithScale(BaseEstimator):
     """An estimator with parameters the table does not know: ``rescale`` ("auto" or a bool, shaped
     as SVMClassifier's ``scale``), a switch on by default, and a count

@@ -408,6 +408,26 @@ class CommandParser(argparse.ArgumentParser):
         self.add_deferred()
         return super().parse_known_args(args, namespace)  # type: ignore[arg-type]
 
+    def parse_args(self, args: Iterable[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> Any:
+        """argparse's, but arguments no parser took are reported by the subcommand's parser
+        (``dsvm train: error: ...``, not ``dsvm: error: ...``), with the flag meant where one
+        is close (:func:`closest_flag`)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._subcommand(parsed)
+            command.error(f"unrecognized arguments: {' '.join(extras)}"
+                          f"{closest_flag(command, extras)}")
+        return parsed
+
+    def _subcommand(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest or "", None) or "")
+                if isinstance(chosen, CommandParser):
+                    return chosen._subcommand(parsed)
+        return self
+
     def format_help(self) -> str:
         self.add_deferred()
         return super().format_help()
@@ -423,6 +443,29 @@ class CommandParser(argparse.ArgumentParser):
         mistyped choice gets the closest one (``--loss log_loss``: 'logistic')."""
         self.exit(2, f"{self.prog}: error: {message}{closest_choice(message)} "
                      f"(see {self.prog} --help)\n")
+
+
+def closest_flag(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """"; did you mean --epochs?" for the first unknown flag of ``extras`` that is close to
+    one of ``parser``'s flags, or that names its parameter as in Python (``--max-epochs`` or
+    ``--max_epochs`` for ``max_epochs=``, whose flag is ``--epochs``), else ""."""
+    import difflib
+
+    flags: dict[str, str] = {}  # what a user may type -> the flag it means
+    for action in parser._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if not long or action.help == argparse.SUPPRESS:
+            continue
+        for name in (*long, f"--{action.dest}", f"--{action.dest.replace('_', '-')}"):
+            flags.setdefault(name, long[0])
+    for typed in (e.split("=", 1)[0] for e in extras if e.startswith("--")):
+        meant = flags.get(typed) or flags.get(typed.replace("_", "-"))
+        if meant is None:
+            close = difflib.get_close_matches(typed, list(flags), n=1, cutoff=0.75)
+            meant = flags[close[0]] if close else None
+        if meant is not None and meant != typed:
+            return f"; did you mean {meant}?"
+    return ""
 
 
 def closest_choice(message: str) -> str:
