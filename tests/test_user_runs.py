@@ -269,3 +269,47 @@ def test_a_parquet_part_whose_numeric_column_holds_text_is_named(tmp_path):
                                          r"row group: 'forty' is not a number"):
         dsvm.convert(folder, tmp_path / "rows.zarr", label_column="label", categorical=["city"])
     assert not (tmp_path / "rows.zarr").exists()
+
+
+def _sst2_rows(n: int):
+    """The first ``n`` rows of SST-2's training file as pandas reads it: a 'sentence' column
+    of free text, a 0/1 'label'."""
+    import lzma
+
+    from tests.conftest import shared_file
+
+    with lzma.open(shared_file("sst2/sst2_glue_train.tsv.xz"), "rt") as f:
+        return pd.read_csv(f, sep="\t", nrows=n)
+
+
+def test_a_column_of_free_text_is_refused_not_hashed_into_a_useless_model(tmp_path, capsys):
+    """A frame read from SST-2's TSV, fitted with defaults: the 'sentence' column was hashed
+    as one category per distinct sentence, and the fit ended at the majority rate (0.51
+    held-out accuracy) with exit 0. A hashed column of free text is now refused by name,
+    in Python and in `dsvm convert --categorical`; a category with spaces in its values, or
+    with many values, still trains."""
+    from dsvm.cli import main
+
+    rows = _sst2_rows(2000)
+    for frame in (rows, dd.from_pandas(rows, npartitions=2)):
+        with pytest.raises(ValueError, match=r"column 'sentence', row 0: .*the column holds "
+                                             r"free text .*HashingVectorizer"):
+            SVMClassifier(max_epochs=2).fit(frame[["sentence"]], frame["label"])
+    rows.to_csv(tmp_path / "sst.tsv", sep="\t", index=False)
+    for flags in ([], ["--categorical", "sentence"]):
+        code = main(["convert", str(tmp_path / "sst.tsv"), str(tmp_path / "sst.zarr"),
+                     "--label-column", "label", *flags])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and len(err.splitlines()) == 1, err
+        assert "sst.tsv, line 2, column 'sentence': 'hide new secretions" in err, err
+        assert ("free text" in err) == bool(flags), err
+    assert not (tmp_path / "sst.zarr").exists()
+
+    # categories, not text: a city's name has a space; 300 distinct values among 2,000 rows
+    rng = np.random.default_rng(0)
+    frame = _people(2000)
+    frame["city"] = rng.choice(["new york", "san jose", "oslo"], 2000)
+    frame["shop"] = [f"shop {i}" for i in rng.integers(0, 300, 2000)]
+    clf = SVMClassifier(random_state=0, max_epochs=5).fit(frame.drop(columns="label"),
+                                                          frame.label)
+    assert clf.score(frame.drop(columns="label"), frame.label) > 0.75

@@ -15,7 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import CSRBlock, DenseBlock
-from dsvm.data.hashing import HashSpec, arrow_codes, hashed_columns, transform_numeric
+from dsvm.data.hashing import (
+    HashSpec,
+    arrow_codes,
+    hashed_columns,
+    refuse_free_text,
+    transform_numeric,
+)
 from dsvm.data.label_names import LabelNames
 from dsvm.exceptions import DataFormatError
 
@@ -33,6 +39,8 @@ class Where:
     def row(self, column: str, r: int) -> str:
         if self.first_line is not None:
             return f"{self.path}, line {self.first_line + r}, column {column!r}"
+        if self.group is None:  # (a DataFrame's partition)
+            return f"{self.path}, column {column!r}, row {self.offset + r}"
         return (f"{self.path}, row group {self.group}, column {column!r}, row {self.offset + r} "
                 "of the row group")
 
@@ -118,6 +126,13 @@ class BatchConverter:
         codes[used] = self.names.encode(names[used])
         return codes[indices]
 
+    @staticmethod
+    def hashed(batch: Any, column: str, where: Where) -> tuple[str, np.ndarray, np.ndarray]:
+        """(name, codes, distinct values) of a column to hash; free text is refused."""
+        codes, values = arrow_codes(batch.column(column))
+        refuse_free_text(column, codes, values, where)
+        return column, codes, values
+
     def block(self, batch: Any, where: Where) -> DenseBlock | CSRBlock:
         n = batch.num_rows
         X = np.empty((n, len(self.numeric)), dtype=np.float64)
@@ -129,9 +144,9 @@ class BatchConverter:
         # the transform on float64 values, then the dtype, as on a float64 column
         X = transform_numeric(X, self.spec.numeric_transform).astype(self.dtype, copy=False)
         rows, cols = np.nonzero(X)
-        hr, hc, hv = hashed_columns(
-            [(c, *arrow_codes(batch.column(c))) for c in self.spec.categorical],
-            int(self.spec.hash_bits), n)
+        hr, hc, hv = hashed_columns([self.hashed(batch, c, where)
+                                     for c in self.spec.categorical],
+                                    int(self.spec.hash_bits), n)
         m = sp.csr_matrix(
             (np.concatenate([X[rows, cols].astype(np.float64), hv]),
              (np.concatenate([rows, hr]), np.concatenate([cols, hc + self.spec.offset]))),

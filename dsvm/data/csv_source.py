@@ -273,6 +273,10 @@ class CSVSource:
         empty = [i for i, f in enumerate(fields) if not f]
         if empty:
             raise DataFormatError(f"{where}: {self._column_named(empty[0])} is empty")
+        worded = [i for i, f in enumerate(fields) if len(f.split()) > 1]
+        if worded:  # (text with spaces: the number parser splits it into several tokens)
+            raise DataFormatError(f"{where}, {self._column_named(worded[0])}: "
+                                  f"{fields[worded[0]]!r} is not a number ({TEXT_COLUMNS})")
         raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
 
 
