@@ -20,7 +20,13 @@ import numpy as np
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import ChunkStats
-from dsvm.features.scaling import AUTO_LIMIT, Scaling, choose_scaling, merge_stats
+from dsvm.features.scaling import (
+    AUTO_LIMIT,
+    Scaling,
+    choose_scaling,
+    mean_sq_norm,
+    merge_stats,
+)
 from dsvm.training.layout import stats_in_space
 from dsvm.training.progress import fit_note
 from dsvm.training.record import FittedModel
@@ -105,11 +111,17 @@ def warn_unscaled_batch(spec: FitSpec, engine: Engine, source: Source) -> None:
         return
     column = int(np.argmax(stats.max_abs)) if stats.max_abs.size else 0
     largest = float(stats.max_abs[column]) if stats.max_abs.size else 0.0
-    what = (f"column {column} holds values up to {largest:.4g}" if largest > AUTO_LIMIT
-            else f"the targets reach {stats.y_max_abs:.4g}")
+    if largest > AUTO_LIMIT:
+        what = f"column {column} holds values up to {largest:.4g}, above the {AUTO_LIMIT:g}"
+    elif stats.y_max_abs > AUTO_LIMIT:
+        what = f"the targets reach {stats.y_max_abs:.4g}, above the {AUTO_LIMIT:g}"
+    else:
+        rows, _, col_sq, _, _ = stats.totals()
+        what = (f"the rows' mean squared norm is {mean_sq_norm(stats, rows, col_sq):.4g}, "
+                f"above the {AUTO_LIMIT ** 2:g}")
     warnings.warn(
         f"{spec.estimator}.partial_fit trains on the rows as given (a batch's statistics are "
-        f"not the data's: it does not scale them), and {what}, above the {AUTO_LIMIT:g} at "
+        f"not the data's: it does not scale them), and {what} at "
         "which fit scales: they train poorly. Call fit once on a representative sample first "
         "(partial_fit then scales as that fit did), or scale them before (StandardScaler, "
         "MaxAbsScaler).", UserWarning, stacklevel=6)  # (the user's call of partial_fit)
