@@ -84,7 +84,7 @@ def test_a_mistyped_command_line_is_one_line_naming_what_was_typed(argv, named, 
 
 def test_bad_libsvm_line_is_named_without_traceback(tmp_path):
     bad = tmp_path / "bad.svm"
-    bad.write_text("+1 1:0.5 2:1\n-1 1:0.5 0:2\n")
+    bad.write_text("+1 1:0.5 2:1\n-1 1:0.5 2:x\n")
     proc = subprocess.run([sys.executable, "-m", "dsvm", "convert", str(bad),
                            str(tmp_path / "bad.zarr")], capture_output=True, text=True)
     assert proc.returncode == 2

@@ -163,3 +163,17 @@ def close_client(client: Any) -> None:
     """Close a client this command opened (an address string is opened and closed by dsvm)."""
     if client is not None and not isinstance(client, str):
         client.close()
+
+
+def add_zero_based_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--zero-based", default="auto", choices=["auto", "true", "false"],
+                   help="svmlight/libsvm text: whether feature indices count from 0 "
+                        "(scikit-learn's dump_svmlight_file writes so by default) or from 1 "
+                        "(svmlight's and LIBSVM's convention); auto: 0-based when some index "
+                        "is 0, as scikit-learn's load_svmlight_file decides (give true for a "
+                        "test file of 0-based data that may lack index 0)")
+
+
+def zero_based(args: argparse.Namespace) -> bool | str:
+    """``--zero-based`` as ``convert``'s ``zero_based=``."""
+    return {"true": True, "false": False}.get(args.zero_based, "auto")

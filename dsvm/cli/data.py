@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dsvm.cli.common import say_if_compiling
+from dsvm.cli.common import add_zero_based_arg, say_if_compiling, zero_based
 
 
 def _bundled(name: str) -> Path:
@@ -90,6 +90,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         layout=layout, shuffle=args.shuffle, seed=args.seed, dtype=args.dtype,
         overwrite=args.overwrite, codec=args.codec, feature_order=args.feature_order,
     )
+    if zero_based(args) != "auto":
+        kwargs["zero_based"] = zero_based(args)
     if args.no_labels:
         if args.labels or label_column is not None:
             raise ValueError("--no-labels cannot be combined with --labels or --label-column")
@@ -161,6 +163,7 @@ def add_data_commands(sub: Any) -> None:
                         "sit together in the model (faster epochs on skewed data: hashed "
                         "click logs, text; see benchmarks/bench_layout.py). Models and "
                         "predictions stay in the original ids")
+    add_zero_based_arg(p)
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
                         "first column)")

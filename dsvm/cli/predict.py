@@ -10,7 +10,14 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from dsvm.cli.common import add_tls_args, check_output, client_arg, close_client
+from dsvm.cli.common import (
+    add_tls_args,
+    add_zero_based_arg,
+    check_output,
+    client_arg,
+    close_client,
+    zero_based,
+)
 from dsvm.exceptions import DataFormatError
 
 # without one, a dataset is scored in this process (dsvm.training.engines.prediction_engine)
@@ -132,9 +139,9 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
     file converted with the model's number of features (nothing else to know). Refuses other
     raw rows, and raw-row flags given with a dataset."""
     if not _is_raw(args):
-        if args.format or args.fill_missing is not None:
-            raise ValueError(f"--format and --fill-missing are for raw rows; {args.dataset} is "
-                             "a dsvm dataset already")
+        if args.format or args.fill_missing is not None or zero_based(args) != "auto":
+            raise ValueError(f"--format, --fill-missing and --zero-based are for raw rows; "
+                             f"{args.dataset} is a dsvm dataset already")
         return None
     if getattr(clf, "hashing_", None):
         return "hashed"
@@ -144,6 +151,8 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
 
     if not args.format and args.fill_missing is None and source_kind(args.dataset) == "libsvm":
         return "svmlight"
+    if zero_based(args) != "auto":
+        raise ValueError(f"--zero-based is for svmlight/libsvm text; {args.dataset} is not")
     raise ValueError(f"{args.dataset} is not a dsvm dataset; convert it first (dsvm convert"
                      f" ... with the flags the model's training data was converted with)")
 
@@ -162,7 +171,8 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
     with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
         dst = os.path.join(tmp, "rows.zarr")
         if raw == "svmlight":
-            yield convert(args.dataset, dst, n_features=clf.n_features_in_)
+            yield convert(args.dataset, dst, n_features=clf.n_features_in_,
+                          zero_based=zero_based(args))
         elif raw == "columns":
             yield convert_columns(args.dataset, dst, [str(c) for c in clf.feature_names_in_],
                                   format=args.format, fill_missing=args.fill_missing)
@@ -196,6 +206,7 @@ def _add_raw_row_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="raw rows: the value of a missing numeric field, as at training "
                         "(default: as convert's)")
+    add_zero_based_arg(p)
 
 
 def add_predict_commands(sub: Any) -> None:

@@ -84,6 +84,7 @@ class _Options:
     numeric_transform: str | None = None
     drop: Sequence[int | str] | None = None
     feature_order: str = "given"
+    zero_based: bool | str = "auto"
 
     def __post_init__(self) -> None:
         self.dtype = _check_dtype(self.dtype)
@@ -113,6 +114,11 @@ class _Options:
                                                        and self.kind == "csv"):
                 raise ValueError(f"{opt}= is for Parquet, CSV/TSV with categorical= columns or "
                                  f"format='criteo'; {self.name} is read as {self.kind}")
+        if self.zero_based not in ("auto", True, False):
+            raise ValueError(f"zero_based must be 'auto', True or False; got {self.zero_based!r}")
+        if self.zero_based != "auto" and self.kind != "libsvm":
+            raise ValueError(f"zero_based= is for svmlight/libsvm text; {self.name} is read as "
+                             f"{self.kind}")
         if self.feature_columns is not None and self.kind != "parquet":
             raise ValueError("feature_columns= is for Parquet input")
         if self.drop is not None and self.kind not in ("csv", "parquet", "criteo"):
@@ -139,7 +145,7 @@ class _Opened:
 
 def _open_libsvm(o: _Options) -> _Opened:
     source = LibSVMSource(o.src, dtype=o.dtype, storage_options=o.storage_options,
-                          labeled=o.labeled is not False)
+                          labeled=o.labeled is not False, zero_based=o.zero_based)
     if not (o.n_features is None or o.layout == "auto" or o.shuffle):
         return _Opened(source, o.n_features)  # read once: no first pass needed
     stats = source.scan(o.n_features)
@@ -276,6 +282,7 @@ def convert(
     numeric_transform: str | None = None,
     drop: Sequence[int | str] | None = None,
     feature_order: str = "given",
+    zero_based: bool | str = "auto",
 ) -> Dataset:
     """Convert a file to a dsvm dataset, streaming (peak memory: a few chunks).
 
@@ -313,6 +320,11 @@ def convert(
       that are not features, e.g. an id or a timestamp (a huge-valued id slows training
       30-250x); a name that is not a column is an error naming it.
     - ``n_features``: libsvm: an index above it is an error (default: the largest found).
+    - ``zero_based`` (libsvm): whether feature indices count from 0 (scikit-learn's
+      ``dump_svmlight_file`` writes so by default) or from 1 (svmlight's and LIBSVM's
+      convention); "auto" (default) decides as ``load_svmlight_file`` does: 0-based when some
+      index is 0. Recorded in the dataset's provenance. A test file of 0-based data that
+      happens to lack index 0 reads as 1-based under "auto": give ``zero_based=True``.
     - ``chunk_rows``: default sized from the bytes stored per row (see ``auto_chunk_rows``).
     - ``layout``: "auto" keeps dense input dense and makes sparse input dense at density
       >= 0.25; or "dense" / "sparse".
@@ -338,6 +350,7 @@ def convert(
         feature_columns=feature_columns, fill_missing=fill_missing, format=format,
         categorical=categorical, hash_bits=hash_bits, codec=codec, drop=drop,
         numeric_transform=numeric_transform, feature_order=feature_order,
+        zero_based=zero_based,
     ))
 
 
@@ -360,7 +373,10 @@ def _convert(o: _Options) -> Dataset:
                                 dtype=o.dtype, tmp_dir=shuffle_tmp_dir(o.dst))
     labels, spec = o.labels, getattr(opened.source, "spec", None)
     sources = [o.name] + ([os.fspath(labels)] if isinstance(labels, (str, os.PathLike)) else [])
-    provenance = {"source": sources, "format": o.kind, "converter": "dsvm.data.convert"}
+    provenance: dict[str, Any] = {"source": sources, "format": o.kind,
+                                  "converter": "dsvm.data.convert"}
+    if o.kind == "libsvm":
+        provenance["zero_based"] = bool(opened.source.zero_based is True)
     logger.info("converting %s (%s) to %s: layout=%s chunk_rows=%d", o.name, o.kind,
                 os.fspath(o.dst), layout, chunk_rows)
     dataset = _write(blocks, o.dst, name=o.name, n_features=opened.n_features, layout=layout,

@@ -28,6 +28,10 @@ from dsvm.exceptions import DataFormatError
 
 _NO_LABEL_RE = re.compile(rb"(?m)^(?=[ \t\r\v\f]*[^ \t\r\v\f\n])")
 
+ONE_BASED_HINT = ("indices are 1-based here (a file of scikit-learn's dump_svmlight_file, "
+                  "whose default is 0-based: convert with zero_based=True / --zero-based true)")
+
+
 @dataclass
 class SourceStats:
     """What a full pass over a source found: rows, largest feature index, stored values."""
@@ -39,13 +43,17 @@ class SourceStats:
 
 def parse_libsvm_block(
     buf: bytes, first_line: int, name: str, *, n_features: int | None, dtype: np.dtype,
-    labeled: bool = True,
+    labeled: bool = True, base: int = 1, zero_too: bool = False,
 ) -> tuple[CSRBlock, int]:
-    """Parse whole lines of svmlight text into a CSRBlock; also return the largest index.
+    """Parse whole lines of svmlight text into a CSRBlock; also return the number of columns
+    its indices need (the largest index, 1-based).
 
-    Lines are ``label [qid:q] index:value ... [# comment]`` with 1-based increasing indices;
-    blank and comment-only lines are skipped; unsorted indices are sorted, duplicates raise.
-    Bytes <= 0x20 (space, tab, CR, other control characters) separate tokens.
+    Lines are ``label [qid:q] index:value ... [# comment]`` with increasing indices counted
+    from ``base`` (1: svmlight's and LIBSVM's convention; 0: scikit-learn's
+    ``dump_svmlight_file`` default; ``zero_too``: 1-based, but index 0 passes, stored as -1,
+    for a scan that decides); blank and comment-only lines are skipped; unsorted
+    indices are sorted, duplicates raise. Bytes <= 0x20 (space, tab, CR, other control
+    characters) separate tokens.
     """
     if b"#" in buf:
         buf = _COMMENT_RE.sub(b"", buf)
@@ -55,7 +63,8 @@ def parse_libsvm_block(
         # Lines are ``index:value ...`` only: give each non-blank line a placeholder label so
         # the one parser below applies (line numbers are unchanged), then drop it as NaN.
         block, max_index = parse_libsvm_block(_NO_LABEL_RE.sub(b"0 ", buf), first_line, name,
-                                              n_features=n_features, dtype=dtype)
+                                              n_features=n_features, dtype=dtype, base=base,
+                                              zero_too=zero_too)
         return replace(block, y=np.full(block.n_samples, np.nan)), max_index
     text = _Text(buf)
     a = text.a
@@ -107,12 +116,14 @@ def parse_libsvm_block(
         hint = " is not a positive integer" if is_idx[j] else " is not a number"
         raise fail(starts[j], f"{what} {token!r}{hint}") from None
     return _assemble_libsvm(text, values, is_uint, np.flatnonzero(is_label), idx_tok, fail,
-                            n_features=n_features, dtype=dtype)
+                            n_features=n_features, dtype=dtype, base=base,
+                            lowest=0 if zero_too else base)
 
 
 def _assemble_libsvm(
     text: _Text, values: np.ndarray, is_uint: np.ndarray, lab_tok: np.ndarray,
-    idx_tok: np.ndarray, fail: Any, *, n_features: int | None, dtype: np.dtype,
+    idx_tok: np.ndarray, fail: Any, *, n_features: int | None, dtype: np.dtype, base: int,
+    lowest: int,
 ) -> tuple[CSRBlock, int]:
     """Turn classified, parsed tokens into CSR arrays, checking indices and finiteness.
 
@@ -127,11 +138,11 @@ def _assemble_libsvm(
         j = int(np.flatnonzero(~is_uint[idx_tok])[0])
         token = buf[idx_pos[j]:idx_pos[j] + 40].split(b":")[0].decode("utf-8", "replace")
         raise fail(idx_pos[j], f"feature index {token!r} is not a positive integer")
-    limit = n_features if n_features is not None else 2**31 - 1
-    out = (index < 1) | (index > limit)
+    limit = n_features - 1 + base if n_features is not None else 2**31 - 1
+    out = (index < lowest) | (index > limit)
     if out.any():
         j = int(np.flatnonzero(out)[0])
-        hint = ("indices are 1-based" if index[j] < 1 else
+        hint = (ONE_BASED_HINT if index[j] < lowest else
                 f"n_features={n_features}" if n_features is not None else "indices must be < 2**31")
         raise fail(idx_pos[j], f"feature index {int(index[j])} is out of range; {hint}")
     labels = values[lab_tok]
@@ -160,12 +171,12 @@ def _assemble_libsvm(
         if dup.any():
             j = int(np.flatnonzero(dup)[0]) + 1
             raise fail(idx_pos[j], f"duplicate feature index {int(col[j])}")
-    max_index = int(col.max()) if col.size else 0
+    width = int(col.max()) + 1 - base if col.size else 0
     block = CSRBlock(
-        indptr=indptr, indices=(col - 1).astype(np.int32), data=data.astype(dtype),
-        y=labels, n_features=n_features if n_features is not None else max_index,
+        indptr=indptr, indices=(col - base).astype(np.int32), data=data.astype(dtype),
+        y=labels, n_features=n_features if n_features is not None else width,
     )
-    return block, max_index
+    return block, width
 
 
 def _empty_csr(n_features: int, dtype: np.dtype) -> CSRBlock:
@@ -180,11 +191,14 @@ class LibSVMSource:
     sparse = True
 
     def __init__(self, src: str | os.PathLike[str], *, dtype: Any = np.float32,
-                 labeled: bool = True,
+                 labeled: bool = True, zero_based: bool | str = "auto",
                  storage_options: dict | None = None, block_bytes: int = BLOCK_BYTES) -> None:
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
         self.labeled = labeled
+        # "auto": decided by scan() as scikit-learn's load_svmlight_file decides (0-based
+        # when some index is 0); without a scan, 1-based
+        self.zero_based = zero_based
         self.storage_options = storage_options
         self.block_bytes = block_bytes
         self.n_samples: int | None = None
@@ -196,23 +210,41 @@ class LibSVMSource:
 
         With ``n_features`` an index above it is reported here, before anything is written.
         """
-        n = nnz = max_index = 0
-        for block, block_max in self._parse(n_features):
+        auto = self.zero_based == "auto"
+        n = nnz = width = 0
+        zero_seen = False
+        # (auto: read as 1-based with index 0 let through, as -1, until known)
+        for block, block_width in self._parse(n_features, self.base, zero_too=auto):
             n += block.n_samples
             nnz += int(block.indptr[-1])
-            max_index = max(max_index, block_max)
-        self.n_samples, self.n_features, self.nnz = n, n_features or max_index, nnz
-        return SourceStats(n, max_index, nnz)
+            width = max(width, block_width)
+            zero_seen = zero_seen or bool(auto and block.indices.size
+                                          and block.indices.min() < 0)
+        if auto:
+            self.zero_based = zero_seen
+            width = width + 1 if zero_seen else width
+            if n_features is not None and width > n_features:
+                raise DataFormatError(f"{self.name}: feature index {width - 1} is out of range "
+                                      f"of a 0-based file (it has an index 0); "
+                                      f"n_features={n_features}")
+        self.n_samples, self.n_features, self.nnz = n, n_features or width, nnz
+        return SourceStats(n, width, nnz)
 
-    def _parse(self, n_features: int | None) -> Iterator[tuple[CSRBlock, int]]:
+    @property
+    def base(self) -> int:
+        """The file's first feature index: 0 or 1."""
+        return 0 if self.zero_based is True else 1
+
+    def _parse(self, n_features: int | None, base: int,
+               zero_too: bool = False) -> Iterator[tuple[CSRBlock, int]]:
         for buf, line in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
-            block, max_index = parse_libsvm_block(buf, line, self.name, n_features=n_features,
-                                                  labeled=self.labeled,
-                                                  dtype=self.dtype)
+            block, width = parse_libsvm_block(buf, line, self.name, n_features=n_features,
+                                              labeled=self.labeled, dtype=self.dtype,
+                                              base=base, zero_too=zero_too)
             if block.n_samples:
-                yield block, max_index
+                yield block, width
 
     def blocks(self, n_features: int) -> Iterator[CSRBlock]:
         """CSR blocks with ``n_features`` columns (an index above it is an error)."""
-        for block, _ in self._parse(n_features):
+        for block, _ in self._parse(n_features, self.base):
             yield block

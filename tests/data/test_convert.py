@@ -3,6 +3,7 @@ shuffling, bounded memory."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import tracemalloc
@@ -259,3 +260,50 @@ def test_drop_leaves_columns_out_of_every_tabular_format(tmp_path, capsys):
     with pytest.raises(ValueError, match="drop= is for CSV/TSV and Parquet"):
         convert(write_libsvm(tmp_path / "p.svm", sp.csr_matrix(np.eye(3)), np.array([0, 1, 0])),
                 tmp_path / "l.zarr", drop=["id"])
+
+
+def test_a_zero_based_file_of_scikit_learn_converts_as_it_loads(tmp_path, capsys):
+    """scikit-learn's dump_svmlight_file writes 0-based indices by default: such a file was
+    refused ("feature index 0 is out of range; indices are 1-based"). It now converts as
+    load_svmlight_file(zero_based="auto") reads it, is recorded as 0-based, and `dsvm eval`
+    of its test file gives the model's score on the matrix; zero_based=False still refuses
+    it, naming the line and the flag."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from dsvm import SVMClassifier
+    from dsvm.cli import main
+    from tests.conftest import load_libsvm
+
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    X, y = X[:3000], y[:3000]
+    dump_svmlight_file(X[:2000], y[:2000], str(tmp_path / "train.svm"))  # (zero_based=True)
+    dump_svmlight_file(X[2000:], y[2000:], str(tmp_path / "test.svm"))
+    ds = convert(tmp_path / "train.svm", tmp_path / "train.zarr", n_features=123)
+    assert ds.n_features == 123 and ds.attrs["provenance"]["zero_based"] is True
+    stored, labels, _ = collect(ds)
+    assert (abs(stored - X[:2000]) > 0).nnz == 0
+    np.testing.assert_array_equal(labels, y[:2000])
+    with pytest.raises(DataFormatError, match=r"train\.svm, line \d+: feature index 0 is out "
+                                              r"of range; .*--zero-based true"):
+        convert(tmp_path / "train.svm", tmp_path / "no.zarr", zero_based=False)
+
+    clf = SVMClassifier(random_state=0, max_epochs=3).fit(ds)
+    clf.save(tmp_path / "m.dsvm")
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "test.svm"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["accuracy"] == pytest.approx(clf.score(X[2000:], y[2000:]), abs=1e-12)
+
+    # a 0-based file without index 0 reads as 1-based under "auto"; zero_based=True says
+    rows = X[:50].tolil()
+    rows[:, 0] = 0
+    rows = rows.tocsr()
+    rows.eliminate_zeros()
+    dump_svmlight_file(rows, y[:50], str(tmp_path / "no_zero.svm"))
+    auto = convert(tmp_path / "no_zero.svm", tmp_path / "auto.zarr", n_features=123)
+    told = convert(tmp_path / "no_zero.svm", tmp_path / "told.zarr", n_features=123,
+                   zero_based=True)
+    assert auto.attrs["provenance"]["zero_based"] is False
+    assert told.attrs["provenance"]["zero_based"] is True
+    assert (abs(collect(told)[0] - rows) > 0).nnz == 0
+    assert (abs(collect(auto)[0][:, :122] - rows[:, 1:]) > 0).nnz == 0  # shifted by one
