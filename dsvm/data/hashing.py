@@ -141,6 +141,7 @@ def hashed_columns(
 # A hashed column is refused as free text when, among at least FREE_TEXT_MIN_VALUES values of
 # a batch, at least half are distinct and at least half of those hold several words.
 FREE_TEXT_MIN_VALUES = 50
+FREE_TEXT_SAMPLE = 1000
 
 
 def refuse_free_text(name: str, codes: np.ndarray, values: np.ndarray, where: Any) -> None:
@@ -153,24 +154,27 @@ def refuse_free_text(name: str, codes: np.ndarray, values: np.ndarray, where: An
     needs, and that is the user's vectoriser's job. ``codes``/``values``: as
     :func:`arrow_codes` gives them; ``where``: a :class:`dsvm.data.arrow_blocks.Where`."""
     present = codes[codes >= 0]
-    if present.size < FREE_TEXT_MIN_VALUES:
+    # (the dictionary bounds the distinct values: a category column stops here, unsorted)
+    if present.size < FREE_TEXT_MIN_VALUES or values.size * 2 < present.size:
         return
     used = np.unique(present)
     if used.size * 2 < present.size:
         return
-    worded = [int(i) for i in used if len(str(values[i]).split()) > 1]
-    if len(worded) * 2 < used.size:
+    sample = used[:FREE_TEXT_SAMPLE]  # (a column of ids: no Python loop over all of them)
+    worded = [int(i) for i in sample if len(str(values[i]).split()) > 1]
+    if len(worded) * 2 < sample.size:
         return
     first = int(np.flatnonzero(codes == worded[0])[0])
     example = str(values[worded[0]])
     example = example if len(example) <= 60 else example[:57] + "..."
     raise DataFormatError(
         f"{where.row(name, first)}: {example!r}: the column holds free text ({used.size:,} of "
-        f"the {present.size:,} values here are distinct, {len(worded):,} of those several "
-        "words). A text column is hashed as one feature per distinct value, so each row would "
-        "get a feature of its own and the model could not generalise: turn the text into word "
-        "features first (scikit-learn's HashingVectorizer, then fit on its sparse matrix or "
-        "write it with dsvm.write_arrays), or drop the column.")
+        f"the {present.size:,} values here are distinct, {len(worded):,} of the first "
+        f"{sample.size:,} several words). A text column is hashed as one feature per distinct "
+        "value, so each row would get a feature of its own and the model could not "
+        "generalise: turn the text into word features first (scikit-learn's "
+        "HashingVectorizer, then fit on its sparse matrix or write it with "
+        "dsvm.write_arrays), or drop the column.")
 
 
 def arrow_codes(arr: Any) -> tuple[np.ndarray, np.ndarray]:
