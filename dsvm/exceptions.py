@@ -29,6 +29,11 @@ class DataOrderWarning(UserWarning):
     runs. Convert with ``shuffle=True`` (``dsvm convert --shuffle``)."""
 
 
+class DataTypeWarning(UserWarning):
+    """A DataFrame column of text holds numbers but for a few values (a missing-value marker
+    such as ``"?"``): it is hashed as categories, not used as a number."""
+
+
 class SchedulerLostError(RuntimeError):
     """The connection to the Dask scheduler was lost during a fit."""
 

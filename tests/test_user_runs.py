@@ -313,3 +313,32 @@ def test_a_column_of_free_text_is_refused_not_hashed_into_a_useless_model(tmp_pa
     clf = SVMClassifier(random_state=0, max_epochs=5).fit(frame.drop(columns="label"),
                                                           frame.label)
     assert clf.score(frame.drop(columns="label"), frame.label) > 0.75
+
+
+def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path):
+    """UCI's files mark a missing number with '?': read_csv then gives the column as text,
+    and fit hashed it as one category per distinct number, silently. Such a column is now
+    named in a DataTypeWarning, with the marker and where it is; a column of text that is
+    all numbers (zip codes) or given the 'category' dtype is not."""
+    import warnings
+
+    from dsvm.exceptions import DataTypeWarning
+
+    frame = _people(600)
+    frame["income"] = (frame.age * 1000.0).astype(object)
+    frame.loc[[7, 300], "income"] = "?"
+    frame["zip"] = [f"{z:05d}" for z in np.random.default_rng(0).integers(0, 99999, 600)]
+    frame["grade"] = pd.Categorical(np.where(frame.age > 50, "3", "1"))
+    frame.to_csv(tmp_path / "people.csv", index=False)
+    read = [pd.read_csv(tmp_path / "people.csv", dtype={"zip": str, "grade": "category"}),
+            dd.read_csv(tmp_path / "people.csv", dtype={"zip": str, "grade": "category"})]
+    for X, where in zip(read, ("DataFrame, row 7", "Dask DataFrame partition 0, row 7")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            SVMClassifier(random_state=0, max_epochs=2).fit(X.drop(columns="label"), X.label)
+        found = [str(w.message) for w in caught if w.category is DataTypeWarning]
+        assert len(found) == 1, found
+        assert found[0].startswith("Feature column 'income' is text, so it is hashed as "
+                                   "categories, yet 598 of the 600 values sampled are "
+                                   f"numbers; {where} holds '?'."), found[0]
+        assert "na_values=['?']" in found[0]

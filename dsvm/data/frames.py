@@ -101,6 +101,84 @@ def frame_columns(columns: Sequence[Any], dtypes: Sequence[Any],
     return FrameColumns(numeric, spec, np.dtype(np.float32 if single else np.float64))
 
 
+# Text columns are checked for numbers on this many rows of each partition (or frame).
+NUMBERS_SAMPLE = 1000
+# A text column is taken for numbers with a missing-value marker when at least this share of
+# the values sampled (and 20 of them) are numbers and some are not.
+NUMBERS_SHARE = 0.95
+
+
+@dataclass
+class TextCount:
+    """What a sample of a text column holds: values that read as numbers, values present,
+    and the first that does not (with where it is: a partition and its row)."""
+
+    numbers: int
+    present: int
+    example: str | None = None
+    where: str = ""
+
+    def __add__(self, other: TextCount) -> TextCount:
+        first = self if self.example is not None else other
+        return TextCount(self.numbers + other.numbers, self.present + other.present,
+                         first.example, first.where)
+
+
+def text_columns(columns: Sequence[Any], dtypes: Sequence[Any]) -> list[str]:
+    """The columns of text (not pandas ``category``: a user's explicit categories) to hash."""
+    return [str(c) for c, d in zip(columns, dtypes) if _kind(d) == "hashed"
+            and not _is_category(d)]
+
+
+def _is_category(dtype: Any) -> bool:
+    import pandas as pd
+
+    return isinstance(dtype, pd.CategoricalDtype)
+
+
+def count_numbers(part: Any, columns: list[str], where: str) -> dict[str, TextCount]:
+    """:class:`TextCount` of each text column over the first :data:`NUMBERS_SAMPLE` rows."""
+    import pandas as pd
+
+    counts = {}
+    frame = by_name(part)
+    for c in columns:
+        values = frame[c].iloc[:NUMBERS_SAMPLE]
+        text = values[values.notna()].astype(str)
+        text = text[text.str.strip() != ""]
+        other = pd.to_numeric(text, errors="coerce").isna().to_numpy()
+        example, at = None, ""
+        if other.any():
+            i = int(np.flatnonzero(other)[0])
+            example, at = text.iloc[i], f"{where}, row {values.index.get_loc(text.index[i])}"
+        counts[c] = TextCount(int((~other).sum()), int(other.size), example, at)
+    return counts
+
+
+def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]], stacklevel: int = 2) -> None:
+    """Warn of each text column whose samples are numbers but for a few values: read as text
+    because of a missing-value marker (UCI's ``"?"``), it would be hashed as one category per
+    distinct number, and the numbers' order and size lost, silently."""
+    import warnings
+
+    from dsvm.exceptions import DataTypeWarning
+
+    totals: dict[str, TextCount] = {}
+    for found in counts:
+        for c, count in found.items():
+            totals[c] = totals[c] + count if c in totals else count
+    for c, t in totals.items():
+        if t.example is None or t.present < 20 or t.numbers < NUMBERS_SHARE * t.present:
+            continue
+        warnings.warn(
+            f"Feature column {c!r} is text, so it is hashed as categories, yet {t.numbers:,} "
+            f"of the {t.present:,} values sampled are numbers; {t.where} holds {t.example!r}. "
+            "If that marks a missing number, read the column as numbers (read_csv(..., "
+            f"na_values=[{t.example!r}]) or pd.to_numeric(..., errors='coerce')) and fill or "
+            "drop the missing values; if it is a category, give the column the 'category' "
+            "dtype.", DataTypeWarning, stacklevel=stacklevel + 1)
+
+
 def columns_of_hashing(hashing: dict[str, Any]) -> FrameColumns:
     """The frame columns a model hashes (its ``hashing_``, from a frame or a dataset)."""
     numeric = [str(c) for c in hashing.get("numeric") or []]

@@ -28,6 +28,7 @@ from dsvm.training import trainer as _training
 from dsvm.training.cluster import compute
 from dsvm.training.inputs import (
     check_hashing,
+    check_text_columns,
     frame_hashing,
     hashed_rows,
     hashing_of,
@@ -145,6 +146,7 @@ class SVMBase(BaseEstimator):
         if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
+        check_text_columns(X, y)
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
                                                   sample_weight, reset=True)

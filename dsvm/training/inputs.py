@@ -21,10 +21,14 @@ import scipy.sparse as sp
 
 from dsvm.data.frames import (
     FrameColumns,
+    TextCount,
     check_missing,
     columns_of_hashing,
+    count_numbers,
     frame_columns,
     is_number_dtype,
+    text_columns,
+    warn_numbers_as_text,
 )
 from dsvm.data.sources import ArraySource, DatasetSource, Source
 from dsvm.data.zarr_store import Dataset, open_dataset
@@ -80,7 +84,8 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
                          "numbers.")
-    parts = _summarised_parts(joined, columns, label, weight, text, classify)
+    parts = _summarised_parts(joined, columns, label, weight, text, classify,
+                              text_columns(list(X.columns), list(X.dtypes)))
     Xa = _stacked(parts, columns.features, (columns.n_features,), columns.dtype,
                   columns.spec is not None)
     if label is not None:
@@ -187,28 +192,31 @@ class _Part:
 
 
 def _summarised_parts(joined: Any, columns: FrameColumns, label: str | None,
-                      weight: str | None, text: bool, classify: bool) -> list[_Part]:
+                      weight: str | None, text: bool, classify: bool,
+                      text_cols: list[str]) -> list[_Part]:
     """The non-empty partitions of ``joined`` (one graph), counted and checked on the
-    cluster: only row counts and distinct class labels come back."""
+    cluster: only row counts, distinct class labels and the counts of numbers in a sample of
+    the text columns (:func:`dsvm.data.frames.warn_numbers_as_text`) come back."""
     import dask
 
     data = joined.to_delayed()
     wheres = [f"Dask DataFrame partition {i}" for i in range(len(data))]
     summaries = compute(*(dask.delayed(_summary)(d, columns.numeric, label, weight, text,
-                                                 classify, w)
+                                                 classify, w, text_cols)
                           for d, w in zip(data, wheres)), what="counting the DataFrame's rows")
+    warn_numbers_as_text([s[3] for s in summaries])
     parts = [_Part(d, w, n, distinct, counts)
-             for d, w, (n, distinct, counts) in zip(data, wheres, summaries) if n]
+             for d, w, (n, distinct, counts, _) in zip(data, wheres, summaries) if n]
     if not parts:
         raise ValueError("The DataFrame has no rows (every partition is empty).")
     return parts
 
 
 def _summary(part: Any, numeric: list[str], label: str | None, weight: str | None,
-             text: bool, classify: bool, where: str
-             ) -> tuple[int, np.ndarray, np.ndarray]:
-    """(rows, distinct class labels: text, or numbers, and the rows of each) of a partition,
-    whose values are checked on the way."""
+             text: bool, classify: bool, where: str, text_cols: list[str]
+             ) -> tuple[int, np.ndarray, np.ndarray, dict[str, TextCount]]:
+    """(rows, distinct class labels: text, or numbers, and the rows of each, the numbers among
+    a sample of each text column) of a partition, whose values are checked on the way."""
     check_missing(part, numeric, where)
     distinct, counts = np.zeros(0), np.zeros(0, dtype=np.int64)
     if label is not None:
@@ -220,7 +228,7 @@ def _summary(part: Any, numeric: list[str], label: str | None, weight: str | Non
                                          return_counts=True)
     if weight is not None:
         _present(part, weight, "sample_weight", where)
-    return len(part), distinct, counts
+    return len(part), distinct, counts, count_numbers(part, text_cols, where)
 
 
 def _present(part: Any, name: str, what: str, where: str) -> None:
@@ -265,6 +273,19 @@ def frame_hashing(X: Any, y: Any = None) -> dict[str, Any] | None:
     if isinstance(y, str) and y in X.columns:
         X = X.drop(columns=[y])
     return frame_columns(list(X.columns), list(X.dtypes)).hashing()
+
+
+def check_text_columns(X: Any, y: Any = None) -> None:
+    """Warn of a pandas DataFrame's text columns that hold numbers but for a few values (a
+    Dask DataFrame's are counted by the first pass over it instead)."""
+    if not is_pandas_frame(X) or getattr(X, "ndim", 2) != 2:
+        return
+    if isinstance(y, str) and y in X.columns:
+        X = X.drop(columns=[y])
+    columns = text_columns(list(X.columns), list(X.dtypes))
+    if columns:
+        warn_numbers_as_text([count_numbers(X, columns, "DataFrame")],
+                             stacklevel=3)  # (the user's call of fit)
 
 
 def hashed_rows(X: Any, hashing: dict[str, Any] | None) -> Any:
