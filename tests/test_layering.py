@@ -296,7 +296,7 @@ _DEBT = "to take a typed record of options (#26)"
 PARAMETER_EXEMPTIONS: dict[str, tuple[int | None, str]] = {
     "dsvm.estimators.classifier:SVMClassifier.__init__": (None, _SKLEARN),
     "dsvm.estimators.regressor:SVMRegressor.__init__": (None, _SKLEARN),
-    "dsvm.data.convert:convert": (23, _PUBLIC + ", one per flag of `dsvm convert`"),
+    "dsvm.data.convert:convert": (24, _PUBLIC + ", one per flag of `dsvm convert`"),
     "dsvm.data.arrays:write_arrays": (12, _PUBLIC + ", convert's for arrays"),
     "dsvm.data.synthetic:write_synthetic": (12, _PUBLIC + ", the generator's"),
     "dsvm.data.table_csv_source:TableCSVSource.__init__": (11, "convert's CSV/TSV options, "
