@@ -315,7 +315,7 @@ def test_a_column_of_free_text_is_refused_not_hashed_into_a_useless_model(tmp_pa
     assert clf.score(frame.drop(columns="label"), frame.label) > 0.75
 
 
-def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path):
+def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path, local_client):
     """UCI's files mark a missing number with '?': read_csv then gives the column as text,
     and fit hashed it as one category per distinct number, silently. Such a column is now
     named in a DataTypeWarning, with the marker and where it is; a column of text that is
@@ -335,7 +335,7 @@ def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path):
     for X, where in zip(read, ("DataFrame, row 7", "Dask DataFrame partition 0, row 7")):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            SVMClassifier(random_state=0, max_epochs=2).fit(X.drop(columns="label"), X.label)
+            SVMClassifier(random_state=0, max_epochs=1).fit(X.drop(columns="label"), X.label)
         found = [str(w.message) for w in caught if w.category is DataTypeWarning]
         assert len(found) == 1, found
         assert found[0].startswith("Feature column 'income' is text, so it is hashed as "
