@@ -38,6 +38,7 @@ from dsvm.training.inputs import (
     is_pandas_frame,
     is_parquet_ref,
     source_of,
+    with_number_objects,
 )
 from dsvm.training.kernel_maps import check_kernel_solver
 from dsvm.training.outcome import check as check_outcome
@@ -145,6 +146,7 @@ class SVMBase(BaseEstimator):
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
         if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
+        X = with_number_objects(X)
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         check_text_columns(X, y)
         if in_memory(X):
@@ -174,6 +176,7 @@ class SVMBase(BaseEstimator):
         self._validate()
         if self._task == "classification":  # scikit-learn's rules for classes=
             check_partial_fit_classes(self, labels_to_check(X, y), classes)
+        X = with_number_objects(X)
         hashing = hashing_of(X) or frame_hashing(X, y)  # checked before any step is taken
         if hashing is not None:
             check_hashing(getattr(self, "hashing_", None), hashing,

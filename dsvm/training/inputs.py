@@ -27,6 +27,7 @@ from dsvm.data.frames import (
     count_numbers,
     frame_columns,
     is_number_dtype,
+    objects_as_numbers,
     text_columns,
     warn_numbers_as_text,
 )
@@ -273,6 +274,14 @@ def frame_hashing(X: Any, y: Any = None) -> dict[str, Any] | None:
     if isinstance(y, str) and y in X.columns:
         X = X.drop(columns=[y])
     return frame_columns(list(X.columns), list(X.dtypes)).hashing()
+
+
+def with_number_objects(X: Any) -> Any:
+    """A pandas DataFrame with its columns of numbers held as Python objects (Decimal) as
+    float64 (:func:`dsvm.data.frames.objects_as_numbers`); anything else as it is."""
+    if not is_pandas_frame(X) or getattr(X, "ndim", 2) != 2:
+        return X
+    return objects_as_numbers(X)
 
 
 def check_text_columns(X: Any, y: Any = None) -> None:
