@@ -384,3 +384,32 @@ def test_decimal_columns_are_numbers(tmp_path, local_client):
     assert len(found) == 1 and found[0].startswith(
         "Feature columns 'age', 'score' are text, so hashed as categories, yet every value "
         "sampled is a number ('age': "), found
+
+
+def test_a_value_beyond_float32_is_named_where_it_is(tmp_path, capsys):
+    """A value above float32's range (1e39) in a file converted to float32 (the default) was
+    "big.csv, row 0: X has the non-finite value inf in column 0", after a warning line of
+    NumPy's ("overflow encountered in cast"): the chunk's row and column, not the file's line,
+    and an inf the file does not hold. It is now refused where it is read, in one line that
+    names the file's line (or row group) and column and says to convert to float64."""
+    import dsvm
+    from dsvm.cli import main
+
+    frame = pd.DataFrame({"label": [1, 0, 1], "a": [3.0, 1e39, 2.0], "b": [2.0, 4.0, 1.0]})
+    frame.to_csv(tmp_path / "big.csv", index=False)
+    frame.to_parquet(tmp_path / "big.parquet")
+    (tmp_path / "big.svm").write_text("1 1:3 2:2\n0 1:1e39 2:4\n1 1:2 2:1\n")
+    expected = {"big.csv": "big.csv, line 3, column 'a': 1e+39 is above float32's range",
+                "big.parquet": "big.parquet, row group 0, column 'a', row 1 of the row group: "
+                               "1e+39 is above float32's range",
+                "big.svm": "big.svm, line 2: value '1:1e39' is above float32's range"}
+    for name, message in expected.items():
+        flags = [] if name == "big.svm" else ["--label-column", "label"]
+        assert main(["convert", str(tmp_path / name), str(tmp_path / "out.zarr"), *flags]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err and "--dtype float64" in err, err
+        assert not (tmp_path / "out.zarr").exists()
+        wide = dsvm.convert(tmp_path / name, tmp_path / f"{name}.zarr", dtype="float64",
+                            layout="dense",
+                            **({} if name == "big.svm" else {"label_column": "label"}))
+        assert wide.read_chunk(0).X.max() == 1e39

@@ -23,6 +23,7 @@ from dsvm.data.hashing import (
     transform_numeric,
 )
 from dsvm.data.label_names import LabelNames
+from dsvm.data.text import FLOAT32_HINT, beyond_float32
 from dsvm.exceptions import DataFormatError
 
 
@@ -97,6 +98,10 @@ class BatchConverter:
         if not np.isfinite(out).all():
             r = int(np.flatnonzero(~np.isfinite(out))[0])
             raise DataFormatError(f"{where.row(column, r)}: {out[r]} is not a finite number")
+        huge = beyond_float32(out, self.dtype)
+        if huge.size and column != self.label:
+            r = int(huge[0])
+            raise DataFormatError(f"{where.row(column, r)}: {out[r]:.6g} is {FLOAT32_HINT}")
         return out
 
     def labels(self, batch: Any, where: Where) -> np.ndarray:

@@ -19,9 +19,11 @@ from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     _QUOTE,
     BLOCK_BYTES,
+    FLOAT32_HINT,
     _BadToken,
     _parse_numbers,
     _Text,
+    beyond_float32,
     is_number,
     iter_text_blocks,
     strip_compression,
@@ -229,6 +231,14 @@ class CSVSource:
                 f"{self.name}, line {lines[r]}: {self._column_named(c)} is {table[r, c]}, not a "
                 "finite number"
             )
+        features = np.ones(self.n_cols, dtype=bool)
+        features[[c for c in (self.label_index, *self.dropped) if c is not None]] = False
+        huge = beyond_float32(table[:, features], self.dtype)
+        if huge.size:
+            r, c = divmod(int(huge[0]), int(features.sum()))
+            c = int(np.flatnonzero(features)[c])
+            raise DataFormatError(f"{self.name}, line {lines[r]}, {self._column_named(c)}: "
+                                  f"{table[r, c]:.6g} is {FLOAT32_HINT}")
         if self.label_index is None:
             X = np.delete(table, self.dropped, axis=1) if self.dropped else table
             return DenseBlock(X=np.ascontiguousarray(X, dtype=self.dtype),

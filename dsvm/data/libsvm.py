@@ -18,10 +18,12 @@ from dsvm.data.text import (
     _COMMENT_RE,
     _QID_RE,
     BLOCK_BYTES,
+    FLOAT32_HINT,
     _BadToken,
     _parse_numbers,
     _Text,
     _token_text,
+    beyond_float32,
     iter_text_blocks,
 )
 from dsvm.exceptions import DataFormatError
@@ -147,6 +149,10 @@ def _assemble_libsvm(
         raise fail(idx_pos[j], f"feature index {int(index[j])} is out of range; {hint}")
     labels = values[lab_tok]
     data = values[val_tok]
+    huge = beyond_float32(data, dtype)
+    if huge.size:
+        pos = int(starts[val_tok[huge[0]]])
+        raise fail(pos, f"value {_token_text(buf, pos)!r} is {FLOAT32_HINT}")
     for arr, what, tok in ((labels, "label", lab_tok), (data, "value", val_tok)):
         finite = np.isfinite(arr)
         if not finite.all():

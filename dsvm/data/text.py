@@ -216,6 +216,21 @@ def _digits(
     return value.astype(np.int64), bad
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def beyond_float32(values: np.ndarray, dtype: Any) -> np.ndarray:
+    """The positions of ``values`` (float64) that a cast to ``dtype`` would turn into
+    infinities: none unless ``dtype`` is float32 (a value above 3.4e38 there)."""
+    if np.dtype(dtype) != np.float32 or values.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    with np.errstate(invalid="ignore"):  # (NaN and inf: the callers' finiteness checks)
+        return np.flatnonzero(np.isfinite(values) & (np.abs(values) > FLOAT32_MAX))
+
+
+FLOAT32_HINT = "above float32's range (3.4e38): convert with --dtype float64 / dtype='float64'"
+
+
 def _parse_numbers(text: _Text, *, exact: bool) -> tuple[np.ndarray, np.ndarray]:
     """Parse every token of ``text`` as float64.
 
