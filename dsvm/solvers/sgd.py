@@ -272,6 +272,7 @@ class SGDSolver:
             loss=loss_code(self.loss),
             fit_intercept=self.fit_intercept,
             dtype=state.coef.dtype,
+            intercept_rate=self._intercept_rate(eta0),
             eta0=eta0,
             power=power,
             average=average,
@@ -282,6 +283,17 @@ class SGDSolver:
             l2=l2_part(self),
             regression=args.regression,
         )
+
+    def _intercept_rate(self, eta0: float) -> float:
+        """The intercept's step over w's: 1, but at most 1 / eta0 for a loss whose derivative
+        grows with the residual (squared, squared hinge), whose intercept diverges with a
+        step above 2 (its curvature is 1 on every row). eta0 is searched with the intercept
+        fixed (:meth:`_trial_cost`) and fits w's curvature, ``||x||^2``: small rows (raw
+        ``load_diabetes()``, ``||x||^2`` about 0.02) took eta0 to 32 and more, and the
+        squared loss's fit ended in non-finite weights."""
+        if self.loss in ("squared", "squared_hinge") and math.isfinite(eta0) and eta0 > 1.0:
+            return 1.0 / eta0
+        return 1.0
 
     def run_block(
         self, state: SolverState, block: Block, codes: np.ndarray, order: np.ndarray
