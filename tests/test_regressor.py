@@ -129,3 +129,22 @@ def _read_all(ds):
     blocks = [ds.read_chunk(i) for i in range(ds.n_chunks)]
     X = np.vstack([b.X for b in blocks]).astype(np.float64)
     return X, np.concatenate([b.y for b in blocks])
+
+
+def test_the_squared_loss_on_raw_diabetes_trains_with_defaults():
+    """Raw ``load_diabetes()``: small rows (||x||^2 about 0.02) and a target in the hundreds,
+    which the fit scales. Bottou's eta0 search (intercept fixed) took eta0 far above 2, the
+    intercept's squared-loss steps diverged and the fit ended in FloatingPointError
+    ("non-finite weights"). The intercept's step is now at most 1; both losses reach Ridge."""
+    from sklearn.linear_model import Ridge
+
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    ridge = Ridge(alpha=1e-3).fit(Xtr, ytr).score(Xte, yte)
+    for loss in ("squared", "epsilon_insensitive"):
+        reg = SVMRegressor(loss=loss, random_state=0).fit(Xtr, ytr)
+        assert reg.scaling_ is not None and reg.scaling_.scales_target
+        assert reg.score(Xte, yte) >= ridge - 0.05, (loss, reg.score(Xte, yte), ridge)
+        # the objective in the fit's units, as its outcome published it
+        assert reg.evaluate(Xtr, ytr)["objective"] == pytest.approx(reg.outcome_.objective,
+                                                                     rel=1e-6)

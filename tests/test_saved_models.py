@@ -9,6 +9,7 @@ makes the order a compiler choice).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -40,3 +41,27 @@ def test_refit_equals_model_saved_before_restructuring(name):
     np.testing.assert_array_equal(getattr(est, "classes_", []), getattr(saved, "classes_", []))
     assert est.n_iter_ == saved.n_iter_
     np.testing.assert_array_equal(est.predict(X), saved.predict(X))
+
+
+def test_eval_of_a_scaled_model_reports_the_objective_its_fit_published(tmp_path, capsys):
+    """A model whose fit scaled the columns: `dsvm eval` on its own training data printed an
+    objective of 0.434 where the fit had published 0.162, the penalty taken at the raw-unit
+    coef_. The file now keeps the scaling's per-column arrays, and the penalty is the fit's."""
+    from sklearn.datasets import load_breast_cancer
+
+    from dsvm.cli import main
+
+    X, y = load_breast_cancer(return_X_y=True)
+    dsvm.write_arrays(tmp_path / "cancer.zarr", X.astype(np.float32), y)
+    clf = dsvm.SVMClassifier(random_state=0, max_epochs=5).fit(tmp_path / "cancer.zarr")
+    assert clf.scaling_ is not None and clf.scaling_.kind == "standard"
+    published = clf.outcome_.objective
+    clf.save(tmp_path / "m.dsvm")
+    loaded = dsvm.load(tmp_path / "m.dsvm")
+    np.testing.assert_array_equal(loaded.scaling_.factor, clf.scaling_.factor)
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "cancer.zarr"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["objective"] == pytest.approx(published, rel=1e-6)
+    assert clf.evaluate(tmp_path / "cancer.zarr")["objective"] == pytest.approx(published,
+                                                                                rel=1e-6)

@@ -287,8 +287,17 @@ class SVMBase(BaseEstimator):
 
     # -- evaluation ------------------------------------------------------------------------------
     def _penalty(self) -> float:
-        """The regulariser's value at ``coef_`` (L2, L1 or elastic net)."""
-        return scoring.penalty(self, self.coef_)
+        """The regulariser's value (L2, L1 or elastic net) at the model as it was trained: at
+        ``coef_`` folded back into the units the fit scaled the columns to (``scaling_``),
+        as the fit's objective has it, else at ``coef_``. The penalty of the raw-unit
+        ``coef_`` was another number: ``dsvm eval`` of a model on its own training data said
+        0.434 where the fit had published 0.162."""
+        scaling = getattr(self, "scaling_", None)
+        if scaling is None:
+            return scoring.penalty(self, self.coef_)
+        coef, _ = scaling.fold(np.asarray(self.coef_, dtype=np.float64),
+                               np.asarray(self.intercept_, dtype=np.float64))
+        return scoring.penalty(self, coef)
 
     def _eval_counts(self, X: Any, y: Any) -> EvalCounts:
         """Evaluation sums over data (through the fitted map), summed by tasks on the workers

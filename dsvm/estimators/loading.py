@@ -16,6 +16,7 @@ from dsvm.estimators.regressor import SVMRegressor
 from dsvm.exceptions import ModelFormatError
 from dsvm.io.models import ModelRecord, load_model_record
 from dsvm.training.kernel_maps import map_from_parts
+from dsvm.training.scaling import scaling_of
 from dsvm.training.spec import params_from_json
 
 
@@ -41,6 +42,7 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
     est.feature_map_ = map_from_parts(record.map_arrays, record.map_meta)
     fit = record.extra_meta.get("fit") or {}
     est.solver_ = fit.get("solver") or est.solver  # what solver="auto" chose
+    est.scaling_ = scaling_of(fit.get("scaling"), record.scaling_arrays)
     if record.extra_meta.get("hashing"):  # the training data's hashing spec (check_hashing)
         est.hashing_ = dict(record.extra_meta["hashing"])
     if record.extra_meta.get("feature_names"):  # a DataFrame's columns, as fit() saw them

@@ -29,7 +29,17 @@ def record_of(est: Any) -> ModelRecord:
         estimator=type(est).__name__, params=params, coef=est.coef_, intercept=est.intercept_,
         classes=classes, n_features_in=int(est.n_features_in_), n_iter=int(est.n_iter_),
         t=float(est.t_), history=est.history_, map_meta=meta, map_arrays=arrays,
-        extra_meta=extra)
+        extra_meta=extra, scaling_arrays=scaling_arrays(getattr(est, "scaling_", None)))
+
+
+def scaling_arrays(scaling: Any) -> dict[str, np.ndarray]:
+    """The per-column arrays of a fit's scaling (none: it scaled nothing)."""
+    if scaling is None:
+        return {}
+    arrays = {"factor": np.asarray(scaling.factor, dtype=np.float64)}
+    if scaling.shift is not None:
+        arrays["shift"] = np.asarray(scaling.shift, dtype=np.float64)
+    return arrays
 
 
 def fit_meta(est: Any) -> dict[str, Any]:

@@ -171,4 +171,13 @@ class SVMRegressor(RegressorMixin, SVMBase):
         """R^2, mean squared error, mean loss and objective (this model's loss and penalty)."""
         c = self._eval_counts(X, y)
         return {"r2": c.r2, "mse": c.sq_err / max(c.n_rows, 1), "loss": c.mean_loss,
-                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows}
+                "objective": self._penalty() + c.mean_loss / self._target_units(),
+                "n_samples": c.n_rows}
+
+    def _target_units(self) -> float:
+        """How much larger the loss is in the target's units than in those the fit scaled
+        it to (1: the target was not scaled): the objective is the fit's, in its units."""
+        scaling = getattr(self, "scaling_", None)
+        if scaling is None or not scaling.scales_target:
+            return 1.0
+        return float(scaling.y_scale) ** (2 if self.loss == "squared" else 1)

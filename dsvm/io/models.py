@@ -22,6 +22,7 @@ from dsvm.io.envelope import decode, encode, read_bytes, write_bytes
 MODEL_FORMAT = "dsvm-model"
 MODEL_VERSION = 1
 _MAP_PREFIX = "map."
+_SCALING_PREFIX = "scaling."
 
 
 @dataclass
@@ -40,6 +41,9 @@ class ModelRecord:
     map_meta: dict[str, Any] | None = None
     map_arrays: dict[str, np.ndarray] = field(default_factory=dict)
     extra_meta: dict[str, Any] = field(default_factory=dict)
+    # the scaling of the training rows (its per-column factor and shift; the rest is in
+    # extra_meta["fit"]["scaling"]): what the model's objective is measured in
+    scaling_arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def save_model_record(path: str | os.PathLike, record: ModelRecord,
@@ -50,6 +54,7 @@ def save_model_record(path: str | os.PathLike, record: ModelRecord,
                       storage_options=storage_options)
     arrays = {"coef": record.coef, "intercept": record.intercept, "classes": record.classes}
     arrays.update({_MAP_PREFIX + k: v for k, v in record.map_arrays.items()})
+    arrays.update({_SCALING_PREFIX + k: v for k, v in record.scaling_arrays.items()})
     meta = {
         **record.extra_meta,
         "format": MODEL_FORMAT,
@@ -87,6 +92,8 @@ def load_model_record(path: str | os.PathLike, storage_options: dict | None = No
             map_meta=meta.get("feature_map"),
             map_arrays={k[len(_MAP_PREFIX):]: v for k, v in arrays.items()
                         if k.startswith(_MAP_PREFIX)},
+            scaling_arrays={k[len(_SCALING_PREFIX):]: v for k, v in arrays.items()
+                            if k.startswith(_SCALING_PREFIX)},
             extra_meta={k: v for k, v in meta.items() if k in ("hashing", "fit", "grid",
                                                                   "feature_names")},
         )

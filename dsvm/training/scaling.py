@@ -143,3 +143,14 @@ def unfold_record(record: FittedModel) -> FittedModel:
     coef, intercept = scaling.unfold(record.coef, record.intercept)
     record.coef, record.intercept = coef.astype(dtype), intercept.astype(dtype)
     return record
+
+
+def scaling_of(meta: dict[str, Any] | None, arrays: dict[str, np.ndarray]) -> Scaling | None:
+    """A fit's scaling from a model file: its description (``Scaling.meta``) and per-column
+    arrays (None: none, or a file written before the arrays were kept; ``coef_`` is in raw
+    units either way, only the objective's penalty is measured in the scaled ones)."""
+    if not meta or "factor" not in arrays:
+        return None
+    return Scaling(kind=str(meta["kind"]), factor=arrays["factor"], shift=arrays.get("shift"),
+                   y_shift=float(meta["target_shift"]), y_scale=float(meta["target_scale"]),
+                   largest=(int(meta["largest_column"]), float(meta["largest_value"])))
