@@ -130,8 +130,9 @@ def add_data_commands(sub: Any) -> None:
 
     p = sub.add_parser("convert",
                        help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
-    p.add_argument("src", help="input file, glob or URL: svmlight/libsvm text (plain, .gz, .bz2, "
-                               ".xz), .npy, .npz, CSV/TSV, Parquet, Criteo TSV")
+    p.add_argument("src", help="input file or URL: svmlight/libsvm text (plain, .gz, .bz2, "
+                               ".xz), .npy, .npz, CSV/TSV, Parquet, Criteo TSV; a folder or "
+                               "glob of svmlight or Parquet files")
     p.add_argument("dst", help="the zarr dataset to write (a folder or fsspec URL)")
     p.add_argument("--labels", metavar="Y.npy",
                    help="labels for a .npy X (default: a .npy X is converted unlabeled)")

@@ -25,8 +25,8 @@ from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
-from dsvm.data.libsvm import LibSVMSource
-from dsvm.data.location import check_destination
+from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
+from dsvm.data.location import check_destination, files_of, is_many_files
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
 from dsvm.data.parquet_source import ParquetSource, is_parquet_path
 from dsvm.data.planning import (
@@ -144,8 +144,14 @@ class _Opened:
 
 
 def _open_libsvm(o: _Options) -> _Opened:
-    source = LibSVMSource(o.src, dtype=o.dtype, storage_options=o.storage_options,
-                          labeled=o.labeled is not False, zero_based=o.zero_based)
+    options = dict(dtype=o.dtype, storage_options=o.storage_options,
+                   labeled=o.labeled is not False, zero_based=o.zero_based)
+    source: LibSVMSource | LibSVMFiles
+    if is_many_files(o.src, o.storage_options):
+        _, files = files_of(o.src, o.storage_options, "svmlight/libsvm")
+        source = LibSVMFiles([_url(o.src, f) for f in files], **options)
+    else:
+        source = LibSVMSource(o.src, **options)
     if not (o.n_features is None or o.layout == "auto" or o.shuffle):
         return _Opened(source, o.n_features)  # read once: no first pass needed
     stats = source.scan(o.n_features)
@@ -160,7 +166,23 @@ def _open_libsvm(o: _Options) -> _Opened:
     return _Opened(source, n_features, stats.n_samples, stats.nnz)
 
 
+def _url(src: Any, path: str) -> str:
+    """A file found under ``src`` (a local path, or a URL whose protocol fsspec stripped)."""
+    name = os.fspath(src)
+    return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
+
+
+def _refuse_many_files(o: _Options) -> None:
+    if is_many_files(o.src, o.storage_options):
+        pattern = o.name if any(ch in o.name for ch in "*?[") else f"{o.name.rstrip('/')}/*"
+        raise ValueError(
+            f"{o.name}: several {o.kind} files (a folder or a glob) are not converted as one "
+            "input (Parquet and svmlight folders and globs are): convert each file, or read "
+            f"them with dask.dataframe.read_csv({pattern!r}) and fit on the frame.")
+
+
 def _open_csv(o: _Options) -> _Opened:
+    _refuse_many_files(o)
     if o.categorical:
         return _open_table_csv(o)
     source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
@@ -199,6 +221,7 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
 def _open_criteo(o: _Options) -> _Opened:
     """Criteo's layout: label, I1..I13, C1..C26, tab-separated, empty fields missing. Its test
     files leave the label out: 39 fields, converted unlabeled (for predict)."""
+    _refuse_many_files(o)
     line, _ = _first_line(o.src, o.storage_options)
     n_fields = line.count(b"\t") + 1
     has_label = n_fields == len(CRITEO_COLUMNS)
@@ -239,7 +262,11 @@ def _kind(src: Any, fmt: str | None, storage_options: dict | None) -> str:
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS} or None; got {fmt!r}")
         return fmt
-    return "parquet" if is_parquet_path(src, storage_options) else source_kind(src)
+    if is_parquet_path(src, storage_options):
+        return "parquet"
+    if is_many_files(src, storage_options):  # a folder or glob: as its first file is named
+        return source_kind(files_of(src, storage_options)[1][0])
+    return source_kind(src)
 
 
 def _plan_chunks(opened: _Opened, blocks: Iterable[Block], layout: str, dt: np.dtype,

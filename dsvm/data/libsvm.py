@@ -254,3 +254,44 @@ class LibSVMSource:
         """CSR blocks with ``n_features`` columns (an index above it is an error)."""
         for block, _ in self._parse(n_features, self.base):
             yield block
+
+
+class LibSVMFiles:
+    """svmlight/libsvm text in several files, read one after another as one input: a folder
+    (Spark's ``saveAsLibSVMFile`` writes ``part-*`` files and a ``_SUCCESS`` marker) or a
+    glob. Each file is a :class:`LibSVMSource`, so an error names the file and its line; with
+    ``zero_based="auto"`` the files are 0-based together when any has an index 0."""
+
+    kind = "libsvm"
+    sparse = True
+
+    def __init__(self, paths: list[str], **options: Any) -> None:
+        self.sources = [LibSVMSource(p, **options) for p in paths]
+        self.labeled = self.sources[0].labeled
+
+    @property
+    def zero_based(self) -> bool | str:
+        return self.sources[0].zero_based
+
+    def scan(self, n_features: int | None = None) -> SourceStats:
+        auto = self.zero_based == "auto"
+        stats = [s.scan(n_features) for s in self.sources]
+        widths = [st.n_features for st in stats]
+        if auto:
+            zero = any(s.zero_based is True for s in self.sources)
+            # (a file that had no index 0 was read 1-based: its indices are one column further)
+            widths = [w + 1 if zero and s.zero_based is False and w else w
+                      for w, s in zip(widths, self.sources)]
+            for s in self.sources:
+                s.zero_based = zero
+        width = max(widths)
+        if n_features is not None and width > n_features:
+            raise DataFormatError(f"{self.sources[0].name}: feature index {width - 1} is out of "
+                                  f"range of a 0-based file (one has an index 0); "
+                                  f"n_features={n_features}")
+        return SourceStats(sum(st.n_samples for st in stats), width,
+                           sum(st.nnz for st in stats))
+
+    def blocks(self, n_features: int) -> Iterator[CSRBlock]:
+        for source in self.sources:
+            yield from source.blocks(n_features)

@@ -34,6 +34,35 @@ def url_to_fs(url: str, storage_options: dict | None = None) -> tuple[Any, str]:
         raise missing_extra(url, exc) from None
 
 
+def is_many_files(src: str | os.PathLike[str], storage_options: dict | None = None) -> bool:
+    """Whether ``src`` names several files: a glob, or a folder (Spark writes its output as a
+    folder of ``part-*`` files)."""
+    name = os.fspath(src)
+    if any(ch in name for ch in "*?["):
+        return True
+    fs, path = url_to_fs(name, storage_options)
+    return bool(fs.isdir(path))
+
+
+def files_of(src: str | os.PathLike[str], storage_options: dict | None = None,
+             what: str = "data") -> tuple[Any, list[str]]:
+    """The filesystem and the sorted files of a file, folder (searched below) or glob, where
+    names starting with "_" or "." are markers and checksums (Spark's ``_SUCCESS``,
+    ``.part-0.crc``), not data."""
+    name = os.fspath(src)
+    fs, _, paths = fsspec.get_fs_token_paths(name, storage_options=storage_options or {})
+    files: list[str] = []
+    for path in paths:
+        if fs.isdir(path):
+            files += sorted(p for p in fs.find(path)
+                            if not os.path.basename(p).startswith(("_", ".")))
+        else:
+            files.append(path)
+    if not files:
+        raise FileNotFoundError(f"{name}: no {what} files found")
+    return fs, files
+
+
 def missing_extra(url: str, exc: ImportError) -> StorageExtraMissing:
     """The error for fsspec's ImportError on ``url``: the URL and the pip extra to install."""
     scheme = url.split("://", 1)[0].lower()

@@ -16,13 +16,13 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
-import fsspec
 import numpy as np
 
 from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_names import LabelNames
+from dsvm.data.location import files_of
 from dsvm.exceptions import DataFormatError
 
 BATCH_BYTES = 16 << 20
@@ -61,18 +61,7 @@ def column_names(src: str | os.PathLike[str], storage_options: dict | None = Non
 
 def _expand(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[Any, list[str]]:
     """The filesystem and the sorted Parquet files of a file, directory or glob."""
-    name = os.fspath(src)
-    fs, _, paths = fsspec.get_fs_token_paths(name, storage_options=storage_options or {})
-    files: list[str] = []
-    for path in paths:
-        if fs.isdir(path):
-            files += sorted(p for p in fs.find(path)
-                            if not os.path.basename(p).startswith(("_", ".")))
-        else:
-            files.append(path)
-    if not files:
-        raise FileNotFoundError(f"{name}: no Parquet files found")
-    return fs, files
+    return files_of(src, storage_options, "Parquet")
 
 
 def _one_line(exc: BaseException) -> str:

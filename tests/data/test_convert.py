@@ -307,3 +307,62 @@ def test_a_zero_based_file_of_scikit_learn_converts_as_it_loads(tmp_path, capsys
     assert told.attrs["provenance"]["zero_based"] is True
     assert (abs(collect(told)[0] - rows) > 0).nnz == 0
     assert (abs(collect(auto)[0][:, :122] - rows[:, 1:]) > 0).nnz == 0  # shifted by one
+
+
+def test_a_folder_or_glob_of_svmlight_parts_converts_as_one_file(tmp_path, capsys):
+    """Spark's saveAsLibSVMFile writes a folder of part-* files and a _SUCCESS marker:
+    `dsvm convert folder` said "[Errno 21] Is a directory" and a glob a multi-line fsspec
+    message. Both now read the parts in order as one input (markers and checksums skipped),
+    0-based together when one part has an index 0; `dsvm eval` takes the folder as raw rows.
+    A folder of CSV files is refused in one line that says what to do instead."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from dsvm import SVMClassifier
+    from dsvm.cli import main
+    from tests.conftest import load_libsvm
+
+    X, y = load_libsvm("a9a/a9a.xz", 123)
+    X, y = X[:3000], y[:3000]
+    whole = tmp_path / "whole.svm"
+    dump_svmlight_file(X, y, str(whole), zero_based=False)
+    folder = tmp_path / "spark"
+    folder.mkdir()
+    lines = whole.read_text().splitlines(keepends=True)
+    for i, start in enumerate(range(0, 3000, 1100)):
+        (folder / f"part-{i:05d}").write_text("".join(lines[start:start + 1100]))
+        (folder / f".part-{i:05d}.crc").write_bytes(b"\x00crc")
+    (folder / "_SUCCESS").write_text("")
+    one = convert(whole, tmp_path / "one.zarr")
+    for src, name in ((folder, "folder.zarr"), (str(folder / "part-*"), "glob.zarr")):
+        many = convert(src, tmp_path / name)
+        assert (many.n_samples, many.n_features) == (one.n_samples, one.n_features)
+        (Xm, ym, _), (Xo, yo, _) = collect(many), collect(one)
+        assert (abs(Xm - Xo) > 0).nnz == 0
+        np.testing.assert_array_equal(ym, yo)
+
+    # 0-based parts: only the first holds an index 0; all are read 0-based
+    zero = tmp_path / "zero"
+    zero.mkdir()
+    dump_svmlight_file(X[:100], y[:100], str(zero / "part-0"))  # (zero_based=True)
+    rows = X[100:200].tolil()
+    rows[:, 0] = 0
+    dump_svmlight_file(rows.tocsr(), y[100:200], str(zero / "part-1"))
+    assert b" 0:" in (zero / "part-0").read_bytes() and b" 0:" not in (zero / "part-1").read_bytes()
+    both = convert(zero, tmp_path / "zero.zarr", n_features=123)
+    assert both.attrs["provenance"]["zero_based"] is True
+    assert (abs(collect(both)[0] - sp.vstack([X[:100], rows.tocsr()])) > 0).nnz == 0
+
+    clf = SVMClassifier(random_state=0, max_epochs=2).fit(one)
+    clf.save(tmp_path / "m.dsvm")
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == clf.evaluate(one)["accuracy"]
+
+    csvs = tmp_path / "csvs"
+    csvs.mkdir()
+    for i in range(2):
+        (csvs / f"p{i}.csv").write_text("label,a\n1,2\n0,3\n")
+    assert main(["convert", str(csvs), str(tmp_path / "c.zarr")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "several csv files (a folder or a glob)" in err, err
+    assert f"read_csv('{csvs}/*')" in err, err
