@@ -170,28 +170,33 @@ def _is_category(dtype: Any) -> bool:
 
 
 def count_numbers(part: Any, columns: list[str], where: str) -> dict[str, TextCount]:
-    """:class:`TextCount` of each text column over the first :data:`NUMBERS_SAMPLE` rows."""
+    """:class:`TextCount` of each text column over the first :data:`NUMBERS_SAMPLE` rows
+    (rows named by position: a frame's index need not be unique)."""
     import pandas as pd
 
     counts = {}
     frame = by_name(part)
     for c in columns:
         values = frame[c].iloc[:NUMBERS_SAMPLE]
-        text = values[values.notna()].astype(str)
-        text = text[text.str.strip() != ""]
+        rows = np.flatnonzero(values.notna().to_numpy())
+        text = values.iloc[rows].astype(str)
+        filled = (text.str.strip() != "").to_numpy()
+        rows, text = rows[filled], text.iloc[np.flatnonzero(filled)]
         other = pd.to_numeric(text, errors="coerce").isna().to_numpy()
-        example, at = None, ""
+        numbers = int((~other).sum())
         if other.any():
             i = int(np.flatnonzero(other)[0])
-            example, at = text.iloc[i], f"{where}, row {values.index.get_loc(text.index[i])}"
-        fraction = text[~other].str.contains(r"[.eE]", regex=True).to_numpy()
-        if example is None and fraction.any():  # (all numbers, some not whole: not ids)
-            i = int(np.flatnonzero(fraction)[0])
-            number = text[~other].iloc[i]
-            at = f"{where}, row {values.index.get_loc(text[~other].index[i])}"
-            counts[c] = TextCount(int((~other).sum()), int(other.size), None, at, number)
+            counts[c] = TextCount(numbers, int(other.size), text.iloc[i],
+                                  f"{where}, row {int(rows[i])}")
             continue
-        counts[c] = TextCount(int((~other).sum()), int(other.size), example, at)
+        # all numbers: some not whole (a decimal column), or whole ones (ids, zip codes)
+        fraction = np.flatnonzero(text.str.contains(r"[.eE]", regex=True).to_numpy())
+        if fraction.size:
+            i = int(fraction[0])
+            counts[c] = TextCount(numbers, int(other.size), None, f"{where}, row {int(rows[i])}",
+                                  text.iloc[i])
+            continue
+        counts[c] = TextCount(numbers, int(other.size))
     return counts
 
 
