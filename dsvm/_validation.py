@@ -116,10 +116,22 @@ def validate_params(owner: str, params: dict[str, Any], constraints: dict[str, C
     for name, constraint in constraints.items():
         value = params[name]
         if not constraint.is_satisfied_by(value):
+            hint = _FROM_SCIKIT_LEARN.get((name, value)) if isinstance(value, str) else None
             raise ValueError(
                 f"The {name!r} parameter of {owner} must be {constraint.describe()}. "
-                f"Got {value!r} instead.{_did_you_mean(value, constraint)}"
+                f"Got {value!r} instead.{hint or _did_you_mean(value, constraint)}"
             )
+
+
+# What a scikit-learn user types that is spelt otherwise here (SVC's kernels): the way to it.
+_GAUSSIAN = (" dsvm's kernel is the Gaussian (RBF) one, exp(-gamma ||x - x'||^2), through "
+             "kernel='rff' (random Fourier features) or kernel='nystroem' (a Nystroem map), "
+             "or solver='bsgd' (budgeted kernel SGD), each with gamma=.")
+_FROM_SCIKIT_LEARN: dict[tuple[str, str], str] = {
+    ("kernel", "rbf"): _GAUSSIAN,
+    ("kernel", "poly"): " Polynomial kernels are not provided;" + _GAUSSIAN,
+    ("kernel", "sigmoid"): " Sigmoid kernels are not provided;" + _GAUSSIAN,
+}
 
 
 def _did_you_mean(value: Any, constraint: Constraint) -> str:

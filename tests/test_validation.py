@@ -30,6 +30,17 @@ def test_bad_parameters_are_named(params, message, blobs):
         SVMClassifier(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_an_svc_kernel_name_says_how_to_get_the_gaussian_kernel(kernel, blobs):
+    """SVC's ``kernel="rbf"`` (what a scikit-learn user types first) was refused with the list
+    of choices only: the message now says which of them give the Gaussian kernel."""
+    X, y = blobs
+    with pytest.raises(ValueError, match=rf"Got '{kernel}' instead\..* kernel='rff' \(random "
+                                         r"Fourier features\) or kernel='nystroem'.*"
+                                         r"solver='bsgd'"):
+        SVMClassifier(kernel=kernel).fit(X, y)
+
+
 @pytest.mark.parametrize("params, close", [({"loss": "log_loss"}, "logistic"),
                                            ({"penalty": "L2"}, "l2"),
                                            ({"solver": "pegasus"}, "pegasos")])
