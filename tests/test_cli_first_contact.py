@@ -108,6 +108,13 @@ def test_messages_name_the_flags_typed(small, tmp_path, capsys):
                     "--epochs must be")
     _one_line_error(_dsvm("train", train, "--out", tmp_path / "b.dsvm", "--validation", wide,
                           "--epochs", "1"), "validation", "10 features", "5")
+    # eval and predict name the dataset and the model typed ("X has 10 features, but
+    # SVMClassifier is expecting 5" named neither)
+    model = small[3]
+    for command, extra in (("eval", []), ("predict", ["--out", tmp_path / "p.npy"])):
+        _one_line_error(_dsvm(command, model, wide, *extra),
+                        f"{wide} has 10 features, but the model {model} was trained on 5")
+    assert not (tmp_path / "p.npy").exists()
 
 
 def test_storage_without_credentials_is_one_line(small):

@@ -145,6 +145,13 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
         if args.format or args.fill_missing is not None or zero_based(args) != "auto":
             raise ValueError(f"--format, --fill-missing and --zero-based are for raw rows; "
                              f"{args.dataset} is a dsvm dataset already")
+        import dsvm
+
+        width = dsvm.open_dataset(args.dataset).n_features  # (its metadata only)
+        if width != clf.n_features_in_:  # named by the files typed, not "X" (#25's rule)
+            raise ValueError(f"{args.dataset} has {width:,} features, but the model "
+                             f"{args.model} was trained on {clf.n_features_in_:,}: convert "
+                             "the rows as its training data was converted")
         return None
     if getattr(clf, "hashing_", None):
         return "hashed"
