@@ -128,11 +128,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def _is_raw(args: argparse.Namespace) -> bool:
     """Rows to convert first: a file or a folder of Parquet files (a dsvm dataset is a folder
     of zarr arrays), or any input given a --format."""
-    from dsvm.data.location import FOLDER, kind_at
+    from dsvm.data.location import FOLDER, is_glob, kind_at
     from dsvm.data.parquet_source import is_parquet_path
 
     return (bool(args.format) or os.path.isfile(args.dataset) or is_parquet_path(args.dataset)
-            or any(ch in args.dataset for ch in "*?[")  # a glob of files
+            or is_glob(args.dataset)
             or kind_at(args.dataset) == FOLDER)  # a folder of files (not a zarr store)
 
 

@@ -26,7 +26,7 @@ from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
-from dsvm.data.location import check_destination, files_of, is_many_files
+from dsvm.data.location import check_destination, files_of, is_glob, is_many_files
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
 from dsvm.data.parquet_source import ParquetSource, is_parquet_path
 from dsvm.data.planning import (
@@ -174,7 +174,7 @@ def _url(src: Any, path: str) -> str:
 
 def _refuse_many_files(o: _Options) -> None:
     if is_many_files(o.src, o.storage_options):
-        pattern = o.name if any(ch in o.name for ch in "*?[") else f"{o.name.rstrip('/')}/*"
+        pattern = o.name if is_glob(o.name) else f"{o.name.rstrip('/')}/*"
         raise ValueError(
             f"{o.name}: several {o.kind} files (a folder or a glob) are not converted as one "
             "input (Parquet and svmlight folders and globs are): convert each file, or read "

@@ -34,11 +34,16 @@ def url_to_fs(url: str, storage_options: dict | None = None) -> tuple[Any, str]:
         raise missing_extra(url, exc) from None
 
 
+def is_glob(src: str | os.PathLike[str]) -> bool:
+    """Whether ``src`` is a pattern of file names (``parts/*.csv``), as fsspec expands them."""
+    return any(ch in os.fspath(src) for ch in "*?[")
+
+
 def is_many_files(src: str | os.PathLike[str], storage_options: dict | None = None) -> bool:
     """Whether ``src`` names several files: a glob, or a folder (Spark writes its output as a
     folder of ``part-*`` files)."""
     name = os.fspath(src)
-    if any(ch in name for ch in "*?["):
+    if is_glob(name):
         return True
     fs, path = url_to_fs(name, storage_options)
     return bool(fs.isdir(path))
