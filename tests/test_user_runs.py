@@ -126,18 +126,28 @@ def test_a_model_fitted_on_a_frame_reads_raw_rows_by_its_column_names(tmp_path, 
         assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / name), "--json"]) == 0
     accuracies = [json.loads(d)["accuracy"] for d in _documents(capsys.readouterr().out)]
     assert accuracies == [pytest.approx(clf.score(test[features], test.label))] * 2
-    # read by position, a CSV's columns must come in the model's order; a Parquet folder with
-    # two columns besides the features has no label to evaluate
+    # two columns besides the features: the one named like a label is the label (the id is
+    # not read); with another name, --label-column says which
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == accuracies[0]
+    renamed = shuffled.rename(columns={"label": "bought"})
+    renamed.to_parquet(tmp_path / "renamed.parquet")
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "renamed.parquet"),
+                 "--label-column", "bought", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == accuracies[0]
+    # read by position, a CSV's columns must come in the model's order; without a label
+    # named, rows with two other columns have none to evaluate
     test[["score", "age", "height", "label"]].to_csv(tmp_path / "swapped.csv", index=False)
     assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "swapped.csv")]) == 2
-    assert main(["eval", str(tmp_path / "m.dsvm"), str(folder)]) == 2
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "renamed.parquet")]) == 2
     errors = capsys.readouterr().err.splitlines()
     assert errors == [
         f"dsvm eval: error: {tmp_path / 'swapped.csv'}: its columns ['score', 'age', 'height'] "
         "are not in the order the model was trained on ['age', 'score', 'height']; write them "
         "in that order.",
-        f"dsvm eval: error: {folder}: no label column found beside the model's features, so it "
-        "cannot evaluate a model; use it with predict"]
+        f"dsvm eval: error: {tmp_path / 'renamed.parquet'}: no label column found beside the "
+        "model's features (the one other column, or one named label, target or class), so it "
+        "cannot evaluate a model: name it with --label-column, or use predict"]
 
 
 def test_predict_proba_of_a_dask_dataframe_is_a_frame_of_the_classes():
@@ -413,3 +423,82 @@ def test_a_value_beyond_float32_is_named_where_it_is(tmp_path, capsys):
                             layout="dense",
                             **({} if name == "big.svm" else {"label_column": "label"}))
         assert wide.read_chunk(0).X.max() == 1e39
+
+
+def test_a_csv_as_pandas_writes_it_trains_on_its_named_label_and_reads_new_rows(tmp_path,
+                                                                               capsys):
+    """``frame.to_csv`` puts the label last, named ``target``: ``dsvm convert`` took the first
+    column (a feature of 399 values) as the labels without a word, ``dsvm train`` made a
+    regressor of it, and ``dsvm eval``/``predict`` refused the next CSV ("not a dsvm
+    dataset; convert it first")."""
+    from sklearn.datasets import load_breast_cancer
+
+    import dsvm
+    from dsvm.cli import main
+
+    frame = load_breast_cancer(as_frame=True).frame
+    frame.insert(0, "id", np.arange(len(frame)) * 7 + 1000)
+    train, test = frame.iloc[:450], frame.iloc[450:]
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    test.drop(columns="target").to_csv(tmp_path / "new.csv", index=False)
+    zarr, model = str(tmp_path / "train.zarr"), str(tmp_path / "m.dsvm")
+    assert main(["convert", str(tmp_path / "train.csv"), zarr, "--drop", "id"]) == 0
+    assert "labels: column 'target' (by its name; --label-column to choose another)" in \
+        capsys.readouterr().out
+    dataset = dsvm.open_dataset(zarr)
+    np.testing.assert_array_equal(dataset.classes, [0.0, 1.0])
+    features = [c for c in frame.columns if c not in ("id", "target")]
+    assert dataset.feature_names == features
+    assert main(["train", zarr, "--out", model]) == 0
+    assert "regressor" not in capsys.readouterr().out
+    clf = dsvm.load(model)
+    assert list(clf.feature_names_in_) == features
+    expected = clf.score(test[features], test.target)
+    assert expected > 0.9
+
+    # new rows as a CSV like the training one (the id besides, not read), and as Parquet
+    test.to_parquet(tmp_path / "test.parquet")
+    for rows in ("test.csv", "test.parquet"):
+        assert main(["eval", model, str(tmp_path / rows), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(expected)
+    out = tmp_path / "p.npy"
+    assert main(["predict", model, str(tmp_path / "new.csv"), "--out", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out), clf.predict(test[features]))
+    assert main(["eval", model, str(tmp_path / "new.csv")]) == 2  # no label to score
+    assert "--label-column" in capsys.readouterr().err
+
+    # a test set converted with its columns in another order is refused by name
+    swapped = test[["target", "mean texture", "mean radius", *features[2:]]]
+    swapped.to_csv(tmp_path / "swapped.csv", index=False)
+    assert main(["convert", str(tmp_path / "swapped.csv"), str(tmp_path / "s.zarr")]) == 0
+    capsys.readouterr()
+    assert main(["eval", model, str(tmp_path / "s.zarr")]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"dsvm eval: error: {tmp_path / 's.zarr'}: its column 0 is 'mean texture', but the "
+        "model was fitted with 'mean radius' there")
+
+
+@pytest.mark.parametrize("header, label", [
+    (["x", "y", "label"], "label"),  # "y" only when no stronger name is there
+    (["Target", "a", "b"], "Target"),
+    (["a", "y", "b"], "y"),
+    (["a", "class", "label"], None),  # two: the first column, as without a header
+    (["a", "b", "c"], None),
+])
+def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, header, label):
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 2, (40, 3)).astype(float)
+    table = pd.DataFrame(values, columns=header)
+    table.to_csv(tmp_path / "t.csv", index=False)
+    table.to_parquet(tmp_path / "t.parquet")
+    taken = label or header[0]
+    for name in ("t.csv", "t.parquet"):
+        ds = __import__("dsvm").convert(tmp_path / name, tmp_path / f"{name}.zarr")
+        np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table[taken])
+        assert ds.attrs["provenance"]["label_column"] == taken
+    assert main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "cli.zarr")]) == 0
+    how = "by its name" if label else "the first column"
+    assert f"labels: column {taken!r} ({how};" in capsys.readouterr().out

@@ -108,8 +108,21 @@ def cmd_convert(args: argparse.Namespace) -> int:
     print(f"wrote {ds.url}: {ds.n_samples} rows x {ds.n_features} features, "
           f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
           + ("" if ds.labeled else ", unlabeled (for predict only)")
+          + _label_said(ds, args.label_column)
           + (", features renumbered by frequency" if ds.feature_order == "frequency" else ""))
     return 0
+
+
+def _label_said(ds: Any, given: str | None) -> str:
+    """Which column of a table became the labels, when dsvm chose it (", labels: column
+    'target'"): the first column of a CSV whose label is elsewhere trained a useless model."""
+    column = (ds.attrs.get("provenance") or {}).get("label_column")
+    if given is not None or column is None or not ds.labeled:
+        return ""
+    from dsvm.data.label_column import named_label
+
+    how = "by its name" if named_label([str(column)]) is not None else "the first column"
+    return f", labels: column {column!r} ({how}; --label-column to choose another)"
 
 
 def _column_list(text: str) -> list[str]:
@@ -167,7 +180,8 @@ def add_data_commands(sub: Any) -> None:
     add_zero_based_arg(p)
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
-                        "first column)")
+                        "header's column named label, target or class (else y), case "
+                        "aside; without one, the first column)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "

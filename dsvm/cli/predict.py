@@ -49,9 +49,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with _rows(clf, args, raw, scratch=scratch, prefix=".dsvm-eval-") as dataset:
             if raw and not dataset.labeled:  # (named by the user's rows, not the scratch copy)
                 raise DataFormatError(f"{args.dataset}: no label column found beside the "
-                                      "model's features, so it cannot evaluate a model; use "
-                                      "it with predict")
-            result = clf.evaluate(dataset)
+                                      "model's features (the one other column, or one named "
+                                      "label, target or class), so it cannot evaluate a "
+                                      "model: name it with --label-column, or use predict")
+            result = _evaluate(clf, dataset, args.dataset if raw else None)
     finally:
         close_client(clf.client)
     result = {"model": args.model, "dataset": args.dataset, **result,
@@ -65,6 +66,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows)")
         print(f"objective: {result['objective']:.6f}  ({clf.loss}, alpha={clf.alpha:g})")
     return 0
+
+
+def _evaluate(clf: Any, dataset: Any, raw: str | None) -> dict[str, Any]:
+    """``clf.evaluate(dataset)``; for raw rows (named ``raw``), an error names them and the
+    column read as labels, not the scratch dataset they were converted into."""
+    try:
+        return clf.evaluate(dataset)
+    except (ValueError, DataFormatError) as exc:
+        if raw is None or dataset.url not in str(exc):
+            raise
+        label = (dataset.attrs.get("provenance") or {}).get("label_column")
+        where = raw if label is None else f"{raw} (labels from its column {label!r})"
+        hint = " Name the label with --label-column (rows without one: predict)."
+        raise type(exc)(str(exc).replace(dataset.url, where) + hint) from None
 
 
 OUTPUT_KINDS = (".zarr", ".npy", ".csv", ".txt", ".parquet")
@@ -142,9 +157,10 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
     file converted with the model's number of features (nothing else to know). Refuses other
     raw rows, and raw-row flags given with a dataset."""
     if not _is_raw(args):
-        if args.format or args.fill_missing is not None or zero_based(args) != "auto":
-            raise ValueError(f"--format, --fill-missing and --zero-based are for raw rows; "
-                             f"{args.dataset} is a dsvm dataset already")
+        if (args.format or args.fill_missing is not None or zero_based(args) != "auto"
+                or args.label_column is not None):
+            raise ValueError(f"--format, --fill-missing, --label-column and --zero-based are "
+                             f"for raw rows; {args.dataset} is a dsvm dataset already")
         import dsvm
 
         width = dsvm.open_dataset(args.dataset).n_features  # (its metadata only)
@@ -160,6 +176,9 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
     from dsvm.data.text import source_kind
 
     if not args.format and args.fill_missing is None and source_kind(args.dataset) == "libsvm":
+        if args.label_column is not None:
+            raise ValueError(f"--label-column is for CSV/TSV and Parquet rows; {args.dataset} "
+                             "is svmlight/libsvm text (its label comes first on every line)")
         return "svmlight"
     if zero_based(args) != "auto":
         raise ValueError(f"--zero-based is for svmlight/libsvm text; {args.dataset} is not")
@@ -185,10 +204,11 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
                           zero_based=zero_based(args))
         elif raw == "columns":
             yield convert_columns(args.dataset, dst, [str(c) for c in clf.feature_names_in_],
-                                  format=args.format, fill_missing=args.fill_missing)
+                                  format=args.format, fill_missing=args.fill_missing,
+                                  label_column=args.label_column)
         else:
             yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
-                               fill_missing=args.fill_missing)
+                               fill_missing=args.fill_missing, label_column=args.label_column)
 
 
 def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
@@ -216,6 +236,10 @@ def _add_raw_row_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
                    help="raw rows: the value of a missing numeric field, as at training "
                         "(default: as convert's)")
+    p.add_argument("--label-column", default=None, metavar="COLUMN",
+                   help="raw CSV/TSV/Parquet rows: the label among the columns that are not "
+                        "the model's (default: the one such column, else the one named "
+                        "label, target or class, else y); other columns are not read")
     add_zero_based_arg(p)
 
 

@@ -69,7 +69,7 @@ class _Options:
     layout: str = "auto"
     shuffle: bool = False
     seed: int = 0
-    label_column: int | str | None = 0
+    label_column: int | str | None = "auto"
     dtype: Any = "float32"
     overwrite: bool = False
     delimiter: str | None = None
@@ -294,7 +294,7 @@ def convert(
     layout: str = "auto",
     shuffle: bool = False,
     seed: int = 0,
-    label_column: int | str | None = 0,
+    label_column: int | str | None = "auto",
     dtype: Any = "float32",
     overwrite: bool = False,
     delimiter: str | None = None,
@@ -324,7 +324,12 @@ def convert(
     - ``labeled``: None: .npy/.npz without labels give an unlabeled dataset (for predict
       only); False: no labels in any format (svmlight lines of ``index:value`` only, CSV or
       Parquet without a label column, like ``label_column=None``); True: labels required.
-    - ``label_column``: CSV/Parquet label column, by position or name. Numbers (Parquet
+    - ``label_column``: CSV/Parquet label column, by position or name; "auto" (default): the
+      one header column named ``label``, ``labels``, ``target`` or ``class`` (else ``y``),
+      case aside, else the first column (dsvm.data.label_column); the column taken is kept in
+      the provenance (``label_column``). A header's feature names are kept as the attribute
+      ``feature_names`` (a model trained on the dataset takes them as ``feature_names_in_``,
+      so that ``dsvm predict`` reads new CSV/Parquet rows by name). Numbers (Parquet
       booleans: 0/1), or text names ("yes"/"no"; the first data row says which): names are
       stored as codes 0..K-1 with the sorted names (scikit-learn's LabelEncoder order) as the
       attribute ``label_names``. The names are known only at the end of a streamed input, so
@@ -404,6 +409,9 @@ def _convert(o: _Options) -> Dataset:
                                   "converter": "dsvm.data.convert"}
     if o.kind == "libsvm":
         provenance["zero_based"] = bool(opened.source.zero_based is True)
+    label_name = getattr(opened.source, "label_name", None)
+    if label_name is not None and o.kind in ("csv", "parquet"):
+        provenance["label_column"] = label_name  # (chosen by "auto" unless given)
     logger.info("converting %s (%s) to %s: layout=%s chunk_rows=%d", o.name, o.kind,
                 os.fspath(o.dst), layout, chunk_rows)
     dataset = _write(blocks, o.dst, name=o.name, n_features=opened.n_features, layout=layout,
@@ -412,6 +420,7 @@ def _convert(o: _Options) -> Dataset:
                      attrs={"shuffled": bool(o.shuffle),
                             "shuffle_seed": int(o.seed) if o.shuffle else None,
                             "hashing": None if spec is None else spec.attrs(),
+                            "feature_names": getattr(opened.source, "feature_names", None),
                             "chunk_reason": reason},
                      labeled=opened.source.labeled, codec=o.codec,
                      feature_order=o.feature_order,

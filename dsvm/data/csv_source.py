@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import DenseBlock
+from dsvm.data.label_column import resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     _QUOTE,
@@ -123,8 +124,10 @@ class CSVSource:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
+        header = not all(is_number(f) for f in fields)
+        label_column = resolve_label_column(label_column, fields if header else None)
         self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
-                                       not all(is_number(f) for f in fields))
+                                       header)
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
         self.labeled = label_column is not None
@@ -144,6 +147,21 @@ class CSVSource:
             raise ValueError(f"{self.name}: drop= / --drop {list(drop)} leaves no feature column")
         self.n_features: int | None = self.n_cols - self.labeled - len(self.dropped)
         self.n_samples: int | None = None
+
+    @property
+    def label_name(self) -> int | str | None:
+        """The label column by its header name (by position in a file without a header)."""
+        if self.label_index is None:
+            return None
+        return self.columns[self.label_index] if self.columns else self.label_index
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        """The feature columns' header names in order (None without a header)."""
+        if self.columns is None:
+            return None
+        skip = {self.label_index, *self.dropped}
+        return [c for i, c in enumerate(self.columns) if i not in skip]
 
     def _column_index(self, column: int | str, what: str) -> int:
         """The index of a column given by header name or by position (a digit string too)."""

@@ -136,6 +136,13 @@ class Dataset:
         return None if names is None else [str(n) for n in names]
 
     @property
+    def feature_names(self) -> list[str] | None:
+        """The feature columns' names of a CSV/Parquet header (None: not converted from one,
+        or hashed: its ``hashing`` attribute names the columns)."""
+        names = self.attrs.get("feature_names")
+        return None if names is None else [str(n) for n in names]
+
+    @property
     def has_sample_weight(self) -> bool:
         return bool(self.attrs.get("has_sample_weight", False))
 

@@ -21,6 +21,7 @@ import numpy as np
 from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.hashing import hash_spec
+from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.location import files_of
 from dsvm.exceptions import DataFormatError
@@ -106,6 +107,11 @@ class ParquetSource:
         self.fs, self.files = _expand(src, storage_options)
         self._pq = pq
         schema = self._open(self.files[0]).schema_arrow
+        if label_column == AUTO:  # named like a label, else the first column (not an index)
+            shown = [n for n in schema.names if n not in set(index_columns(schema))]
+            label_column = resolve_label_column(label_column, shown)
+            if isinstance(label_column, int) and shown:
+                label_column = shown[label_column]
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
             if not -len(schema.names) <= label_column < len(schema.names):
                 raise DataFormatError(f"{self.files[0]}: label_column={label_column} is out of "
@@ -128,6 +134,15 @@ class ParquetSource:
                                         self.fill_missing, self.spec, self.label_names)
         self.n_features: int | None = self.converter.n_features
         self.n_samples = sum(self._open(f).metadata.num_rows for f in self.files)
+
+    @property
+    def label_name(self) -> str | None:
+        return self.label_column
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        """The numeric feature columns in order (None when hashed: ``spec`` names them)."""
+        return None if self.spec is not None else list(self.columns)
 
     def _open(self, path: str) -> Any:
         try:

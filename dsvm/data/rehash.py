@@ -17,6 +17,7 @@ from typing import Any
 from dsvm.data.convert import convert
 from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
 from dsvm.data.dataset import Dataset
+from dsvm.data.label_column import named_label
 from dsvm.data.parquet_source import column_names, is_parquet_path
 from dsvm.exceptions import DataFormatError
 
@@ -24,13 +25,17 @@ from dsvm.exceptions import DataFormatError
 def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                  hashing: dict[str, Any], *, format: str | None = None,
                  fill_missing: float | None = None, delimiter: str | None = None,
-                 storage_options: dict | None = None) -> Dataset:
+                 storage_options: dict | None = None, label_column: str | None = None
+                 ) -> Dataset:
     """Convert ``src`` to a dataset at ``dst`` with the hashing spec ``hashing`` (a model's
     ``hashing_``, or a dataset's ``attrs["hashing"]`` with its format under ``"format"``).
 
     ``format``: the raw layout (default: :func:`_raw_format`).
     ``fill_missing``: the value of a missing numeric field (Criteo: 0 by default), as given to
     the training data's conversion.
+    ``label_column`` (CSV/TSV, Parquet): the label's name; default: the one column besides
+    the model's, else the one of those named like a label (:func:`_label_of`). The other
+    columns that are not the model's are not read.
     """
     fmt = format or _raw_format(src, hashing.get("format"), storage_options)
     common: dict[str, Any] = dict(categorical=list(hashing["categorical"]),
@@ -48,14 +53,16 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 f"{os.fspath(src)}: the model's numeric columns were stored transformed "
                 f"({hashing['numeric_transform']}), which Parquet conversion does not do; "
                 "give the rows as the training data was given (a CSV/TSV or Criteo file).")
-        label = _label_among(column_names(src, storage_options),
-                             [*hashing["numeric"], *hashing["categorical"]])
+        used = [*hashing["numeric"], *hashing["categorical"]]
+        label, _ = _label_of(src, column_names(src, storage_options), used, label_column,
+                             hashing.get("dropped"))
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        label_column=label, labeled=label is not None, **common)
     names = _header(src, delimiter, storage_options)
-    label = _extra_column(src, names, hashing)
+    used = [*hashing["numeric"], *hashing["categorical"]]
+    label, others = _label_of(src, names, used, label_column, hashing.get("dropped"))
     _check_order(src, names, list(hashing["numeric"]))
-    common["drop"] = [c for c in hashing.get("dropped", []) if c in names] or None
+    common["drop"] = others or None
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, **common)
 
@@ -63,15 +70,17 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
 def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                     columns: list[str], *, format: str | None = None,
                     fill_missing: float | None = None, delimiter: str | None = None,
-                    storage_options: dict | None = None) -> Dataset:
-    """Convert raw rows for a model fitted on a DataFrame of numbers (``feature_names_in_``:
-    ``columns``, no hashing): its columns taken by name from Parquet (whatever else the files
-    hold; the one other column, if just one, is the label), or from a CSV/TSV whose header
-    has them in the model's order and at most one other column (the label)."""
+                    storage_options: dict | None = None, label_column: str | None = None
+                    ) -> Dataset:
+    """Convert raw rows for a model fitted on named columns of numbers (``feature_names_in_``:
+    ``columns``, no hashing; a DataFrame's, or a CSV/Parquet header's at conversion): its
+    columns taken by name from Parquet, or from a CSV/TSV whose header has them in the
+    model's order. Whatever else the file holds is not read, but for the label
+    (``label_column``, by default as :func:`_label_of` finds it)."""
     fmt = format or ("parquet" if is_parquet_path(src, storage_options) else "csv")
     common: dict[str, Any] = dict(fill_missing=fill_missing, storage_options=storage_options)
     if fmt == "parquet":
-        label = _label_among(column_names(src, storage_options), columns)
+        label, _ = _label_of(src, column_names(src, storage_options), columns, label_column)
         return convert(src, dst, format="parquet", feature_columns=columns, label_column=label,
                        labeled=label is not None, **common)
     if fmt != "csv":
@@ -79,17 +88,32 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                               f"numbers {columns}; give them as Parquet or a CSV/TSV with a "
                               f"header, not {fmt} rows.")
     names = _header(src, delimiter, storage_options)
-    label = _extra_column(src, names, {"numeric": columns, "categorical": []})
+    label, others = _label_of(src, names, columns, label_column)
     _check_order(src, names, columns)
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
-                   delimiter=delimiter, **common)
+                   delimiter=delimiter, drop=others or None, **common)
 
 
-def _label_among(names: list[str], used: list[str]) -> str | None:
-    """The label of Parquet rows: the one column the model does not use (None when there are
-    none or several: its rows are then predicted, not evaluated)."""
-    extra = [c for c in names if c not in used]
-    return extra[0] if len(extra) == 1 else None
+def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
+              label_column: str | None, dropped: list[str] | None = None
+              ) -> tuple[str | None, list[str]]:
+    """(the label column, the other columns not read) of rows whose header is ``names``, for
+    a model that reads the columns ``used`` (and left ``dropped`` out at its conversion). The
+    label is ``label_column`` when given, else the one other column, else the one of those
+    named like a label (dsvm.data.label_column); None when there is none (rows to predict,
+    not evaluate)."""
+    missing = [c for c in used if c not in names]
+    if missing:
+        raise DataFormatError(f"{os.fspath(src)}: the model's columns {missing[:8]} are not in "
+                              f"its header {names[:20]}")
+    extra = [c for c in names if c not in set(used)]
+    if label_column is not None and label_column not in extra:
+        raise DataFormatError(f"{os.fspath(src)}: --label-column {label_column!r} is not a "
+                              f"column besides the model's; those are {extra}")
+    candidates = [c for c in extra if c not in set(dropped or ())]
+    label = label_column or (candidates[0] if len(candidates) == 1
+                             else named_label(candidates))
+    return label, [c for c in extra if c != label]
 
 
 def _check_order(src: str | os.PathLike[str], names: list[str], columns: list[str]) -> None:
@@ -118,19 +142,3 @@ def _header(src: str | os.PathLike[str], delimiter: str | None,
     text = line.decode("utf-8", "replace").rstrip("\r")
     return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text),
                          f"{os.fspath(src)}, line {number}")
-
-
-def _extra_column(src: str | os.PathLike[str], names: list[str],
-                  hashing: dict[str, Any]) -> str | None:
-    """The one header column of a CSV/TSV that is neither numeric nor hashed for the model nor
-    dropped at its conversion: its label (None when there is none)."""
-    known = set(hashing["numeric"]) | set(hashing["categorical"]) | set(hashing.get("dropped", []))
-    missing = [c for c in [*hashing["numeric"], *hashing["categorical"]] if c not in names]
-    extra = [c for c in names if c not in known]
-    if missing or len(extra) > 1:
-        raise DataFormatError(
-            f"{os.fspath(src)}: the header {names} does not match the model's columns "
-            f"(numeric {hashing['numeric']}, hashed {hashing['categorical']})"
-            + (f"; missing {missing}" if missing else "")
-            + (f"; more than one other column: {extra}" if len(extra) > 1 else ""))
-    return extra[0] if extra else None

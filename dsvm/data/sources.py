@@ -227,7 +227,11 @@ class DatasetSource:
 
     in_memory = False
     on_cluster = False
-    feature_names = None
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        """A CSV/Parquet header's feature names, kept at conversion; None for other data."""
+        return self.dataset.feature_names
 
     @property
     def n_samples(self) -> int:

@@ -40,6 +40,7 @@ from dsvm.data.csv_source import (
     text_labels,
 )
 from dsvm.data.hashing import hash_spec
+from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import is_number, iter_text_blocks, open_binary
 from dsvm.exceptions import DataFormatError
@@ -107,6 +108,9 @@ class TableCSVSource:
                     f"{self.name}, line {self.header_line}: found {len(fields)} fields, "
                     f"expected {len(self.names)}")
         else:
+            if label_column == AUTO:  # a label named in the header, if the line is one
+                header = _has_header(fields, categorical, second, 0)
+                label_column = resolve_label_column(label_column, fields if header else None)
             self.has_header = _has_header(fields, categorical, second, label_column)
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
         self.label = None if label_column is None else self._column(label_column, "label_column")
@@ -122,6 +126,12 @@ class TableCSVSource:
         self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec,
                                         self.label_names)
         self.n_features: int | None = self.converter.n_features
+
+    @property
+    def label_name(self) -> str | None:
+        return self.label
+
+    feature_names = None  # the hashing spec (attribute ``hashing``) names the columns
 
     def _column(self, col: int | str, what: str) -> str:
         if isinstance(col, str) and col in self.names:

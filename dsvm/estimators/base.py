@@ -87,6 +87,20 @@ def check_frame_columns(est: Any, X: Any) -> None:
                          f"got {columns}, expected {list(names)}.")
 
 
+def check_dataset_columns(est: Any, dataset: Any) -> None:
+    """A dataset converted from a CSV/Parquet header has the columns the estimator was fitted
+    on, in order (a test file written with its columns in another order would meet every
+    weight with another column's values)."""
+    names, got = getattr(est, "feature_names_in_", None), dataset.feature_names
+    if names is None or got is None or list(got) == list(names):
+        return
+    at = next(i for i, (a, b) in enumerate(zip(got, names, strict=True)) if a != b)
+    shown = ", ".join(map(repr, list(names)[:8])) + (", ..." if len(names) > 8 else "")
+    raise ValueError(f"{dataset.url}: its column {at} is {got[at]!r}, but the model was fitted "
+                     f"with {names[at]!r} there; convert the rows with the columns in the "
+                     f"order of its training data ({shown}).")
+
+
 class SVMBase(BaseEstimator):
     """Shared machinery of the dsvm estimators (not used directly)."""
 
@@ -232,6 +246,7 @@ class SVMBase(BaseEstimator):
         dataset = getattr(source, "dataset", None)  # opened already: no second read
         if dataset is not None:
             check_hashing(getattr(self, "hashing_", None), hashing_of(dataset), dataset.url)
+            check_dataset_columns(self, dataset)
         return source
 
     def _decision(self, X: Any) -> Any:
