@@ -171,10 +171,13 @@ class ParquetSource:
         cols = list(given) if given is not None else [c for c in names if c not in skip]
         cols = [c for c in cols if c not in self.dropped]
         for c in cols:
-            if c not in self.categorical and _kind_of(schema.field(c).type) != "numeric":
+            kind = _kind_of(schema.field(c).type)
+            if c not in self.categorical and kind != "numeric":
+                fix = ("hash it (categorical= / --categorical)" if kind == "text" else
+                       "store it as numbers")  # (a timestamp's hashes would mean nothing)
                 raise DataFormatError(
                     f"{first}: column {c!r} has type {schema.field(c).type}, not a number; "
-                    "declare it categorical (hashed) or leave it out with feature_columns")
+                    f"{fix} or leave it out (drop= / --drop)")
         if not cols and not self.categorical:
             raise DataFormatError(f"{first}: no feature columns (the columns are {names})")
         return [c for c in cols if c not in self.categorical]
