@@ -25,8 +25,9 @@ class WorkerLostError(RuntimeError):
 
 
 class DataOrderWarning(UserWarning):
-    """Labels are clustered across chunks (a sorted file): stochastic passes will see classes in
-    runs. Convert with ``shuffle=True`` (``dsvm convert --shuffle``)."""
+    """Labels are clustered across chunks (a sorted file): a fit mixes rows over a window of
+    chunks but may train on fewer streams than workers; ``shuffle=True`` (``dsvm convert
+    --shuffle``) spreads the classes over every chunk."""
 
 
 class DataTypeWarning(UserWarning):

@@ -102,7 +102,8 @@ def parse_libsvm_block(
             end = buf.find(b"\n", pos)
             line_text = buf[buf.rfind(b"\n", 0, pos) + 1:len(buf) if end < 0 else end]
             hint = "" if b":" in line_text else (
-                " (a table of numbers? give the file a .csv or .tsv name)")
+                " (a table of numbers? pass --format csv / format='csv', or give the file a "
+                ".csv or .tsv name)")
             raise fail(starts[j], f"token {token!r} is not of the form index:value{hint}")
         raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
     idx_tok = np.flatnonzero(is_idx)
