@@ -79,3 +79,24 @@ def __getattr__(name: str) -> Any:
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` naming the first frame outside dsvm and scikit-learn: the user's call
+    of ``fit``, ``convert`` or ``predict`` (or of ``cross_val_score``), however deep in dsvm
+    the warning is raised, as pandas' ``find_stack_level`` does. A fixed ``stacklevel`` named
+    dsvm's own lines once a solver's path changed depth (the in-process CoCoA+ warning pointed
+    at estimators/base.py), and scikit-learn's ``fit`` wrapper is one frame more."""
+    import os
+    import sys
+    import warnings
+
+    import sklearn
+
+    skipped = tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep
+                    for m in (sys.modules[__name__.split(".")[0]], sklearn))
+    frame, level = sys._getframe(1), 2  # the caller of warn(): stacklevel 2 from here
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            skipped):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

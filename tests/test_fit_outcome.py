@@ -13,13 +13,14 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
 
 import dsvm
 from dsvm import SVMClassifier, SVMRegressor
 from dsvm.cli import main
-from dsvm.exceptions import ConvergenceWarning, FitFailedWarning
+from dsvm.exceptions import ConvergenceWarning, DataTypeWarning, FitFailedWarning
 from dsvm.training.progress import format_epoch
 
 
@@ -215,3 +216,25 @@ def test_a_diverged_fit_fails_loudly():
         with pytest.warns(FitFailedWarning):
             reg = SVMRegressor(solver="pegasos", loss="squared", random_state=0).fit(X, y * 1000)
     assert reg.outcome_.failed
+
+
+@pytest.mark.parametrize("estimator", [
+    SVMClassifier(solver="cocoa", max_epochs=2),
+    SVMClassifier(solver="sgd", max_epochs=2),
+    SVMClassifier(solver="nesvm", max_epochs=2),
+    SVMRegressor(solver="sgd", max_epochs=2),
+])
+def test_a_fits_warnings_name_the_users_line(cancer, estimator):
+    """A fixed stacklevel pointed the in-process CoCoA+ warning at dsvm/estimators/base.py:
+    the warnings of a fit name the line that called it, whatever the solver's depth."""
+    X, y = cancer
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.set_params(random_state=0).fit(X, y)
+        if isinstance(estimator, SVMRegressor):  # and a frame's column of numbers as text
+            frame = pd.DataFrame(X[:, :2], columns=["a", "b"]).astype(str)
+            frame.loc[3, "a"] = "?"
+            estimator.fit(frame, y)
+    ours = [w for w in caught if issubclass(w.category, (ConvergenceWarning, DataTypeWarning))]
+    assert ours, [str(w.message) for w in caught]
+    assert {w.filename for w in ours} == {__file__}, [(w.filename, w.lineno) for w in ours]

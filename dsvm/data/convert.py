@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -46,7 +45,7 @@ from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_tmp_dir
 from dsvm.data.spread import clustered_labels
 from dsvm.data.table_csv_source import CRITEO_COLUMNS, TableCSVSource
 from dsvm.data.text import source_kind
-from dsvm.exceptions import DataFormatError, DataOrderWarning
+from dsvm.exceptions import DataFormatError, DataOrderWarning, warn
 
 __all__ = [
     "DENSE_DENSITY", "MIN_CHUNK_ROWS", "NPY_BLOCK_BYTES", "TARGET_CHUNK_BYTES", "NumpySource",
@@ -428,5 +427,5 @@ def _convert(o: _Options) -> Dataset:
     if not o.shuffle and dataset.labeled:
         problem = clustered_labels(dataset)
         if problem is not None:
-            warnings.warn(f"{o.name}: {problem}", DataOrderWarning, stacklevel=3)
+            warn(f"{o.name}: {problem}", DataOrderWarning)
     return dataset

@@ -200,13 +200,12 @@ def count_numbers(part: Any, columns: list[str], where: str) -> dict[str, TextCo
     return counts
 
 
-def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]], stacklevel: int = 2) -> None:
+def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]]) -> None:
     """Warn of each text column whose samples are numbers but for a few values: read as text
     because of a missing-value marker (UCI's ``"?"``), it would be hashed as one category per
     distinct number, and the numbers' order and size lost, silently."""
-    import warnings
 
-    from dsvm.exceptions import DataTypeWarning
+    from dsvm.exceptions import DataTypeWarning, warn
 
     totals: dict[str, TextCount] = {}
     for found in counts:
@@ -217,24 +216,24 @@ def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]], stacklevel: int
     if stored:
         c, t = next(iter(stored.items()))
         names = ", ".join(repr(n) for n in stored)
-        warnings.warn(
+        warn(
             f"Feature column{'s' if len(stored) > 1 else ''} {names} "
             f"{'are' if len(stored) > 1 else 'is'} text, so hashed as categories, yet every "
             f"value sampled is a number ({c!r}: {t.number!r} at {t.where}); numbers stored "
             "as text (a decimal column that became strings, as dask.dataframe.from_pandas "
             "makes of Python Decimal objects) lose their order and size this way: convert "
             "them to numbers (astype(float)), or give a column the 'category' dtype if it is "
-            "one.", DataTypeWarning, stacklevel=stacklevel + 1)
+            "one.", DataTypeWarning)
     for c, t in totals.items():
         if t.example is None or t.present < 20 or t.numbers < NUMBERS_SHARE * t.present:
             continue
-        warnings.warn(
+        warn(
             f"Feature column {c!r} is text, so it is hashed as categories, yet {t.numbers:,} "
             f"of the {t.present:,} values sampled are numbers; {t.where} holds {t.example!r}. "
             "If that marks a missing number, read the column as numbers (read_csv(..., "
             f"na_values=[{t.example!r}]) or pd.to_numeric(..., errors='coerce')) and fill or "
             "drop the missing values; if it is a category, give the column the 'category' "
-            "dtype.", DataTypeWarning, stacklevel=stacklevel + 1)
+            "dtype.", DataTypeWarning)
 
 
 def columns_of_hashing(hashing: dict[str, Any]) -> FrameColumns:

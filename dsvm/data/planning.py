@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import warnings
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -19,7 +18,7 @@ from dsvm.data.dataset import Dataset
 from dsvm.data.label_names import LabelNames
 from dsvm.data.read_ahead import read_ahead
 from dsvm.data.writer import DatasetWriter
-from dsvm.exceptions import DataFormatError
+from dsvm.exceptions import DataFormatError, warn
 
 logger = logging.getLogger(__name__)
 
@@ -133,11 +132,11 @@ def _check_labels(writer: DatasetWriter, name: str) -> None:
         (value,) = counts
         names = writer.label_names
         shown = f"{value:g}" if names is None else repr(names.sorted()[0][0])
-        warnings.warn(
+        warn(
             f"{name}: all {writer.n_samples} samples have the label {shown}: converted (a "
             "test shard can be one class), but a classifier trained on it alone needs a second "
             "class (check label_column= or the labels file if it should have one)",
-            UserWarning, stacklevel=4)
+            UserWarning)
 
 
 def _peek(blocks: Iterable[Block]) -> tuple[Block | None, Iterator[Block]]:

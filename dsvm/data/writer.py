@@ -41,7 +41,7 @@ from dsvm.data.feature_layout import (
 from dsvm.data.label_names import LabelNames, recode_stored
 from dsvm.data.location import _Location, _make_parents, _remove, check_destination
 from dsvm.data.stats import STATS_GROUP, RunningStats
-from dsvm.exceptions import DataLayoutError
+from dsvm.exceptions import DataLayoutError, warn
 
 logger = logging.getLogger(__name__)
 
@@ -499,17 +499,16 @@ def _mention_leftovers(url: str) -> None:
     """Warn about ``<dst>.tmp-*`` folders a killed conversion left (a kill leaves no chance to
     clean up); they are not removed, as another conversion to ``dst`` may still be writing one."""
     import glob
-    import warnings
 
     leftovers = sorted(glob.glob(glob.escape(url.rstrip("/")) + ".tmp-*"))
     if leftovers:
         size = sum(os.path.getsize(os.path.join(root, f))
                    for d in leftovers for root, _, files in os.walk(d) for f in files)
-        warnings.warn(
+        warn(
             f"{len(leftovers)} unfinished conversion(s) to {url} left behind "
             f"({size / 2**20:,.1f} MiB): {', '.join(leftovers)}; an interrupted convert leaves "
             "these, and they can be deleted once no other conversion to this path is running.",
-            UserWarning, stacklevel=3)
+            UserWarning)
 
 
 def _check_writer_args(layout: str, dtype: Any, n_features: Any, chunk_rows: Any) -> np.dtype:

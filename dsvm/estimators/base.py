@@ -172,7 +172,7 @@ class SVMBase(BaseEstimator):
         self._publish(record)
         self._keep_hashing(hashing)
         # a failed fit warns (FitFailedWarning); its model is published for inspection
-        check_outcome(spec, record.outcome, stacklevel=3)
+        check_outcome(spec, record.outcome)
         return self
 
     def _train(self, spec: FitSpec, X: Any, y: Any, **fit_args: Any) -> FittedModel:

@@ -175,8 +175,7 @@ def fit_cocoa(spec: FitSpec, data: FitData, *, validation: Any = None,
     record = publish_model(record, record.state.coef, record.state.intercept * solver.bias,
                            source.dtype)
     return finish_fit(spec, engine, record, p.source, reason=stop_reason(spec, record),
-                      not_converged=None if spec.tol is None else not_converged,
-                      stacklevel=5)  # (the user's call of fit)
+                      not_converged=None if spec.tol is None else not_converged)
 
 
 # A relative duality gap still above this after max_epochs: the dual has hardly moved from

@@ -8,7 +8,6 @@ the warning's text.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from dsvm.data.sources import Source
 from dsvm.engine.local import Engine
-from dsvm.exceptions import ConvergenceWarning
+from dsvm.exceptions import ConvergenceWarning, warn
 from dsvm.training import outcome
 from dsvm.training.record import FittedModel
 from dsvm.training.spec import FitSpec
@@ -35,15 +34,15 @@ def publish_model(record: FittedModel, coef: Any, intercept: Any, dtype: Any) ->
 
 def finish_fit(spec: FitSpec, engine: Engine, record: FittedModel, source: Source, *,
                reason: str, not_converged: NotConverged | None = None,
-               penalized: bool = True, stacklevel: int = 2) -> FittedModel:
+               penalized: bool = True) -> FittedModel:
     """``record`` stopped for ``reason``, measured on ``source`` (the raw training rows) and
-    reported; the warning ``not_converged`` words when it has not converged. ``stacklevel``:
-    as the caller would pass it to :func:`warnings.warn` (the user's call of fit)."""
+    reported; the warning ``not_converged`` words when it has not converged (raised at the
+    user's call of fit: :func:`dsvm.exceptions.warn`)."""
     record.stop_reason = reason
     record.outcome = outcome.measure(engine, spec, record, source, reason, penalized=penalized)
     outcome.report(spec, record.outcome)
     if not_converged is not None and not record.converged and not record.outcome.failed:
         message = not_converged(spec, record)
         if message:
-            warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+            warn(message, ConvergenceWarning)
     return record

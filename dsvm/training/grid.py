@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, cast
@@ -66,6 +65,7 @@ from dsvm.data.order import draw_seed
 from dsvm.data.sources import Source, input_features, map_source
 from dsvm.engine.local import Engine, LocalEngine
 from dsvm.engine.tasks import Calibrate, first
+from dsvm.exceptions import warn
 from dsvm.solvers.base import LocalSolver, SolverState, n_outputs_for
 from dsvm.solvers.evaluation import GridCounts
 from dsvm.solvers.grid import ACTIVE, CandidateGrid, candidate_view, grid_solvers
@@ -391,10 +391,10 @@ def check_fold(class_rows: np.ndarray, classes: np.ndarray | None) -> None:
     if classes is None or len(class_rows) == 0 or class_rows.min() > 0:
         return
     missing = [float(c) for c, n in zip(classes, class_rows) if n == 0]
-    warnings.warn(
+    warn(
         f"The rows held out to score the alphas have no rows of class(es) {missing}: too "
         "few rows of them for the held-out share, and the held-out scores cannot rank the "
-        "candidates on those classes. Raise cv_fraction.", UserWarning, stacklevel=2)
+        "candidates on those classes. Raise cv_fraction.", UserWarning)
 
 
 def grid_rows(spec: FitSpec, X: Any, y: Any, sample_weight: Any, alphas: Any,

@@ -293,8 +293,7 @@ def check_text_columns(X: Any, y: Any = None) -> None:
         X = X.drop(columns=[y])
     columns = text_columns(list(X.columns), list(X.dtypes))
     if columns:
-        warn_numbers_as_text([count_numbers(X, columns, "DataFrame")],
-                             stacklevel=3)  # (the user's call of fit)
+        warn_numbers_as_text([count_numbers(X, columns, "DataFrame")])
 
 
 def hashed_rows(X: Any, hashing: dict[str, Any] | None) -> Any:

@@ -11,7 +11,6 @@ after each pass is the loop's callback, written after the hooks.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Generator
 from typing import Any
 
@@ -21,7 +20,7 @@ from dsvm.combine.gradient import add_shares
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, LocalEngine, spread
 from dsvm.engine.tasks import GradientPass
-from dsvm.exceptions import ConvergenceWarning
+from dsvm.exceptions import ConvergenceWarning, warn
 from dsvm.solvers.base import SolverState, n_outputs_for
 from dsvm.solvers.nesvm import GradientShare, NesvmProblem, NesvmSettings, Points
 from dsvm.solvers.nesvm_run import NesvmResult, nesvm_run
@@ -157,8 +156,7 @@ def fit_nesvm(spec: FitSpec, data: FitData, *, validation: Any = None, init: Any
     record = p.model_record(state, n_streams=len(oracle.groups), history=result.history,
                             converged=bool(result.converged))
     return finish_fit(spec, engine, record, p.source, reason=_stop_reason(spec, result),
-                      not_converged=None if spec.tol is None else still_improving,
-                      stacklevel=5)  # (the user's call of fit)
+                      not_converged=None if spec.tol is None else still_improving)
 
 
 def still_improving(spec: FitSpec, record: FittedModel) -> str:
@@ -258,11 +256,10 @@ def _warn_if_homotopy_cannot_finish(settings: NesvmSettings, who: str) -> None:
     one pass: with fewer passes than stages the fit ends before it reaches the target mu."""
     stages = len(settings.schedule())
     if stages > settings.max_passes:
-        warnings.warn(
+        warn(
             f"{who}(solver='nesvm', mu0={settings.mu0}, mu={settings.mu}): homotopy's schedule "
             f"mu0/(t+1) has {stages} stages of at least one pass each, more than "
             f"max_epochs={settings.max_passes}; the fit will stop before reaching mu. Use a "
             "smaller mu0 or more passes (with the default steps plain NESVM, mu0=None, "
             "measured as fast or faster; see dsvm/solvers/nesvm.py).",
-            ConvergenceWarning, stacklevel=7,
-        )
+            ConvergenceWarning)

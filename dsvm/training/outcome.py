@@ -37,14 +37,13 @@ from __future__ import annotations
 import logging
 import math
 import sys
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine
-from dsvm.exceptions import ConvergenceWarning, FitFailedWarning
+from dsvm.exceptions import ConvergenceWarning, FitFailedWarning, warn
 from dsvm.solvers.evaluation import EvalCounts
 from dsvm.solvers.penalties import penalty_value
 from dsvm.solvers.targets import pointwise_losses
@@ -253,7 +252,7 @@ def report(spec: FitSpec, outcome: FitOutcome) -> None:
             print(line, file=sys.stderr, flush=True)
 
 
-def check(spec: FitSpec, outcome: FitOutcome | None, *, stacklevel: int = 2) -> None:
+def check(spec: FitSpec, outcome: FitOutcome | None) -> None:
     """Warn (:class:`FitFailedWarning`) for a failed fit; warn (``ConvergenceWarning``) for a
     model at or below the constant one whose objective came down (see the module notes).
     None: nothing measured (partial_fit)."""
@@ -262,13 +261,13 @@ def check(spec: FitSpec, outcome: FitOutcome | None, *, stacklevel: int = 2) -> 
     who = spec.estimator
     advice = api_advice(outcome, who)
     if outcome.failed:
-        warnings.warn(
+        warn(
             f"{who} failed to fit: {outcome.problem()}. Likely cause: {advice}. Its model "
             "predicts no better than a constant: do not use it (outcome_.failed is True).",
-            FitFailedWarning, stacklevel=stacklevel + 1)
+            FitFailedWarning)
         return
     if outcome.at_or_below_constant:
-        warnings.warn(
+        warn(
             f"{who} predicts no better than a constant: {outcome.problem()}. If the classes are "
             f"this imbalanced, consider class_weight='balanced'; otherwise {advice}.",
-            ConvergenceWarning, stacklevel=stacklevel + 1)
+            ConvergenceWarning)

@@ -12,7 +12,6 @@ statistics are not the data's.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from dsvm.data.sources import Source, map_source
 from dsvm.engine.local import Engine, spread
 from dsvm.engine.tasks import ChunkStats
+from dsvm.exceptions import warn
 from dsvm.features.scaling import (
     AUTO_LIMIT,
     Scaling,
@@ -119,12 +119,12 @@ def warn_unscaled_batch(spec: FitSpec, engine: Engine, source: Source) -> None:
         rows, _, col_sq, _, _ = stats.totals()
         what = (f"the rows' mean squared norm is {mean_sq_norm(stats, rows, col_sq):.4g}, "
                 f"above the {AUTO_LIMIT ** 2:g}")
-    warnings.warn(
+    warn(
         f"{spec.estimator}.partial_fit trains on the rows as given (a batch's statistics are "
         f"not the data's: it does not scale them), and {what} at "
         "which fit scales: they train poorly. Call fit once on a representative sample first "
         "(partial_fit then scales as that fit did), or scale them before (StandardScaler, "
-        "MaxAbsScaler).", UserWarning, stacklevel=6)  # (the user's call of partial_fit)
+        "MaxAbsScaler).", UserWarning)
 
 
 def fold_init(scaling: Scaling | None, coef: np.ndarray,

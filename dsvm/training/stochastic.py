@@ -135,8 +135,7 @@ def finish(spec: FitSpec, engine: Engine, record: FittedModel, source: Source, *
     reason = record.stop_reason if record.converged else outcome.max_epochs_reason(spec)
     penalized = getattr(spec.make_solver(record.n_samples), "predictor", None) is None
     return finish_fit(spec, engine, record, source, reason=reason, penalized=penalized,
-                      not_converged=still_improving if warn else None,
-                      stacklevel=6)  # (the user's call of fit)
+                      not_converged=still_improving if warn else None)
 
 
 def still_improving(spec: FitSpec, record: FittedModel) -> str | None:
