@@ -214,7 +214,8 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
 def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
     import dsvm
 
-    what = "decision values" if args.decision else "labels"
+    what = ("decision values" if args.decision else
+            "labels" if hasattr(clf, "classes_") else "predicted values")  # (a regressor's)
     if kind == ".zarr":
         if not isinstance(dataset, dsvm.Dataset):
             dataset = dsvm.open_dataset(dataset)  # opened once: metadata only
