@@ -322,6 +322,33 @@ def test_a_first_fit_says_it_compiles(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_a_first_fit_in_python_says_it_compiles(tmp_path, monkeypatch, caplog):
+    """In a notebook the first fit compiled for a minute or two in silence: the fit of a
+    process says it once (a logging warning, printed to stderr where logging is not set up),
+    while the kernels' cache holds no compiled pass kernel; never when compiled already."""
+    import logging
+
+    from dsvm.kernels import _jit
+    from dsvm.training import engines
+
+    X, y = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 2
+    monkeypatch.setattr(engines, "_COMPILING", {"said": False})
+    monkeypatch.setattr(_jit, "_KERNELS_DIR", tmp_path)  # a fresh install's empty cache
+    with caplog.at_level(logging.WARNING, logger="dsvm"):
+        dsvm.SVMClassifier(max_epochs=2, tol=None).fit(X, y)
+        dsvm.SVMClassifier(max_epochs=2, tol=None).fit(X, y)
+    said = [r.getMessage() for r in caplog.records if "compiling" in r.getMessage()]
+    assert said == ["dsvm: compiling its kernels for this machine (once per installation, "
+                    "a minute or two)..."]
+    caplog.clear()
+    monkeypatch.setattr(engines, "_COMPILING", {"said": False})
+    (tmp_path / "__pycache__").mkdir(exist_ok=True)
+    (tmp_path / "__pycache__" / "passes.sgd_pass-87.py311.nbi").write_bytes(b"")
+    with caplog.at_level(logging.WARNING, logger="dsvm"):
+        dsvm.SVMClassifier(max_epochs=2, tol=None).fit(X, y)
+    assert not [r for r in caplog.records if "compiling" in r.getMessage()]
+
+
 @pytest.fixture(scope="module")
 def criteo(tmp_path_factory):
     """Raw Criteo rows (the head of the real sample's train and dev files) and the train rows

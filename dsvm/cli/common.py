@@ -122,8 +122,10 @@ def say_if_compiling(command: str, est: Any, cache_dir: Any = None) -> None:
     a bad flag stays the command's one line. ``cache_dir``: the kernels' cache folder
     (default: where numba puts it)."""
     from dsvm.kernels._jit import kernels_not_compiled
+    from dsvm.training.engines import compiling_said
 
     est._validate()  # (SVMBase) raises what fit would raise before any work
+    compiling_said()  # (the fit's own notice would repeat this line in the log's format)
     if kernels_not_compiled(cache_dir):
         print(f"dsvm {command}: compiling dsvm's kernels for this machine (once, a minute or "
               "two)...", file=sys.stderr, flush=True)

@@ -71,11 +71,37 @@ def small_dataset_here(data: Any, client: Any, n_workers: int | None) -> bool:
     return size is not None and size <= IN_PROCESS_BYTES
 
 
+# Whether this process said that a fit compiles dsvm's kernels first (said once at most).
+_COMPILING = {"said": False}
+
+
+def say_if_compiling(client: Any) -> None:
+    """One log line (WARNING, which Python prints to stderr when logging is not configured,
+    as in a notebook) before the first fit of this process on this machine that compiles
+    dsvm's kernels first: a minute or two once per installation, which looked like a hang.
+    Not for a given or active cluster, whose workers may be elsewhere with caches of their
+    own. ``dsvm`` commands say it in their own words (:func:`compiling_said`)."""
+    if _COMPILING["said"] or client is not None or _cluster_in_use():
+        return
+    from dsvm.kernels._jit import kernels_not_compiled
+
+    compiling_said()
+    if kernels_not_compiled():
+        logger.warning("dsvm: compiling its kernels for this machine (once per installation, "
+                       "a minute or two)...")
+
+
+def compiling_said() -> None:
+    """Mark that this process said that its fit compiles dsvm's kernels (not to say it twice)."""
+    _COMPILING["said"] = True
+
+
 @contextlib.contextmanager
 def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> Iterator[Engine]:
     """The engine a fit on ``data`` (a source or the user's input) runs on; ``client``: a
     Client, an address or None. Open it before turning dask input into a source: dask
     collections are inspected (chunk lengths, labels) on its cluster."""
+    say_if_compiling(client)
     if runs_in_process(data):
         with pass_scratch_kept():  # the passes run in this thread, one after another
             yield LocalEngine()
