@@ -477,6 +477,15 @@ def test_a_csv_as_pandas_writes_it_trains_on_its_named_label_and_reads_new_rows(
     assert capsys.readouterr().err.startswith(
         f"dsvm eval: error: {tmp_path / 's.zarr'}: its column 0 is 'mean texture', but the "
         "model was fitted with 'mean radius' there")
+    # and as validation data, from the command line or a frame's
+    assert main(["train", zarr, "--out", str(tmp_path / "v.dsvm"),
+                 "--validation", str(tmp_path / "s.zarr")]) == 2
+    assert "its column 0 is 'mean texture'" in capsys.readouterr().err
+    assert not (tmp_path / "v.dsvm").exists()
+    with pytest.raises(ValueError, match="column 0 is 'mean texture'"):
+        SVMClassifier(max_epochs=2).fit(train[features], train.target,
+                                        validation=(swapped.drop(columns="target"),
+                                                    swapped.target))
 
 
 @pytest.mark.parametrize("header, label", [

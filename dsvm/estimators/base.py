@@ -26,6 +26,7 @@ from dsvm.estimators.validation import (
 from dsvm.training import FitSpec, FittedModel, predicting, scoring
 from dsvm.training import trainer as _training
 from dsvm.training.cluster import compute
+from dsvm.training.evaluation import check_same_columns
 from dsvm.training.inputs import (
     check_hashing,
     check_text_columns,
@@ -91,14 +92,17 @@ def check_dataset_columns(est: Any, dataset: Any) -> None:
     """A dataset converted from a CSV/Parquet header has the columns the estimator was fitted
     on, in order (a test file written with its columns in another order would meet every
     weight with another column's values)."""
-    names, got = getattr(est, "feature_names_in_", None), dataset.feature_names
-    if names is None or got is None or list(got) == list(names):
-        return
-    at = next(i for i, (a, b) in enumerate(zip(got, names, strict=True)) if a != b)
-    shown = ", ".join(map(repr, list(names)[:8])) + (", ..." if len(names) > 8 else "")
-    raise ValueError(f"{dataset.url}: its column {at} is {got[at]!r}, but the model was fitted "
-                     f"with {names[at]!r} there; convert the rows with the columns in the "
-                     f"order of its training data ({shown}).")
+    check_same_columns(getattr(est, "feature_names_in_", None), dataset.feature_names,
+                       dataset.url)
+
+
+def check_validation_frame(est: Any, validation: Any) -> None:
+    """A pandas validation frame has the columns of the frame fitted, in order (its rows are
+    read by position, as the training frame's were)."""
+    X = validation[0] if isinstance(validation, tuple) else validation
+    if hasattr(X, "columns") and in_memory(X):
+        check_same_columns(getattr(est, "feature_names_in_", None),
+                           [str(c) for c in X.columns], "The validation data")
 
 
 class SVMBase(BaseEstimator):
@@ -166,6 +170,7 @@ class SVMBase(BaseEstimator):
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
                                                   sample_weight, reset=True)
+            check_validation_frame(self, validation)
         spec = self._spec()
         record = self._train(spec, X, y, sample_weight=sample_weight,
                              validation=validation, init=init, resume=resume, warm=warm)

@@ -71,17 +71,34 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
         record.classes.dtype.kind not in "biuf" else None
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
-    check_validation_features(source, record.n_features_in)
+    check_validation_features(source, record.n_features_in, record.feature_names)
     # the states scored are in the fit's feature ids and scaled units (training.layout,
     # training.scaling)
     source = in_space(source, record.layout)
     return source_scorer(engine, spec, record, solver, map_source(source, record.scaling))
 
 
-def check_validation_features(source: Source, n_features: int) -> None:
+def check_validation_features(source: Source, n_features: int,
+                              names: list[str] | None = None) -> None:
+    """The validation data has the training data's width, and its columns' names (a frame's,
+    a CSV/Parquet header's kept at conversion) in the same order where both have names."""
     if source.n_features != n_features:
         raise ValueError(f"The validation data ({source.describe()}) has {source.n_features} "
                          f"features but the training data has {n_features}.")
+    check_same_columns(names, source.feature_names, f"The validation data ({source.describe()})")
+
+
+def check_same_columns(names: Any, got: list[str] | None, what: str) -> None:
+    """Refuse rows named ``what`` whose column names ``got`` are not ``names`` (the model's),
+    in order: read by position, every weight would meet another column's values."""
+    if names is None or got is None or len(got) != len(names) or list(got) == list(names):
+        return  # (a width that differs is refused by the checks of the width)
+    names = [str(n) for n in names]
+    at = next(i for i, (a, b) in enumerate(zip(got, names, strict=True)) if a != b)
+    shown = ", ".join(map(repr, names[:8])) + (", ..." if len(names) > 8 else "")
+    raise ValueError(f"{what}: its column {at} is {got[at]!r}, but the model was fitted with "
+                     f"{names[at]!r} there; convert the rows with the columns in the order of "
+                     f"its training data ({shown}).")
 
 
 def source_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver: LocalSolver,

@@ -187,7 +187,7 @@ def _validator(engine: Engine, spec: FitSpec, values: np.ndarray, data: FitData,
         return None
     val_source = validation_source(validation, classify=True, chunk_rows=spec.chunk_rows,
                                    text_classes=data.text)
-    check_validation_features(val_source, n_features)
+    check_validation_features(val_source, n_features, data.feature_names)
     # the model is in the fit's feature ids and scaled units
     val_source = map_source(in_space(val_source, data.layout), data.scaling)
     return lambda state: evaluate(engine, state.coef, state.intercept, val_source, values,
