@@ -511,3 +511,28 @@ def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, heade
     assert main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "cli.zarr")]) == 0
     how = "by its name" if label else "the first column"
     assert f"labels: column {taken!r} ({how};" in capsys.readouterr().out
+
+
+def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_path, capsys):
+    """Excel's "CSV UTF-8" starts with a byte order mark (and ends lines with CRLF): it became
+    part of the first column's name ('\\ufeffTarget'), which was then not found as the label by
+    name, and a quoted first name kept its quotes."""
+    import dsvm
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"Target": rng.integers(0, 2, 300), "a": rng.normal(size=300),
+                          "b": rng.normal(size=300)})
+    table.to_csv(tmp_path / "t.csv", index=False, encoding="utf-8-sig", lineterminator="\r\n")
+    table[["a", "b", "Target"]].to_csv(tmp_path / "q.csv", index=False, encoding="utf-8-sig",
+                                       lineterminator="\r\n", quoting=1)  # all quoted
+    assert (tmp_path / "t.csv").read_bytes().startswith(b"\xef\xbb\xbfTarget,")
+    for name in ("t.csv", "q.csv"):
+        ds = dsvm.convert(tmp_path / name, tmp_path / f"{name}.zarr")
+        assert ds.attrs["provenance"]["label_column"] == "Target"
+        assert ds.feature_names == ["a", "b"]
+        np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table.Target)
+    # a headerless file of numbers with the mark: its first field is the number
+    (tmp_path / "n.csv").write_bytes(b"\xef\xbb\xbf1,0.5,2\r\n0,0.25,3\r\n")
+    ds = dsvm.convert(tmp_path / "n.csv", tmp_path / "n.zarr")
+    np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], [1.0, 0.0])

@@ -24,6 +24,7 @@ from dsvm.data.location import missing_extra
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
 COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
 
 _NL, _COLON, _DOT, _MINUS, _PLUS, _QUOTE = 10, 58, 46, 45, 43, 34
@@ -99,11 +100,16 @@ def iter_text_blocks(
     src: str | os.PathLike[str], storage_options: dict | None = None,
     block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(text, first_line)``: runs of whole lines of about ``block_bytes`` bytes."""
+    """Yield ``(text, first_line)``: runs of whole lines of about ``block_bytes`` bytes. A
+    UTF-8 byte order mark at the start (Excel's "CSV UTF-8" writes one) is not text: kept, it
+    became part of the first column's name, so a header's ``label`` was not found by name."""
     with open_binary(src, storage_options) as f:
-        carry, line = b"", 1
+        carry, line, first = b"", 1, True
         while True:
             data = f.read(block_bytes)
+            if first and data.startswith(_BOM):
+                data = data[len(_BOM):]
+            first = False
             if not data:
                 if carry:
                     yield carry, line
