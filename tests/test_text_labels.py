@@ -59,8 +59,8 @@ def test_cli_convert_train_predict_eval_with_text_labels(tmp_path, capsys):
 
     assert json.loads(capsys.readouterr().out)["accuracy"] >= 0.95  # chance: 1/3
     assert main(["predict", str(model), str(te), "--out", str(out)]) == 0
-    predicted = out.read_text().split()
-    assert len(predicted) == len(test)
+    header, *predicted = out.read_text().split()  # (pandas.read_csv reads it as written)
+    assert header == "label" and len(predicted) == len(test)
     assert np.mean(np.array(predicted) == test.label.to_numpy()) >= 0.95
 
 

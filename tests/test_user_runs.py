@@ -465,6 +465,15 @@ def test_a_csv_as_pandas_writes_it_trains_on_its_named_label_and_reads_new_rows(
     out = tmp_path / "p.npy"
     assert main(["predict", model, str(tmp_path / "new.csv"), "--out", str(out)]) == 0
     np.testing.assert_array_equal(np.load(out), clf.predict(test[features]))
+    # predictions as CSV have a header, so that read_csv does not take the first for one;
+    # written again with --overwrite (a header of dsvm's is still its predictions file)
+    for _ in range(2):
+        assert main(["predict", model, str(tmp_path / "new.csv"), "--out",
+                     str(tmp_path / "p.csv"), "--decision", "--overwrite"]) == 0
+    written = pd.read_csv(tmp_path / "p.csv")
+    assert list(written.columns) == ["decision"] and len(written) == len(test)
+    np.testing.assert_allclose(written.decision, clf.decision_function(test[features]),
+                               rtol=1e-6, atol=1e-6)
     assert main(["eval", model, str(tmp_path / "new.csv")]) == 2  # no label to score
     assert "--label-column" in capsys.readouterr().err
 

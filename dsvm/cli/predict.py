@@ -106,20 +106,29 @@ def write_values(out: str, kind: str, values: Any, what: str) -> None:
     """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet."""
     import numpy as np
 
+    values = np.asarray(values)
+    names = prediction_columns(what, values)
     if kind == ".npy":
         np.save(out, values)
     elif kind == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        values = np.asarray(values)
-        name = "label" if what == "labels" else "decision"
-        columns = {name: values} if values.ndim == 1 else {
-            f"{name}_{k}": values[:, k] for k in range(values.shape[1])}
-        pq.write_table(pa.table(columns), out)
-    else:
-        np.savetxt(out, values, fmt="%.9g" if np.asarray(values).dtype.kind in "fiub" else "%s",
-                   delimiter=",")
+        columns = values.reshape(len(values), -1).T
+        pq.write_table(pa.table(dict(zip(names, columns, strict=True))), out)
+    else:  # .csv with a header (pandas.read_csv took the first value for one), .txt without
+        np.savetxt(out, values, fmt="%.9g" if values.dtype.kind in "fiub" else "%s",
+                   delimiter=",", header=",".join(names) if kind == ".csv" else "",
+                   comments="")
+
+
+def prediction_columns(what: str, values: Any) -> list[str]:
+    """The column names of written predictions: label, prediction (a regressor's) or decision
+    (one per class for several: decision_0, ...)."""
+    from dsvm.data.location import PREDICTION_COLUMNS
+
+    name = PREDICTION_COLUMNS[what]
+    return [name] if values.ndim == 1 else [f"{name}_{k}" for k in range(values.shape[1])]
 
 
 def cmd_predict(args: argparse.Namespace) -> int:

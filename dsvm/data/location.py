@@ -167,6 +167,9 @@ MODEL = "a dsvm model file"
 CHECKPOINT = "a dsvm checkpoint"
 NPY = "a NumPy .npy file"
 PREDICTIONS_TEXT = "a text file of predictions (comma-separated values)"
+# The column of each kind of predictions (``dsvm predict``'s Parquet and .csv files).
+PREDICTION_COLUMNS = {"labels": "label", "predicted values": "prediction",
+                      "decision values": "decision"}
 PREDICTIONS_PARQUET = "a Parquet file of predictions"
 XZ = "an xz-compressed file"
 EMPTY_FOLDER = "an empty folder"
@@ -264,14 +267,18 @@ def _parquet_kind(fs: Any, path: str) -> str:
 
 def _looks_like_predictions(head: bytes) -> bool:
     """Whether the start of a text file is what ``dsvm predict`` writes: lines of the same
-    number of comma-separated numbers, or one column of words without spaces (text labels).
-    A svmlight file (spaces), a CSV with a header or prose is not."""
+    number of comma-separated numbers, or one column of words without spaces (text labels),
+    under a header of :data:`PREDICTION_COLUMNS` names for a .csv. A svmlight file (spaces),
+    a CSV with another header or prose is not."""
     if len(head) == _SNIFF_BYTES:
         head = head[:head.rfind(b"\n") + 1]
     try:
         lines = head.decode("ascii").splitlines()
     except UnicodeDecodeError:
         return False
+    if lines and all(c.rstrip("_0123456789") in PREDICTION_COLUMNS.values()
+                     for c in lines[0].split(",")):
+        lines = lines[1:]  # (the header .csv predictions have)
     rows = [line.split(",") for line in lines]
     if not rows or any(len(r) != len(rows[0]) for r in rows):
         return False
