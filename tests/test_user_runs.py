@@ -545,3 +545,21 @@ def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_p
     (tmp_path / "n.csv").write_bytes(b"\xef\xbb\xbf1,0.5,2\r\n0,0.25,3\r\n")
     ds = dsvm.convert(tmp_path / "n.csv", tmp_path / "n.zarr")
     np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], [1.0, 0.0])
+
+
+def test_a_frame_and_its_label_column_name_fit_and_score_alike():
+    """``fit(df, "label")`` worked for a Dask DataFrame only (our own error message suggests
+    it): a pandas frame failed in scikit-learn's checks ("y should be a 1d array"), and
+    ``score(df, "label")`` refused the label column as an unseen feature."""
+    frame = _people(800)[["age", "score", "label"]]
+    expected = SVMClassifier(random_state=0, max_epochs=3).fit(frame[["age", "score"]],
+                                                               frame.label)
+    clf = SVMClassifier(random_state=0, max_epochs=3).fit(frame, "label")
+    np.testing.assert_array_equal(clf.coef_, expected.coef_)
+    assert list(clf.feature_names_in_) == ["age", "score"]
+    assert clf.score(frame, "label") == expected.score(frame[["age", "score"]], frame.label)
+    assert clf.evaluate(frame, "label")["accuracy"] == pytest.approx(clf.score(frame, "label"))
+    lazy = dd.from_pandas(frame, npartitions=2)
+    assert clf.score(lazy, "label") == pytest.approx(clf.score(frame, "label"))
+    with pytest.raises(ValueError, match="The label column 'y' is not one of the columns"):
+        clf.score(frame, "y")

@@ -30,6 +30,7 @@ from dsvm.training.evaluation import check_same_columns
 from dsvm.training.inputs import (
     check_hashing,
     check_text_columns,
+    frame_and_label,
     frame_hashing,
     hashed_rows,
     hashing_of,
@@ -164,6 +165,7 @@ class SVMBase(BaseEstimator):
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
         if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
+        X, y = frame_and_label(X, y)
         X = with_number_objects(X)
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         check_text_columns(X, y)
@@ -193,6 +195,7 @@ class SVMBase(BaseEstimator):
     def _partial_fit(self, X: Any, y: Any, classes: Any, sample_weight: Any,
                      validation: Any) -> SVMBase:
         self._validate()
+        X, y = frame_and_label(X, y)
         if self._task == "classification":  # scikit-learn's rules for classes=
             check_partial_fit_classes(self, labels_to_check(X, y), classes)
         X = with_number_objects(X)
@@ -323,6 +326,7 @@ class SVMBase(BaseEstimator):
         """Evaluation sums over data (through the fitted map), summed by tasks on the workers
         for a dataset."""
         self._check_fitted()
+        X, y = frame_and_label(X, y)
         return scoring.evaluate_source(self._dataset_source(X, y, "evaluate a model"),
                                        self._model(), class_values=self._class_values(),
                                        loss=self._spec().loss, client=self.client,
@@ -332,6 +336,7 @@ class SVMBase(BaseEstimator):
                     sample_weight: Any) -> float:
         """``metric(y, predict(X))``; on a dataset, ``evaluate(X)[key]`` (summed on workers)."""
         self._check_fitted()
+        X, y = frame_and_label(X, y)
         if is_dataset_ref(X):
             return float(self.evaluate(X)[key])  # type: ignore[attr-defined]
         pred = self.predict(X)  # type: ignore[attr-defined]

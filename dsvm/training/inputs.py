@@ -120,14 +120,21 @@ def _class_counts(parts: list[_Part], text_classes: np.ndarray | None
     return labels, counts
 
 
+def frame_and_label(X: Any, y: Any) -> tuple[Any, Any]:
+    """``fit(df, "label")``, ``score(df, "label")``: a DataFrame (pandas or Dask) without its
+    label column, and that column; any other input as given."""
+    if not isinstance(y, str) or getattr(X, "ndim", 0) != 2 or not hasattr(X, "columns"):
+        return X, y
+    if y not in X.columns:
+        raise ValueError(f"The label column {y!r} is not one of the columns {list(X.columns)}.")
+    return X.drop(columns=[y]), X[y]
+
+
 def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:
     """(features, labels) of ``fit(X, y)``: ``y`` a column name of ``X``, a one-column frame
     (its column), or labels as given."""
     if isinstance(y, str):
-        if y not in X.columns:
-            raise ValueError(f"The label column {y!r} is not one of the columns "
-                             f"{list(X.columns)}.")
-        return X.drop(columns=[y]), X[y]
+        return frame_and_label(X, y)
     if y is None:
         raise ValueError("y is required with a DataFrame: a column name, a Series or an array.")
     if is_dask_frame(y) and getattr(y, "ndim", 1) == 2:
