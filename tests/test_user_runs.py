@@ -563,3 +563,44 @@ def test_a_frame_and_its_label_column_name_fit_and_score_alike():
     assert clf.score(lazy, "label") == pytest.approx(clf.score(frame, "label"))
     with pytest.raises(ValueError, match="The label column 'y' is not one of the columns"):
         clf.score(frame, "y")
+
+
+def test_a_csv_with_missing_values_converts_with_fill_missing(tmp_path, capsys):
+    """A CSV with holes (pandas writes NaN as an empty field; R and databases write NA or
+    null): convert refused it ("column 'a' is empty") and refused --fill-missing for a CSV
+    ("fill_missing= is for Parquet, CSV/TSV with categorical= columns..."), so no flag could
+    convert it, nor could eval/predict read such test rows."""
+    import dsvm
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200) * 50})
+    table["label"] = (table.a + table.b / 50 > 0).astype(int)
+    holes = table.copy()
+    holes.loc[[3, 40], "a"] = np.nan
+    holes.to_csv(tmp_path / "holes.csv", index=False)  # empty fields
+    text = (tmp_path / "holes.csv").read_text().splitlines()
+    text[60] = "NA," + text[60].split(",", 1)[1]  # and R's marker, line 61
+    (tmp_path / "holes.csv").write_text("\n".join(text) + "\n")
+    assert main(["convert", str(tmp_path / "holes.csv"), str(tmp_path / "h.zarr")]) == 2
+    assert capsys.readouterr().err == (
+        f"dsvm convert: error: {tmp_path / 'holes.csv'}, line 5: column 'a' is empty (a missing "
+        "value: pass fill_missing= / --fill-missing VALUE to use a value instead)\n")
+    assert main(["convert", str(tmp_path / "holes.csv"), str(tmp_path / "h.zarr"),
+                 "--fill-missing", "-7"]) == 0
+    ds = dsvm.open_dataset(tmp_path / "h.zarr")
+    X = ds.read_chunk(0).X
+    assert ds.layout == "dense" and ds.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(np.flatnonzero(X[:, 0] == -7), [3, 40, 59])
+    np.testing.assert_allclose(np.delete(X, [3, 40, 59], axis=0),
+                               np.delete(table[["a", "b"]].to_numpy(), [3, 40, 59], axis=0),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table.label)
+    # the model reads such test rows with the same flag
+    model = str(tmp_path / "m.dsvm")
+    assert main(["train", str(tmp_path / "h.zarr"), "--out", model]) == 0
+    capsys.readouterr()
+    assert main(["eval", model, str(tmp_path / "holes.csv"), "--fill-missing", "-7",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
+        dsvm.load(model).score(X, table.label))

@@ -205,7 +205,8 @@ def add_data_commands(sub: Any) -> None:
                    help="CSV/TSV/Parquet columns that are not features (an id, a timestamp): "
                         "not read into the dataset (default: none)")
     p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
-                   help="Parquet: the value of a missing feature (default: an error)")
+                   help="CSV/TSV, Parquet: the value of a missing feature (an empty field, "
+                        "NA, NaN, null...; default: an error naming it)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32",
                    help="floating point type of the stored features")
     p.add_argument("--overwrite", action="store_true", help="replace an existing DST")

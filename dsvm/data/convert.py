@@ -109,10 +109,11 @@ class _Options:
                 raise ValueError("numeric_transform= is for format='criteo' and CSV/TSV with "
                                  f"categorical= columns; {self.name} is read as {self.kind}")
         for opt in ("feature_columns", "fill_missing", "categorical", "hash_bits"):
-            if getattr(self, opt) is not None and not (tabular or opt == "categorical"
-                                                       and self.kind == "csv"):
-                raise ValueError(f"{opt}= is for Parquet, CSV/TSV with categorical= columns or "
-                                 f"format='criteo'; {self.name} is read as {self.kind}")
+            if getattr(self, opt) is not None and not (
+                    tabular or opt in ("categorical", "fill_missing") and self.kind == "csv"):
+                raise ValueError(f"{opt}= is for Parquet, CSV/TSV (hash_bits=: with categorical= "
+                                 f"columns) or format='criteo'; {self.name} is read as "
+                                 f"{self.kind}")
         if self.zero_based not in ("auto", True, False):
             raise ValueError(f"zero_based must be 'auto', True or False; got {self.zero_based!r}")
         if self.zero_based != "auto" and self.kind != "libsvm":
@@ -182,7 +183,7 @@ def _refuse_many_files(o: _Options) -> None:
 
 def _open_csv(o: _Options) -> _Opened:
     _refuse_many_files(o)
-    if o.categorical:
+    if o.categorical or o.fill_missing is not None:  # (pyarrow's reader knows missing values)
         return _open_table_csv(o)
     source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
                        storage_options=o.storage_options, drop=o.drop or ())
@@ -211,8 +212,9 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
         "storage_options": o.storage_options, "fill_missing": o.fill_missing,
         "numeric_transform": o.numeric_transform or "none", "drop": o.drop or (), **preset})
     if o.shuffle:
-        raise ValueError("shuffle=True is not available with categorical= columns yet; "
-                         "convert, then shuffle with dsvm.data.shuffle_dataset")
+        raise ValueError("shuffle=True is not available with categorical= columns or "
+                         "fill_missing= yet; convert, then shuffle with "
+                         "dsvm.data.shuffle_dataset")
     assert source.n_features is not None
     return _Opened(source, source.n_features)
 
@@ -337,8 +339,9 @@ def convert(
       gathering the names first would read (and for CSV parse) it twice
       (dsvm.data.label_names).
     - ``feature_columns`` (Parquet): default every column but the label, all numeric.
-    - ``fill_missing`` (Parquet): the value of a null feature; by default an error naming
-      the file, row group, column and row.
+    - ``fill_missing`` (CSV/TSV, Parquet): the value of a missing feature (a null; in text an
+      empty field, NA, NaN, null, N/A...: pyarrow's CSV reader reads such a file); by default
+      an error naming the file, line or row group, column and row.
     - ``categorical``/``hash_bits`` (CSV/TSV, Parquet): columns hashed as ``column=value``
       tokens into ``2**hash_bits`` signed features after the numeric ones, as scikit-learn's
       FeatureHasher does (dsvm.data.hashing; the spec is stored as attribute ``hashing``).

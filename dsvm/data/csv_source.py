@@ -245,9 +245,11 @@ class CSVSource:
         bad = ~np.isfinite(table)
         if bad.any():
             r, c = (int(v) for v in np.argwhere(bad)[0])
+            missing = (" (a missing value: pass fill_missing= / --fill-missing VALUE to use a "
+                       "value instead)" if np.isnan(table[r, c]) else "")
             raise DataFormatError(
                 f"{self.name}, line {lines[r]}: {self._column_named(c)} is {table[r, c]}, not a "
-                "finite number"
+                f"finite number{missing}"
             )
         features = np.ones(self.n_cols, dtype=bool)
         features[[c for c in (self.label_index, *self.dropped) if c is not None]] = False
@@ -300,7 +302,9 @@ class CSVSource:
             )
         empty = [i for i, f in enumerate(fields) if not f]
         if empty:
-            raise DataFormatError(f"{where}: {self._column_named(empty[0])} is empty")
+            raise DataFormatError(f"{where}: {self._column_named(empty[0])} is empty (a missing "
+                                  "value: pass fill_missing= / --fill-missing VALUE to use a "
+                                  "value instead)")
         worded = [i for i, f in enumerate(fields) if len(f.split()) > 1]
         if worded:  # (text with spaces: the number parser splits it into several tokens)
             raise DataFormatError(f"{where}, {self._column_named(worded[0])}: "

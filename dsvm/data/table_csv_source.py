@@ -1,7 +1,8 @@
 """CSV/TSV with categorical columns (and Criteo's layout) through pyarrow's streaming CSV reader.
 
 The plain numeric CSV reader (dsvm.data.csv_source) parses numbers only; text with categorical
-columns goes through ``pyarrow.csv.open_csv`` instead, a block of about ``BLOCK_BYTES`` at a
+columns, or with missing values to fill (``fill_missing=``: empty fields, NA, NaN, null...),
+goes through ``pyarrow.csv.open_csv`` instead, a block of about ``BLOCK_BYTES`` at a
 time (bounded memory), and each record batch becomes a block as for Parquet
 (dsvm.data.arrow_blocks): numeric columns as they are, categorical columns hashed.
 
@@ -74,10 +75,10 @@ def _has_header(fields: list[str], categorical: Sequence[int | str],
 
 
 class TableCSVSource:
-    """Delimited text with hashed categorical columns; see the module docstring."""
+    """Delimited text with hashed categorical columns, or with missing values to fill; see the
+    module docstring."""
 
     kind = "csv"
-    sparse = True
     nnz = None
     n_samples = None
 
@@ -126,12 +127,19 @@ class TableCSVSource:
         self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec,
                                         self.label_names)
         self.n_features: int | None = self.converter.n_features
+        self.sparse = self.spec is not None  # (numbers only with fill_missing=: dense rows)
 
     @property
     def label_name(self) -> str | None:
         return self.label
 
-    feature_names = None  # the hashing spec (attribute ``hashing``) names the columns
+    @property
+    def feature_names(self) -> list[str] | None:
+        """The numeric columns' header names (None when hashed: ``spec`` names the columns,
+        or without a header)."""
+        if self.spec is not None or not self.has_header:
+            return None
+        return list(self.converter.numeric)
 
     def _column(self, col: int | str, what: str) -> str:
         if isinstance(col, str) and col in self.names:
