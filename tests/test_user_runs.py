@@ -7,6 +7,7 @@ a few thousand rows, in this process (dask's local scheduler) where a cluster is
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -503,6 +504,7 @@ def test_a_csv_as_pandas_writes_it_trains_on_its_named_label_and_reads_new_rows(
     (["a", "y", "b"], "y"),
     (["a", "class", "label"], None),  # two: the first column, as without a header
     (["a", "b", "c"], None),
+    (["id", "click", "hour"], "click"),  # Avazu's header
 ])
 def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, header, label):
     from dsvm.cli import main
@@ -604,3 +606,21 @@ def test_a_csv_with_missing_values_converts_with_fill_missing(tmp_path, capsys):
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
         dsvm.load(model).score(X, table.label))
+
+
+def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
+    """Without a column named like a label, the first column is the label: a table that starts
+    with its row id trained a "regression" of the id (exit 0). Conversion now warns."""
+    import dsvm
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"id": rng.permutation(100) + 10_000, "a": rng.normal(size=100),
+                          "outcome": rng.integers(0, 2, 100)})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(UserWarning, match=r"t.csv: the labels, its first column 'id' .* are 100 "
+                                         r"distinct whole numbers .* a row id\?"):
+        dsvm.convert(tmp_path / "t.csv", tmp_path / "t.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # named, nothing to say
+        dsvm.convert(tmp_path / "t.csv", tmp_path / "u.zarr", label_column="outcome",
+                     drop=["id"])

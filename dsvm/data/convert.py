@@ -24,6 +24,7 @@ from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
+from dsvm.data.label_column import AUTO, ids_as_labels
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
 from dsvm.data.location import check_destination, files_of, is_glob, is_many_files
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
@@ -431,4 +432,12 @@ def _convert(o: _Options) -> Dataset:
         problem = clustered_labels(dataset)
         if problem is not None:
             warn(f"{o.name}: {problem}", DataOrderWarning)
+    if o.label_column == AUTO and label_name is not None and dataset.labeled \
+            and dataset.label_names is None:
+        first = dataset.read_chunk_labels(0)[0]
+        if ids_as_labels(first):
+            warn(f"{o.name}: the labels, its first column {label_name!r} (taken by default: no "
+                 f"column is named label, target or class), are {first.size:,} distinct whole "
+                 "numbers in the first rows: a row id? Pass label_column= / --label-column with "
+                 "the label's column, and drop= / --drop the id.", UserWarning)
     return dataset

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 AUTO = "auto"
 
 # Names a label column goes by, strongest first: "y" only when no stronger name is there (a
-# table of coordinates x, y, z with a "label" column has its label named).
+# table of coordinates x, y, z with a "label" column has its label named), then a click log's
+# (Avazu's CSV: id, click, hour, ...).
 LABEL_NAMES: tuple[frozenset[str], ...] = (
     frozenset({"label", "labels", "target", "class"}),
     frozenset({"y"}),
+    frozenset({"click", "clicked"}),
 )
 
 
@@ -46,3 +50,11 @@ def resolve_label_column(label_column: int | str | None,
         return label_column
     named = named_label(names)
     return 0 if named is None else named
+
+
+def ids_as_labels(labels: np.ndarray) -> bool:
+    """Whether labels read like a row id, not a label: at least 20, all distinct whole
+    numbers (Avazu's files start with an id column, a CSV of a database table with its key)."""
+    labels = np.asarray(labels, dtype=np.float64)
+    return bool(labels.size >= 20 and np.all(labels == np.round(labels))
+                and np.unique(labels).size == labels.size)
