@@ -529,7 +529,6 @@ def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_p
     part of the first column's name ('\\ufeffTarget'), which was then not found as the label by
     name, and a quoted first name kept its quotes."""
     import dsvm
-    from dsvm.cli import main
 
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"Target": rng.integers(0, 2, 300), "a": rng.normal(size=300),
