@@ -524,7 +524,7 @@ def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, heade
     assert f"labels: column {taken!r} ({how};" in capsys.readouterr().out
 
 
-def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_path, capsys):
+def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_path):
     """Excel's "CSV UTF-8" starts with a byte order mark (and ends lines with CRLF): it became
     part of the first column's name ('\\ufeffTarget'), which was then not found as the label by
     name, and a quoted first name kept its quotes."""
