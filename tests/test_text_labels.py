@@ -61,6 +61,11 @@ def test_cli_convert_train_predict_eval_with_text_labels(tmp_path, capsys):
     assert main(["predict", str(model), str(te), "--out", str(out)]) == 0
     header, *predicted = out.read_text().split()  # (pandas.read_csv reads it as written)
     assert header == "label" and len(predicted) == len(test)
+    scores = tmp_path / "scores.csv"  # one column of decision values per class, by its name
+    for _ in range(2):  # (and recognised as predictions for --overwrite)
+        assert main(["predict", str(model), str(te), "--out", str(scores), "--decision",
+                     "--overwrite"]) == 0
+    assert scores.read_text().splitlines()[0] == "decision_bird,decision_cat,decision_dog"
     assert np.mean(np.array(predicted) == test.label.to_numpy()) >= 0.95
 
 

@@ -102,12 +102,13 @@ def _stored_kind(kind: str) -> str:
             ".parquet": location.PREDICTIONS_PARQUET}.get(kind, location.PREDICTIONS_TEXT)
 
 
-def write_values(out: str, kind: str, values: Any, what: str) -> None:
-    """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet."""
+def write_values(out: str, kind: str, values: Any, what: str, classes: Any = None) -> None:
+    """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet (``classes``: the
+    model's, which name the columns of decision values, one per class)."""
     import numpy as np
 
     values = np.asarray(values)
-    names = prediction_columns(what, values)
+    names = prediction_columns(what, values, classes)
     if kind == ".npy":
         np.save(out, values)
     elif kind == ".parquet":
@@ -122,13 +123,24 @@ def write_values(out: str, kind: str, values: Any, what: str) -> None:
                    comments="")
 
 
-def prediction_columns(what: str, values: Any) -> list[str]:
+def prediction_columns(what: str, values: Any, classes: Any = None) -> list[str]:
     """The column names of written predictions: label, prediction (a regressor's) or decision
-    (one per class for several: decision_0, ...)."""
+    (one per class for several: decision_<class>, e.g. decision_cat or decision_3)."""
     from dsvm.data.location import PREDICTION_COLUMNS
 
     name = PREDICTION_COLUMNS[what]
-    return [name] if values.ndim == 1 else [f"{name}_{k}" for k in range(values.shape[1])]
+    if values.ndim == 1:
+        return [name]
+    keys = (list(classes) if classes is not None and len(classes) == values.shape[1]
+            else list(range(values.shape[1])))
+    return [f"{name}_{_short(k)}" for k in keys]
+
+
+def _short(value: Any) -> str:
+    """A class as a column name's suffix: 3.0 as 3, text as it is."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).replace(",", "_")  # (a comma would split the .csv header)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -233,7 +245,7 @@ def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int
         print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
         return 0
     values = clf.decision_function(dataset) if args.decision else clf.predict(dataset)
-    write_values(args.out, kind, values, what)
+    write_values(args.out, kind, values, what, getattr(clf, "classes_", None))
     print(f"wrote {len(values)} {what} to {args.out}")
     return 0
 

@@ -276,7 +276,7 @@ def _looks_like_predictions(head: bytes) -> bool:
         lines = head.decode("ascii").splitlines()
     except UnicodeDecodeError:
         return False
-    if lines and all(c.rstrip("_0123456789") in PREDICTION_COLUMNS.values()
+    if lines and all(c.split("_", 1)[0] in PREDICTION_COLUMNS.values()
                      for c in lines[0].split(",")):
         lines = lines[1:]  # (the header .csv predictions have)
     rows = [line.split(",") for line in lines]
