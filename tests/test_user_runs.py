@@ -623,3 +623,18 @@ def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
         warnings.simplefilter("error")  # named, nothing to say
         dsvm.convert(tmp_path / "t.csv", tmp_path / "u.zarr", label_column="outcome",
                      drop=["id"])
+
+
+@pytest.mark.slow
+@pytest.mark.distributed
+def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):
+    """A Dask DataFrame with a missing value, fitted without a client (dsvm starts its own
+    LocalCluster): the worker logged "Compute Failed" with the task's traceback above the
+    fit's one-line error."""
+    frame = _people(600)[["age", "score", "label"]]
+    frame.loc[450, "score"] = np.nan
+    with pytest.raises(ValueError, match=r"partition 1, column 'score', row 150: a missing"):
+        SVMClassifier(max_epochs=2, n_workers=1).fit(dd.from_pandas(frame, npartitions=2),
+                                                     "label")
+    err = capfd.readouterr().err
+    assert "Compute Failed" not in err and "Traceback" not in err, err[-2000:]
