@@ -638,3 +638,22 @@ def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):
                                                      "label")
     err = capfd.readouterr().err
     assert "Compute Failed" not in err and "Traceback" not in err, err[-2000:]
+
+
+def test_scoring_raw_rows_sorted_by_label_says_nothing_about_training(tmp_path, capsys):
+    """``dsvm eval model test.svm`` converts the raw rows into a scratch dataset, and printed
+    that conversion's warning about labels clustered across chunks (advice for training: 'keeps
+    a stream per worker') for rows it only scores."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    order = np.argsort(y, kind="stable")  # sorted by label
+    dump_svmlight_file(X[order], y[order], str(tmp_path / "test.svm"), zero_based=False)
+    model = str(tmp_path / "m.dsvm")
+    SVMClassifier(max_epochs=3).fit(X, y).save(model)
+    assert main(["eval", model, str(tmp_path / "test.svm")]) == 0
+    assert capsys.readouterr().err == ""

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -217,8 +218,12 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
         return
     from dsvm.data.convert import convert
     from dsvm.data.rehash import convert_columns, convert_like
+    from dsvm.exceptions import DataOrderWarning
 
-    with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp, \
+            warnings.catch_warnings():
+        # (rows to score, not to train on: the order of their labels does not matter)
+        warnings.simplefilter("ignore", DataOrderWarning)
         dst = os.path.join(tmp, "rows.zarr")
         if raw == "svmlight":
             yield convert(args.dataset, dst, n_features=clf.n_features_in_,
