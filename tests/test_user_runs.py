@@ -657,3 +657,29 @@ def test_scoring_raw_rows_sorted_by_label_says_nothing_about_training(tmp_path, 
     SVMClassifier(max_epochs=3).fit(X, y).save(model)
     assert main(["eval", model, str(tmp_path / "test.svm")]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_hashed_csv_model_reads_rows_with_other_columns_and_names_a_missing_header(tmp_path,
+                                                                                    capsys):
+    """A model trained on a CSV with a hashed column refused new rows with one more column
+    than its own and the label ("more than one other column"), and rows without a header were
+    "not in its header ['53', '0.12', ...]"."""
+    import dsvm
+    from dsvm.cli import main
+
+    frame = _people(600)
+    frame.iloc[:500].to_csv(tmp_path / "train.csv", index=False)
+    model = str(tmp_path / "m.dsvm")
+    assert main(["convert", str(tmp_path / "train.csv"), str(tmp_path / "t.zarr"),
+                 "--categorical", "city"]) == 0
+    assert main(["train", str(tmp_path / "t.zarr"), "--out", model]) == 0
+    test = frame.iloc[500:]
+    test.assign(note="checked").to_csv(tmp_path / "more.csv", index=False)
+    test.to_csv(tmp_path / "bare.csv", index=False, header=False)
+    capsys.readouterr()
+    assert main(["eval", model, str(tmp_path / "more.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
+        dsvm.load(model).score(test[["age", "score", "city"]], test.label))
+    assert main(["eval", model, str(tmp_path / "bare.csv")]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"dsvm eval: error: {tmp_path / 'bare.csv'} has no header (its first line is data: ")

@@ -19,6 +19,7 @@ from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
 from dsvm.data.dataset import Dataset
 from dsvm.data.label_column import named_label
 from dsvm.data.parquet_source import column_names, is_parquet_path
+from dsvm.data.text import is_number
 from dsvm.exceptions import DataFormatError
 
 
@@ -104,6 +105,11 @@ def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
     not evaluate)."""
     missing = [c for c in used if c not in names]
     if missing:
+        if len(missing) == len(used) and any(is_number(c) for c in names):  # a row first
+            raise DataFormatError(
+                f"{os.fspath(src)} has no header (its first line is data: {names[:8]}), but the "
+                f"model reads its columns by name ({used[:8]}): put the training data's header "
+                "line first")
         raise DataFormatError(f"{os.fspath(src)}: the model's columns {missing[:8]} are not in "
                               f"its header {names[:20]}")
     extra = [c for c in names if c not in set(used)]
