@@ -623,6 +623,9 @@ def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
         warnings.simplefilter("error")  # named, nothing to say
         dsvm.convert(tmp_path / "t.csv", tmp_path / "u.zarr", label_column="outcome",
                      drop=["id"])
+        # nor of a target found by its name whose values are distinct whole numbers (counts)
+        table.rename(columns={"id": "target"}).to_csv(tmp_path / "r.csv", index=False)
+        dsvm.convert(tmp_path / "r.csv", tmp_path / "r.zarr")
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.hashing import check_numeric_transform
-from dsvm.data.label_column import AUTO, ids_as_labels
+from dsvm.data.label_column import AUTO, ids_as_labels, named_label
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
 from dsvm.data.location import check_destination, files_of, is_glob, is_many_files
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
@@ -327,8 +327,9 @@ def convert(
       only); False: no labels in any format (svmlight lines of ``index:value`` only, CSV or
       Parquet without a label column, like ``label_column=None``); True: labels required.
     - ``label_column``: CSV/Parquet label column, by position or name; "auto" (default): the
-      one header column named ``label``, ``labels``, ``target`` or ``class`` (else ``y``),
-      case aside, else the first column (dsvm.data.label_column); the column taken is kept in
+      one header column named ``label``, ``labels``, ``target`` or ``class`` (else ``y``,
+      else ``click``), case aside, else the first column (dsvm.data.label_column; a warning
+      when that reads like a row id); the column taken is kept in
       the provenance (``label_column``). A header's feature names are kept as the attribute
       ``feature_names`` (a model trained on the dataset takes them as ``feature_names_in_``,
       so that ``dsvm predict`` reads new CSV/Parquet rows by name). Numbers (Parquet
@@ -433,7 +434,7 @@ def _convert(o: _Options) -> Dataset:
         if problem is not None:
             warn(f"{o.name}: {problem}", DataOrderWarning)
     if o.label_column == AUTO and label_name is not None and dataset.labeled \
-            and dataset.label_names is None:
+            and dataset.label_names is None and named_label([str(label_name)]) is None:
         first = dataset.read_chunk_labels(0)[0]
         if ids_as_labels(first):
             warn(f"{o.name}: the labels, its first column {label_name!r} (taken by default: no "

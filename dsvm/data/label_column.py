@@ -44,9 +44,9 @@ def named_label(names: Sequence[str] | None) -> str | None:
 def resolve_label_column(label_column: int | str | None,
                          names: Sequence[str] | None) -> int | str | None:
     """``label_column`` as given, or for ``"auto"`` the column of ``names`` named like a label
-    (:func:`named_label`), else the first column (0). A column literally named "auto" is
-    taken when asked for by that name."""
-    if label_column != AUTO or (names is not None and AUTO in names):
+    (:func:`named_label`), else the first column (0). (A label column literally named "auto"
+    is given by its position.)"""
+    if label_column != AUTO:
         return label_column
     named = named_label(names)
     return 0 if named is None else named
