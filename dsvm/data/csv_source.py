@@ -183,14 +183,14 @@ class CSVSource:
         if isinstance(label_column, str):
             if self.columns is None or label_column not in self.columns:
                 raise ValueError(
-                    f"{self.name}: label_column={label_column!r} is not a column name; the "
-                    f"header is {self.columns}"
+                    f"{self.name}: label_column= / --label-column {label_column!r} is not a "
+                    f"column name; the header is {self.columns}"
                 )
             return self.columns.index(label_column)
         if not -self.n_cols <= label_column < self.n_cols:
             raise ValueError(
-                f"{self.name}: label_column={label_column} is out of range for "
-                f"{self.n_cols} columns"
+                f"{self.name}: label_column= / --label-column {label_column} is out of range "
+                f"for {self.n_cols} columns"
             )
         return label_column % self.n_cols
 

@@ -114,8 +114,9 @@ class ParquetSource:
                 label_column = shown[label_column]
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
             if not -len(schema.names) <= label_column < len(schema.names):
-                raise DataFormatError(f"{self.files[0]}: label_column={label_column} is out of "
-                                      f"range for {len(schema.names)} columns")
+                raise DataFormatError(f"{self.files[0]}: label_column= / --label-column "
+                                      f"{label_column} is out of range for "
+                                      f"{len(schema.names)} columns")
             label_column = schema.names[label_column]
         self.label_column = cast("str | None", label_column)  # an index became its name above
         self.labeled = label_column is not None

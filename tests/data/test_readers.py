@@ -206,9 +206,9 @@ def test_csv_shuffle(tmp_path, rng):
 def test_csv_label_column_checks(tmp_path):
     src = tmp_path / "c.csv"
     src.write_text("a,b\n1,2\n")
-    with pytest.raises(ValueError, match="label_column='z' is not a column name"):
+    with pytest.raises(ValueError, match="--label-column 'z' is not a column name"):
         convert(src, tmp_path / "o.zarr", label_column="z")
-    with pytest.raises(ValueError, match="label_column=5 is out of range for 2 columns"):
+    with pytest.raises(ValueError, match="--label-column 5 is out of range for 2 columns"):
         convert(src, tmp_path / "o.zarr", label_column=5)
 
 
