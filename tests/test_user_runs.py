@@ -686,3 +686,43 @@ def test_a_hashed_csv_model_reads_rows_with_other_columns_and_names_a_missing_he
     assert main(["eval", model, str(tmp_path / "bare.csv")]) == 2
     assert capsys.readouterr().err.startswith(
         f"dsvm eval: error: {tmp_path / 'bare.csv'} has no header (its first line is data: ")
+
+
+def test_missing_values_filled_with_the_columns_means_and_so_at_prediction(tmp_path, capsys):
+    """``--fill-missing mean``: each column's mean over its present values, as SimpleImputer
+    fills them (0 in raw units is an outlier: see dsvm.data.fill); the means are kept with the
+    dataset and by its model, and eval/predict of raw rows fill their holes with them."""
+    import dsvm
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(1)
+    table = pd.DataFrame({"a": rng.normal(5, 1, 300), "b": rng.normal(600, 50, 300)})
+    table["label"] = (table.a - 5 + (table.b - 600) / 50 > 0).astype(int)
+    holes = table.copy()
+    holes.loc[rng.random(300) < 0.1, "a"] = np.nan
+    holes.loc[rng.random(300) < 0.1, "b"] = np.nan
+    train, test = holes.iloc[:200], holes.iloc[200:]
+    train.to_csv(tmp_path / "train.csv", index=False)
+    train.to_parquet(tmp_path / "train.parquet")
+    test.to_csv(tmp_path / "test.csv", index=False)
+    means = train[["a", "b"]].mean()
+    expected = train[["a", "b"]].fillna(means).to_numpy()
+    for name in ("train.csv", "train.parquet"):
+        ds = dsvm.convert(tmp_path / name, tmp_path / f"{name}.zarr", fill_missing="mean")
+        np.testing.assert_allclose(ds.read_chunk(0).X, expected, rtol=1e-6)
+        assert ds.attrs["fill_values"] == pytest.approx(means.to_dict())
+    model = str(tmp_path / "m.dsvm")
+    assert main(["train", str(tmp_path / "train.csv.zarr"), "--out", model]) == 0
+    clf = dsvm.load(model)
+    assert clf.fill_values_ == pytest.approx(means.to_dict())
+    capsys.readouterr()
+    assert main(["eval", model, str(tmp_path / "test.csv"), "--json"]) == 0  # no flag needed
+    assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
+        clf.score(test[["a", "b"]].fillna(means).to_numpy(), test.label))
+    with pytest.raises(SystemExit) as code:
+        main(["convert", str(tmp_path / "train.csv"), str(tmp_path / "x.zarr"),
+              "--fill-missing", "average"])
+    assert code.value.code == 2
+    assert capsys.readouterr().err == ("dsvm convert: error: argument --fill-missing: a finite "
+                                       "number or 'mean', not 'average' (see dsvm convert "
+                                       "--help)\n")

@@ -179,3 +179,23 @@ def add_zero_based_arg(p: argparse.ArgumentParser) -> None:
 def zero_based(args: argparse.Namespace) -> bool | str:
     """``--zero-based`` as ``convert``'s ``zero_based=``."""
     return {"true": True, "false": False}.get(args.zero_based, "auto")
+
+
+def add_fill_missing_arg(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--fill-missing", type=fill_value, default=None, metavar="VALUE|mean",
+                   help=help)
+
+
+def fill_value(text: str) -> float | str:
+    """``--fill-missing``: a finite number, or ``mean`` (each column's mean, dsvm.data.fill)."""
+    import math
+
+    if text.strip().lower() == "mean":
+        return "mean"
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"a finite number or 'mean', not {text!r}")
+    return value

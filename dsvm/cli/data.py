@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from dsvm.cli.common import add_zero_based_arg, say_if_compiling, zero_based
+from dsvm.cli.common import (
+    add_fill_missing_arg,
+    add_zero_based_arg,
+    say_if_compiling,
+    zero_based,
+)
 
 
 def _bundled(name: str) -> Path:
@@ -98,8 +102,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
         kwargs["labeled"] = False
     elif label_column is not None:
         kwargs["label_column"] = label_column
-    if args.fill_missing is not None and not math.isfinite(args.fill_missing):
-        raise ValueError(f"--fill-missing must be a finite number; got {args.fill_missing}")
     for flag in ("feature_columns", "fill_missing", "format", "categorical", "hash_bits",
                  "numeric_transform", "drop"):
         if getattr(args, flag) is not None:
@@ -204,9 +206,10 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--drop", type=_column_list, default=None, metavar="A,B,...",
                    help="CSV/TSV/Parquet columns that are not features (an id, a timestamp): "
                         "not read into the dataset (default: none)")
-    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
-                   help="CSV/TSV, Parquet: the value of a missing feature (an empty field, "
-                        "NA, NaN, null...; default: an error naming it)")
+    add_fill_missing_arg(p, "CSV/TSV, Parquet: the value of a missing feature (an empty "
+                            "field, NA, NaN, null...), or mean: each column's mean (kept with "
+                            "the dataset, and by its models for raw rows; default: an error "
+                            "naming it)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32",
                    help="floating point type of the stored features")
     p.add_argument("--overwrite", action="store_true", help="replace an existing DST")

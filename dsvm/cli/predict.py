@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dsvm.cli.common import (
+    add_fill_missing_arg,
     add_tls_args,
     add_zero_based_arg,
     check_output,
@@ -230,11 +231,19 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
                           zero_based=zero_based(args))
         elif raw == "columns":
             yield convert_columns(args.dataset, dst, [str(c) for c in clf.feature_names_in_],
-                                  format=args.format, fill_missing=args.fill_missing,
+                                  format=args.format, fill_missing=_fill(clf, args),
                                   label_column=args.label_column)
         else:
             yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
-                               fill_missing=args.fill_missing, label_column=args.label_column)
+                               fill_missing=_fill(clf, args), label_column=args.label_column)
+
+
+def _fill(clf: Any, args: argparse.Namespace) -> Any:
+    """Raw rows' missing values: as --fill-missing says, else with the means the model's
+    training data was filled with (``fill_values_``), else an error naming them."""
+    if args.fill_missing is not None:
+        return args.fill_missing
+    return getattr(clf, "fill_values_", None)
 
 
 def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int:
@@ -260,9 +269,9 @@ def _add_raw_row_args(p: argparse.ArgumentParser) -> None:
                    help="DATASET is raw rows in this layout (a file is raw rows anyway): "
                         "converted with the model's hashing of categorical columns first "
                         "(default: the training data's layout)")
-    p.add_argument("--fill-missing", type=float, default=None, metavar="VALUE",
-                   help="raw rows: the value of a missing numeric field, as at training "
-                        "(default: as convert's)")
+    add_fill_missing_arg(p, "raw rows: the value of a missing numeric field, as at training "
+                            "(default: the training data's column means for a model whose "
+                            "data was converted with --fill-missing mean; else as convert's)")
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="raw CSV/TSV/Parquet rows: the label among the columns that are not "
                         "the model's (default: the one such column, else the one named "

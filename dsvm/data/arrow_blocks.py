@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.fill import Fill, fill_for
 from dsvm.data.hashing import (
     HashSpec,
     arrow_codes,
@@ -72,7 +73,7 @@ class BatchConverter:
     numeric: list[str]
     label: str | None
     dtype: np.dtype
-    fill_missing: float | None = None
+    fill_missing: Fill = None  # (a number, or per column: dsvm.data.fill; not "mean")
     spec: HashSpec | None = None
     names: LabelNames | None = None  # the label column holds text: its names
 
@@ -80,13 +81,27 @@ class BatchConverter:
     def n_features(self) -> int:
         return self.spec.n_features if self.spec is not None else len(self.numeric)
 
-    def values(self, batch: Any, column: str, where: Where, fill: float | None) -> np.ndarray:
-        """A column as float64; a missing value is an error unless ``fill`` is given."""
+    def present(self, batch: Any, where: Where) -> dict[str, np.ndarray]:
+        """The numeric columns' present values (float64), for their means."""
+        import pyarrow.compute as pc
+
+        out = {}
+        for c in self.numeric:
+            arr = batch.column(c)
+            if hasattr(arr, "dictionary_decode"):
+                arr = arr.dictionary_decode()
+            numbers = _as_numbers(pc.drop_null(arr), c, where)
+            out[c] = np.asarray(numbers.to_numpy(zero_copy_only=False), dtype=np.float64)
+        return out
+
+    def values(self, batch: Any, column: str, where: Where, fill: Fill) -> np.ndarray:
+        """A column as float64; a missing value is an error unless ``fill`` gives one."""
         import pyarrow.compute as pc
 
         arr = batch.column(column)
         if hasattr(arr, "dictionary_decode"):
             arr = arr.dictionary_decode()
+        fill = fill_for(fill, column)
         if arr.null_count:
             if fill is None:
                 r = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])

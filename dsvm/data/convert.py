@@ -23,6 +23,7 @@ from dsvm.data.blocks import Block
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
+from dsvm.data.fill import Fill, check_fill
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.label_column import AUTO, ids_as_labels, named_label
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
@@ -76,7 +77,7 @@ class _Options:
     storage_options: dict | None = None
     labeled: bool | None = None
     feature_columns: Sequence[str] | None = None
-    fill_missing: float | None = None
+    fill_missing: Fill = None
     format: str | None = None
     categorical: Sequence[int | str] | None = None
     hash_bits: int | None = None
@@ -101,8 +102,7 @@ class _Options:
             self.label_column = None
         self.name = os.fspath(self.src)
         self.kind = _kind(self.src, self.format, self.storage_options)
-        if self.fill_missing is not None and not np.isfinite(float(self.fill_missing)):
-            raise ValueError(f"fill_missing must be a finite number; got {self.fill_missing!r}")
+        self.fill_missing = check_fill(self.fill_missing)
         tabular = self.kind in ("parquet", "criteo") or (self.kind == "csv" and self.categorical)
         if self.numeric_transform is not None:
             check_numeric_transform(self.numeric_transform)
@@ -303,7 +303,7 @@ def convert(
     storage_options: dict | None = None,
     labeled: bool | None = None,
     feature_columns: Sequence[str] | None = None,
-    fill_missing: float | None = None,
+    fill_missing: Fill = None,
     format: str | None = None,
     categorical: Sequence[int | str] | None = None,
     hash_bits: int | None = None,
@@ -342,8 +342,11 @@ def convert(
       (dsvm.data.label_names).
     - ``feature_columns`` (Parquet): default every column but the label, all numeric.
     - ``fill_missing`` (CSV/TSV, Parquet): the value of a missing feature (a null; in text an
-      empty field, NA, NaN, null, N/A...: pyarrow's CSV reader reads such a file); by default
-      an error naming the file, line or row group, column and row.
+      empty field, NA, NaN, null, N/A...: pyarrow's CSV reader reads such a file), or "mean":
+      each column's mean over its present values (one more pass over the file; the means are
+      kept as the attribute ``fill_values``, and by a model trained on the dataset for raw
+      rows, dsvm.data.fill); by default an error naming the file, line or row group, column
+      and row.
     - ``categorical``/``hash_bits`` (CSV/TSV, Parquet): columns hashed as ``column=value``
       tokens into ``2**hash_bits`` signed features after the numeric ones, as scikit-learn's
       FeatureHasher does (dsvm.data.hashing; the spec is stored as attribute ``hashing``).
@@ -413,6 +416,8 @@ def _convert(o: _Options) -> Dataset:
                                   "converter": "dsvm.data.convert"}
     if o.kind == "libsvm":
         provenance["zero_based"] = bool(opened.source.zero_based is True)
+    if o.fill_missing is not None and not isinstance(o.fill_missing, dict):
+        provenance["fill_missing"] = o.fill_missing
     label_name = getattr(opened.source, "label_name", None)
     if label_name is not None and o.kind in ("csv", "parquet"):
         provenance["label_column"] = label_name  # (chosen by "auto" unless given)
@@ -425,6 +430,7 @@ def _convert(o: _Options) -> Dataset:
                             "shuffle_seed": int(o.seed) if o.shuffle else None,
                             "hashing": None if spec is None else spec.attrs(),
                             "feature_names": getattr(opened.source, "feature_names", None),
+                            "fill_values": getattr(opened.source, "fill_values", None),
                             "chunk_reason": reason},
                      labeled=opened.source.labeled, codec=o.codec,
                      feature_order=o.feature_order,

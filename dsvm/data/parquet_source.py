@@ -20,6 +20,7 @@ import numpy as np
 
 from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
+from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
@@ -92,7 +93,7 @@ class ParquetSource:
 
     def __init__(
         self, src: str | os.PathLike[str], *, label_column: int | str | None = None,
-        feature_columns: Sequence[str] | None = None, fill_missing: float | None = None,
+        feature_columns: Sequence[str] | None = None, fill_missing: Fill = None,
         dtype: Any = np.float32, storage_options: dict | None = None,
         categorical: Sequence[str] = (), hash_bits: int | None = None,
         drop: Sequence[str] = (),
@@ -103,7 +104,7 @@ class ParquetSource:
             raise ImportError("reading Parquet needs pyarrow: pip install pyarrow") from exc
         self.name = os.fspath(src)
         self.dtype = np.dtype(dtype)
-        self.fill_missing = None if fill_missing is None else float(fill_missing)
+        self.fill_missing = fill_missing
         self.fs, self.files = _expand(src, storage_options)
         self._pq = pq
         schema = self._open(self.files[0]).schema_arrow
@@ -132,9 +133,20 @@ class ParquetSource:
         text = self.labeled and _kind_of(schema.field(self.label_column).type) == "text"
         self.label_names = LabelNames(self.name) if text else None
         self.converter = BatchConverter(self.columns, self.label_column, self.dtype,
-                                        self.fill_missing, self.spec, self.label_names)
+                                        None if fill_missing == MEAN else fill_missing,
+                                        self.spec, self.label_names)
         self.n_features: int | None = self.converter.n_features
         self.n_samples = sum(self._open(f).metadata.num_rows for f in self.files)
+        if fill_missing == MEAN:  # one pass first, for the means (dsvm.data.fill)
+            self.converter.fill_missing = column_means(self.columns, (
+                self.converter.present(batch, Where(path, group, offset))
+                for batch, path, group, offset in self.batches()))
+
+    @property
+    def fill_values(self) -> dict[str, float] | None:
+        """The columns' fills computed for ``fill_missing="mean"`` (None otherwise)."""
+        fill = self.converter.fill_missing
+        return fill if isinstance(fill, dict) and self.fill_missing == MEAN else None
 
     @property
     def label_name(self) -> str | None:

@@ -40,6 +40,7 @@ from dsvm.data.csv_source import (
     sniff_labels,
     text_labels,
 )
+from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
@@ -86,7 +87,7 @@ class TableCSVSource:
         self, src: str | os.PathLike[str], *, label_column: int | str | None = 0,
         categorical: Sequence[int | str] = (), hash_bits: int | None = None,
         delimiter: str | None = None, dtype: Any = np.float32,
-        storage_options: dict | None = None, fill_missing: float | None = None,
+        storage_options: dict | None = None, fill_missing: Fill = None,
         column_names: Sequence[str] | None = None, drop: Sequence[int | str] = (),
         numeric_transform: str = "none",
     ) -> None:
@@ -124,8 +125,12 @@ class TableCSVSource:
         numeric = [c for c in self.names if c != self.label and c not in cats + list(dropped)]
         self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform, dropped)
         self.labeled = self.label is not None
-        self.converter = BatchConverter(numeric, self.label, self.dtype, fill_missing, self.spec,
-                                        self.label_names)
+        self.converter = BatchConverter(numeric, self.label, self.dtype,
+                                        None if fill_missing == MEAN else fill_missing,
+                                        self.spec, self.label_names)
+        if fill_missing == MEAN:  # one pass first, for the means (dsvm.data.fill)
+            self.converter.fill_missing = column_means(
+                numeric, (self.converter.present(b, w) for b, w in self._batches()))
         self.n_features: int | None = self.converter.n_features
         self.sparse = self.spec is not None  # (numbers only with fill_missing=: dense rows)
 
@@ -169,6 +174,10 @@ class TableCSVSource:
                                                 include_columns=list(types)))
 
     def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
+        for batch, where in self._batches():
+            yield self.converter.block(batch, where)
+
+    def _batches(self) -> Iterator[tuple[Any, Where]]:
         line = self.header_line + int(self.has_header)
         with open_binary(self.src, self.storage_options) as f:
             try:
@@ -178,12 +187,18 @@ class TableCSVSource:
                         batch = reader.read_next_batch()
                     except StopIteration:
                         return
-                    yield self.converter.block(batch, Where(self.name, first_line=line))
+                    yield batch, Where(self.name, first_line=line)
                     line += batch.num_rows
             except DataFormatError:
                 raise
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise DataFormatError(self._located(exc, line)) from None
+
+    @property
+    def fill_values(self) -> dict[str, float] | None:
+        """The columns' fills computed for ``fill_missing="mean"`` (None otherwise)."""
+        fill = self.converter.fill_missing
+        return fill if isinstance(fill, dict) and self.fill_missing == MEAN else None
 
     def _located(self, exc: BaseException, line: int) -> str:
         """pyarrow's message for a field that is not a number ("In CSV column #4: CSV

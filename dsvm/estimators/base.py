@@ -30,6 +30,7 @@ from dsvm.training.evaluation import check_same_columns
 from dsvm.training.inputs import (
     check_hashing,
     check_text_columns,
+    fill_values_of,
     frame_and_label,
     frame_hashing,
     hashed_rows,
@@ -48,7 +49,8 @@ from dsvm.training.predicting import LinearModel, StoreRequest
 from dsvm.training.scoring import EvalCounts
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
-           "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "_fit_record",
+           "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "fill_values_",
+           "_fit_record",
            "outcome_", "stop_reason_", "solver_", "scaling_")
 
 
@@ -178,6 +180,9 @@ class SVMBase(BaseEstimator):
                              validation=validation, init=init, resume=resume, warm=warm)
         self._publish(record)
         self._keep_hashing(hashing)
+        fill = fill_values_of(X)
+        if fill is not None:  # (dsvm eval/predict fill raw rows' holes with the same means)
+            self.fill_values_ = fill
         # a failed fit warns (FitFailedWarning); its model is published for inspection
         check_outcome(spec, record.outcome)
         return self

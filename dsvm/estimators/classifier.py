@@ -226,7 +226,11 @@ default="auto"
     n_features_in_ : int
         Features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        The column names of a DataFrame given to ``fit``; absent for other input.
+        The column names of a DataFrame given to ``fit``, or of a dataset converted from a
+        CSV/Parquet header; absent for other input.
+    fill_values_ : dict
+        The column means a dataset converted with ``fill_missing="mean"`` filled its missing
+        values with (``dsvm eval``/``predict`` fill raw rows alike); absent otherwise.
     feature_map_ : RFF, Nystroem, KernelExpansion or None
         The fitted map applied before the weights: the ``kernel`` map, or ``solver="bsgd"``'s
         kernel expansion over its support vectors (None: the features as they are).

@@ -22,6 +22,8 @@ def record_of(est: Any) -> ModelRecord:
     extra: dict[str, Any] = {"fit": fit_meta(est)}
     if getattr(est, "hashing_", None):
         extra["hashing"] = est.hashing_
+    if getattr(est, "fill_values_", None):
+        extra["fill_values"] = est.fill_values_
     names = getattr(est, "feature_names_in_", None)
     if names is not None:  # (predict checks a frame's columns; dsvm predict reads them by name)
         extra["feature_names"] = [str(n) for n in names]

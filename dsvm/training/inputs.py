@@ -500,6 +500,16 @@ def hashing_of(x: Any) -> dict[str, Any] | None:
     return {**spec, "format": fmt} if fmt else dict(spec)
 
 
+def fill_values_of(x: Any) -> dict[str, float] | None:
+    """The columns' means a dataset's missing values were filled with at conversion
+    (``fill_missing="mean"``: its attribute ``fill_values``), or None."""
+    if not is_dataset_ref(x) or is_parquet_ref(x):
+        return None
+    dataset = x if isinstance(x, Dataset) else open_dataset(x)
+    values = dataset.attrs.get("fill_values")
+    return {str(k): float(v) for k, v in values.items()} if values else None
+
+
 def check_hashing(expected: dict[str, Any] | None, got: dict[str, Any] | None,
                   name: str) -> None:
     """Refuse data (``name``) whose categorical columns were hashed (spec ``got``, from
