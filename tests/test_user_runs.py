@@ -716,6 +716,8 @@ def test_missing_values_filled_with_the_columns_means_and_so_at_prediction(tmp_p
     clf = dsvm.load(model)
     assert clf.fill_values_ == pytest.approx(means.to_dict())
     capsys.readouterr()
+    assert main(["info", model]) == 0
+    assert f"     fill_values: a={means.a:.6g}, b={means.b:.6g}\n" in capsys.readouterr().out
     assert main(["eval", model, str(tmp_path / "test.csv"), "--json"]) == 0  # no flag needed
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(
         clf.score(test[["a", "b"]].fillna(means).to_numpy(), test.label))

@@ -66,6 +66,9 @@ def model_info(path: str) -> dict[str, Any]:
         "last_epoch": record.history[-1] if record.history else None,
         "feature_map": record.map_meta,
         "hashing": record.extra_meta.get("hashing"),
+        # the column means raw rows' missing values take (convert --fill-missing mean)
+        **({"fill_values": record.extra_meta["fill_values"]}
+           if record.extra_meta.get("fill_values") else {}),
         "coef": {"shape": list(coef.shape), "dtype": str(coef.dtype),
                  "nonzero": int((coef != 0).sum())},
         "intercept": record.intercept.tolist(),
@@ -116,7 +119,9 @@ def _text(key: str, value: Any) -> str:
                 f"{len(value['categorical'])} hashed into 2**{value['hash_bits']} features")
     if key == "scaling":
         return "none: the rows were trained as given" if value is None else value["description"]
-    if key == "feature_names":
+    if key == "fill_values":
+        value = [f"{k}={v:.6g}" for k, v in value.items()]
+    if key in ("feature_names", "fill_values"):
         shown = ", ".join(value[:MAX_NAMES_SHOWN])
         more = len(value) - MAX_NAMES_SHOWN
         return shown + (f", ... ({more} more; --json lists all)" if more > 0 else "")
