@@ -232,7 +232,8 @@ def fit_in_flag_terms(est: Any, dataset: Any, validation: Any, resume: bool) -> 
 # The estimators' parameters in their warnings, as the command's flags.
 PARAMETER_FLAGS = (("max_epochs=", "--epochs "), ("class_weight='balanced'",
                    "--class-weight balanced"), ("tol=None", "--tol none"), ("tol=", "--tol "),
-                   ("more local_iters", "a larger --local-iters"))
+                   ("more local_iters", "a larger --local-iters"),
+                   ("n_streams=1", "--streams 1"), ("solver='sgd'", "--solver sgd"))
 
 
 def in_flag_terms(message: str, outcome: Any) -> str:
