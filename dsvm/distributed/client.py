@@ -143,11 +143,11 @@ def cluster_client(
             memory_limit=memory_limit,
         ) as cluster, Client(cluster) as c:
             from dsvm.distributed.malloc import TuneMalloc
-            from dsvm.distributed.quiet import QuietTaskFailures, wanted
+            from dsvm.distributed.quiet import QuietWorkers, wanted
 
             c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
-            if wanted():  # (a failed task is the fit's exception, not also a worker's log)
-                c.register_plugin(QuietTaskFailures())
+            if wanted():  # (what the fit says itself, not also a worker's traceback)
+                c.register_plugin(QuietWorkers())
             yield c
     finally:
         forget_closed_scheduler()
