@@ -548,7 +548,7 @@ def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_p
     np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], [1.0, 0.0])
 
 
-def test_a_frame_and_its_label_column_name_fit_and_score_alike():
+def test_a_frame_and_its_label_column_name_fit_and_score_alike(tmp_path):
     """``fit(df, "label")`` worked for a Dask DataFrame only (our own error message suggests
     it): a pandas frame failed in scikit-learn's checks ("y should be a 1d array"), and
     ``score(df, "label")`` refused the label column as an unseen feature."""
@@ -564,6 +564,10 @@ def test_a_frame_and_its_label_column_name_fit_and_score_alike():
     assert clf.score(lazy, "label") == pytest.approx(clf.score(frame, "label"))
     with pytest.raises(ValueError, match="The label column 'y' is not one of the columns"):
         clf.score(frame, "y")
+    # a Parquet file's path and its label column's name: score() dropped the name
+    frame.to_parquet(tmp_path / "rows.parquet")
+    assert clf.score(str(tmp_path / "rows.parquet"), "label") == pytest.approx(
+        clf.score(frame, "label"))
 
 
 def test_a_csv_with_missing_values_converts_with_fill_missing(tmp_path, capsys):

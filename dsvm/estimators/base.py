@@ -342,8 +342,8 @@ class SVMBase(BaseEstimator):
         """``metric(y, predict(X))``; on a dataset, ``evaluate(X)[key]`` (summed on workers)."""
         self._check_fitted()
         X, y = frame_and_label(X, y)
-        if is_dataset_ref(X):
-            return float(self.evaluate(X)[key])  # type: ignore[attr-defined]
+        if is_dataset_ref(X):  # (a Parquet path's label column: y)
+            return float(self.evaluate(X, y)[key])  # type: ignore[attr-defined]
         pred = self.predict(X)  # type: ignore[attr-defined]
         if is_dask_collection(pred):
             if is_dask_collection(y):
