@@ -54,7 +54,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                       "model's features (the one other column, or one named "
                                       "label, target or class), so it cannot evaluate a "
                                       "model: name it with --label-column, or use predict")
-            result = _evaluate(clf, dataset, args.dataset if raw else None)
+            result = _evaluate(clf, dataset, args.dataset if raw else None,
+                               guessed=args.label_column is None)
     finally:
         close_client(clf.client)
     result = {"model": args.model, "dataset": args.dataset, **result,
@@ -70,9 +71,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _evaluate(clf: Any, dataset: Any, raw: str | None) -> dict[str, Any]:
+def _evaluate(clf: Any, dataset: Any, raw: str | None, *, guessed: bool) -> dict[str, Any]:
     """``clf.evaluate(dataset)``; for raw rows (named ``raw``), an error names them and the
-    column read as labels, not the scratch dataset they were converted into."""
+    column read as labels, not the scratch dataset they were converted into, and says how to
+    name another when that column was a guess (``guessed``: not given, nor named like one)."""
+    from dsvm.data.label_column import named_label
+
     try:
         return clf.evaluate(dataset)
     except (ValueError, DataFormatError) as exc:
@@ -80,7 +84,8 @@ def _evaluate(clf: Any, dataset: Any, raw: str | None) -> dict[str, Any]:
             raise
         label = (dataset.attrs.get("provenance") or {}).get("label_column")
         where = raw if label is None else f"{raw} (labels from its column {label!r})"
-        hint = " Name the label with --label-column (rows without one: predict)."
+        hint = (" Name the label with --label-column (rows without one: predict)."
+                if guessed and named_label([str(label)]) is None else "")
         raise type(exc)(str(exc).replace(dataset.url, where) + hint) from None
 
 
