@@ -3,7 +3,7 @@
 A CSV written by ``DataFrame.to_csv`` (scikit-learn's ``load_*(as_frame=True).frame``, a
 Kaggle file, a database export) puts the label where its frame had it, most often last and
 named ``target``, ``label`` or ``class``. Taking the first column regardless trained on the
-wrong column without a word (the first feature of breast cancer's CSV became 399 "classes",
+wrong column without a word (the first feature of breast cancer's CSV became 373 "classes",
 and ``dsvm train`` a regressor of it), so a header naming one label column decides; without
 one, the first column stays the label (the LIBSVM/Vowpal habit), and the conversion says
 which column it took.
