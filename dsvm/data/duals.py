@@ -18,12 +18,21 @@ chunks, 10 epochs, 2.5 of the fit's 4.0 s), and nothing outside the process read
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 
 import numpy as np
+
+# np.load parses a .npy header with ast.literal_eval. CPython 3.11 keeps the AST constructor's
+# recursion depth per interpreter, not per thread (gh-106905), so two threads of one process
+# parsing at once (a fit's streams reading their chunks' duals: the in-process engine's
+# threads, or a worker's) can fail with "SystemError: AST constructor recursion depth
+# mismatch"; it failed a CoCoA+ grid's resume in the suite once. One parse at a time.
+_NPY_HEADER = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,9 @@ class DualStore:
         fs, path = fsspec.core.url_to_fs(self._path(version, chunk))
         try:
             with fs.open(path, "rb") as f:
-                arr = np.load(f, allow_pickle=False)
+                data = f.read()
+            with _NPY_HEADER:
+                arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (FileNotFoundError, ValueError, EOFError):  # (missing, or not a .npy file)
             arr = None
         if arr is None or arr.shape != (n_rows, self.n_outputs):
