@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # np.load parses a .npy header with ast.literal_eval. CPython 3.11 keeps the AST constructor's
-# recursion depth per interpreter, not per thread (gh-106905), so two threads of one process
-# parsing at once (a fit's streams reading their chunks' duals: the in-process engine's
+# recursion depth in state its threads share (gh-95185; see gh-106905), so two threads of one
+# process parsing at once (a fit's streams reading their chunks' duals: the in-process engine's
 # threads, or a worker's) can fail with "SystemError: AST constructor recursion depth
 # mismatch"; it failed a CoCoA+ grid's resume in the suite once. One parse at a time.
 _NPY_HEADER = threading.Lock()
