@@ -732,3 +732,30 @@ def test_missing_values_filled_with_the_columns_means_and_so_at_prediction(tmp_p
     assert capsys.readouterr().err == ("dsvm convert: error: argument --fill-missing: a finite "
                                        "number or 'mean', not 'average' (see dsvm convert "
                                        "--help)\n")
+
+
+def test_a_dropped_or_hashed_column_is_never_the_default_label(tmp_path):
+    """Titanic's CSV (PassengerId, Survived, Pclass, ...) converted with ``--drop PassengerId``
+    and no --label-column took the dropped id as its label (a warning, then a regression of
+    it): without a column named like a label, the label is the first column kept."""
+    import dsvm
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"PassengerId": np.arange(1, 61), "Survived": rng.integers(0, 2, 60),
+                          "Sex": rng.choice(["male", "female"], 60), "Age": rng.normal(30, 9, 60)})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    table.to_parquet(tmp_path / "t.parquet")
+    cases = [("t.csv", dict(drop=["PassengerId", "Sex"])),  # numbers only: the plain reader
+             ("t.csv", dict(drop=["PassengerId"], categorical=["Sex"])),
+             ("t.csv", dict(drop=["0"], categorical=["Sex"])),  # by position
+             ("t.parquet", dict(drop=["PassengerId"], categorical=["Sex"]))]
+    for k, (name, options) in enumerate(cases):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no row-id warning: the id is not the label)
+            ds = dsvm.convert(tmp_path / name, tmp_path / f"{k}.zarr", **options)
+        assert ds.attrs["provenance"]["label_column"] == "Survived", options
+        np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table.Survived)
+    # a hashed first column is not the label either
+    ds = dsvm.convert(tmp_path / "t.csv", tmp_path / "h.zarr",
+                      categorical=["PassengerId", "Sex"])
+    assert ds.attrs["provenance"]["label_column"] == "Survived"

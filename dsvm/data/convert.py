@@ -184,7 +184,10 @@ def _refuse_many_files(o: _Options) -> None:
 
 def _open_csv(o: _Options) -> _Opened:
     _refuse_many_files(o)
-    if o.categorical or o.fill_missing is not None:  # (pyarrow's reader knows missing values)
+    # pyarrow's reader knows missing values, and does not read the columns dropped (an id, a
+    # name, a ticket: text the plain reader, which parses every field as a number, refused);
+    # the plain one stays for a shuffle, which the table reader does not do yet
+    if o.categorical or o.fill_missing is not None or (o.drop and not o.shuffle):
         return _open_table_csv(o)
     source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
                        storage_options=o.storage_options, drop=o.drop or ())

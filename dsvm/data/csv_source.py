@@ -125,7 +125,8 @@ class CSVSource:
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
         header = not all(is_number(f) for f in fields)
-        label_column = resolve_label_column(label_column, fields if header else None)
+        label_column = resolve_label_column(label_column, fields if header else None,
+                                            skip=list(drop), n_cols=len(fields))
         self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
                                        header)
         self.columns = fields if self.has_header else None

@@ -41,15 +41,32 @@ def named_label(names: Sequence[str] | None) -> str | None:
     return None
 
 
-def resolve_label_column(label_column: int | str | None,
-                         names: Sequence[str] | None) -> int | str | None:
-    """``label_column`` as given, or for ``"auto"`` the column of ``names`` named like a label
-    (:func:`named_label`), else the first column (0). (A label column literally named "auto"
-    is given by its position.)"""
+def resolve_label_column(label_column: int | str | None, names: Sequence[str] | None,
+                         skip: Sequence[int | str] = (), n_cols: int | None = None
+                         ) -> int | str | None:
+    """``label_column`` as given, or for ``"auto"`` the column of ``names`` (a header; None
+    without one, then ``n_cols`` columns) named like a label (:func:`named_label`), else the
+    first column; never one of ``skip`` (dropped or hashed, by name or position): Titanic's
+    CSV with ``--drop PassengerId`` took the dropped id as its label. (A label column
+    literally named "auto" is given by its position.)"""
     if label_column != AUTO:
         return label_column
-    named = named_label(names)
-    return 0 if named is None else named
+    n = len(names) if names is not None else int(n_cols or 0)
+    skipped = {_position(c, names, n) for c in skip} - {None}
+    free = [i for i in range(n) if i not in skipped]
+    named = None if names is None else named_label([names[i] for i in free])
+    if named is not None:
+        return named
+    return free[0] if free else 0
+
+
+def _position(column: int | str, names: Sequence[str] | None, n: int) -> int | None:
+    """A column given by name or position as its position (None: not a column)."""
+    if names is not None and column in names:
+        return list(names).index(str(column))
+    if isinstance(column, (int, np.integer)) or str(column).lstrip("-").isdigit():
+        return int(column) % n if n else None
+    return None
 
 
 def ids_as_labels(labels: np.ndarray) -> bool:

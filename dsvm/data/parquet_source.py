@@ -110,7 +110,8 @@ class ParquetSource:
         schema = self._open(self.files[0]).schema_arrow
         if label_column == AUTO:  # named like a label, else the first column (not an index)
             shown = [n for n in schema.names if n not in set(index_columns(schema))]
-            label_column = resolve_label_column(label_column, shown)
+            label_column = resolve_label_column(label_column, shown,
+                                                skip=[*drop, *categorical])
             if isinstance(label_column, int) and shown:
                 label_column = shown[label_column]
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):

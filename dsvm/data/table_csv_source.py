@@ -112,7 +112,9 @@ class TableCSVSource:
         else:
             if label_column == AUTO:  # a label named in the header, if the line is one
                 header = _has_header(fields, categorical, second, 0)
-                label_column = resolve_label_column(label_column, fields if header else None)
+                label_column = resolve_label_column(label_column, fields if header else None,
+                                                    skip=[*drop, *categorical],
+                                                    n_cols=len(fields))
             self.has_header = _has_header(fields, categorical, second, label_column)
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
         self.label = None if label_column is None else self._column(label_column, "label_column")
