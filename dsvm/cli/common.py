@@ -188,14 +188,11 @@ def add_fill_missing_arg(p: argparse.ArgumentParser, help: str) -> None:
 
 def fill_value(text: str) -> float | str:
     """``--fill-missing``: a finite number, or ``mean`` (each column's mean, dsvm.data.fill)."""
-    import math
+    from dsvm.data.fill import check_fill
 
-    if text.strip().lower() == "mean":
-        return "mean"
     try:
-        value = float(text)
+        value = check_fill("mean" if text.strip().lower() == "mean" else text)
     except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"a finite number or 'mean', not {text!r}")
+        raise argparse.ArgumentTypeError(f"a finite number or 'mean', not {text!r}") from None
+    assert isinstance(value, (float, str))
     return value
