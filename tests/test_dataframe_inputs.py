@@ -87,6 +87,17 @@ def test_frames_as_users_build_them_line_up_row_for_row(parquet_folder, tmp_path
     assert bools.labels.tolist() == [0.0, 1.0]  # counted by the first pass: no second one
     fewer = ddf.repartition(npartitions=3)
     _lines_up(fewer[["a"]], fewer["label"], 1200)
+    # a Dask array X beside a Dask Series y pairs rows by position, as NumPy's does (it was an
+    # AttributeError: 'Series' object has no attribute 'chunks'), whatever the partitions
+    array = ddf[["a", "b"]].values  # (unknown chunk lengths, counted on the cluster)
+    _lines_up(array, ddf["label"], 1200)
+    weighted, _ = source_of(array, fewer[["label"]], fewer["a"].abs() + 1)
+    for i in range(weighted.n_chunks):
+        block = weighted.read_chunk(i)
+        np.testing.assert_array_equal(block.sample_weight, np.abs(block.X[:, 0]) + 1)
+        np.testing.assert_array_equal(block.y, (block.X[:, 0] > 0).astype(float))
+    with pytest.raises(ValueError, match=r"y is a DataFrame of 2 columns \['label', 'a'\]"):
+        source_of(array, ddf[["label", "a"]])
     with pytest.raises(ValueError, match=r"X and y are Dask collections that do not come from "
                                          r"one DataFrame \(X: 8 partitions, y: 3"):
         source_of(ddf[["a"]], fewer["label"])

@@ -137,12 +137,17 @@ def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:
         return frame_and_label(X, y)
     if y is None:
         raise ValueError("y is required with a DataFrame: a column name, a Series or an array.")
-    if is_dask_frame(y) and getattr(y, "ndim", 1) == 2:
-        if len(y.columns) != 1:
-            raise ValueError(f"y is a DataFrame of {len(y.columns)} columns "
-                             f"{list(y.columns)}; pass one column of labels (a Series).")
-        y = y[y.columns[0]]
-    return X, y
+    return X, (_one_column(y, "y") if is_dask_frame(y) else y)
+
+
+def _one_column(part: Any, what: str) -> Any:
+    """A Dask Series as given; a one-column Dask DataFrame as its column."""
+    if getattr(part, "ndim", 1) != 2:
+        return part
+    if len(part.columns) != 1:
+        raise ValueError(f"{what} is a DataFrame of {len(part.columns)} columns "
+                         f"{list(part.columns)}; pass one column (a Series).")
+    return part[part.columns[0]]
 
 
 def _one_frame(X: Any, y: Any, sample_weight: Any) -> tuple[Any, str | None, str | None]:
@@ -416,6 +421,8 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
 
     if not held:  # (before anything computes them: a merge's shuffle runs once)
         X, y, sample_weight = held_if_spanning(X, y, sample_weight)
+        y, sample_weight = _series_as_array(y, "y"), _series_as_array(sample_weight,
+                                                                      "sample_weight")
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
     if classify and y.dtype.kind not in "biuf":
@@ -428,6 +435,13 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     if classify and text_classes is not None:
         source.label_names = np.asarray(text_classes)
     return source, text_classes
+
+
+def _series_as_array(part: Any, what: str) -> Any:
+    """A Dask Series (or one-column DataFrame) beside a Dask array X, as a Dask array: its
+    rows pair with X's by position, as a NumPy y's do (the chunks' lengths are counted on the
+    cluster, then y is cut as X is: :class:`dsvm.distributed.dask_source.DaskSource`)."""
+    return _one_column(part, what).to_dask_array() if is_dask_frame(part) else part
 
 
 def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_rows: int,
