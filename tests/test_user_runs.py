@@ -7,6 +7,7 @@ a few thousand rows, in this process (dask's local scheduler) where a cluster is
 from __future__ import annotations
 
 import json
+import logging.handlers
 import warnings
 
 import numpy as np
@@ -637,14 +638,28 @@ def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
 def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):
     """A Dask DataFrame with a missing value, fitted without a client (dsvm starts its own
     LocalCluster): the worker logged "Compute Failed" with the task's traceback above the
-    fit's one-line error."""
+    fit's one-line error. The frame is a merge of two, as users build them: that cluster's
+    scheduler (in this process) logged each of the merge's shuffles as it started and ended,
+    4 WARNING lines of shuffle ids and task keys."""
     frame = _people(600)[["age", "score", "label"]]
     frame.loc[450, "score"] = np.nan
-    with pytest.raises(ValueError, match=r"partition 1, column 'score', row 150: a missing"):
-        SVMClassifier(max_epochs=2, n_workers=1).fit(dd.from_pandas(frame, npartitions=2),
-                                                     "label")
+    lookup = pd.DataFrame({"age": np.unique(frame["age"]), "decade": 0.0})
+    lookup["decade"] = lookup["age"] // 10
+    merged = dd.from_pandas(frame, npartitions=2).merge(dd.from_pandas(lookup, npartitions=2),
+                                                       on="age")
+    # (distributed's handler writes to the stderr of its import, not this test's: the
+    # scheduler's records are caught at their logger, after its filters)
+    said = logging.handlers.BufferingHandler(capacity=1000)
+    shuffles = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    shuffles.addHandler(said)
+    try:
+        with pytest.raises(ValueError, match=r"partition \d, column 'score', row \d+: a miss"):
+            SVMClassifier(max_epochs=2, n_workers=1).fit(merged, "label")
+    finally:
+        shuffles.removeHandler(said)
     err = capfd.readouterr().err
     assert "Compute Failed" not in err and "Traceback" not in err, err[-2000:]
+    assert [r.getMessage() for r in said.buffer] == []
 
 
 def test_scoring_raw_rows_sorted_by_label_says_nothing_about_training(tmp_path, capsys):

@@ -143,12 +143,15 @@ def cluster_client(
             memory_limit=memory_limit,
         ) as cluster, Client(cluster) as c:
             from dsvm.distributed.malloc import TuneMalloc
-            from dsvm.distributed.quiet import QuietWorkers, wanted
+            from dsvm.distributed.quiet import QuietWorkers, quiet_scheduler, wanted
 
             c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
-            if wanted():  # (what the fit says itself, not also a worker's traceback)
-                c.register_plugin(QuietWorkers())
-            yield c
+            if not wanted():
+                yield c
+                return
+            c.register_plugin(QuietWorkers())  # (what the fit says itself, not a traceback too)
+            with quiet_scheduler():
+                yield c
     finally:
         forget_closed_scheduler()
 

@@ -13,13 +13,21 @@ tracebacks above what the fit says anyway:
   SchedulerLostError.
 
 :class:`QuietWorkers`, registered on that cluster only (not on a user's, whose workers' logs
-are the user's), drops them there. With distributed's loggers at DEBUG (``dsvm --log-level
-DEBUG``), nothing is dropped.
+are the user's), drops them there.
+
+That cluster's scheduler runs in the user's process, and logs every P2P shuffle (a merge of
+two Dask DataFrames, held for the fit) at WARNING as it starts and as it ends: four lines of
+shuffle ids and task keys above a fit on a merge, none of them a problem. :func:`quiet_scheduler`
+drops those two routine records while that cluster lives (from any scheduler of the process:
+a logging filter cannot tell them apart); a shuffle restarted after a lost worker is still
+said. With distributed's loggers at DEBUG (``dsvm --log-level DEBUG``), nothing is dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -48,3 +56,23 @@ def wanted() -> bool:
     """Whether to quiet them: unless distributed's log level asks for every detail (DEBUG;
     INFO is distributed's own default)."""
     return logging.getLogger("distributed").getEffectiveLevel() > logging.DEBUG
+
+
+_ROUTINE_SHUFFLE = ("Shuffle %s initialized by task", "Shuffle %s deactivated due to stimulus")
+
+
+class _DropRoutineShuffles(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_ROUTINE_SHUFFLE)
+
+
+@contextlib.contextmanager
+def quiet_scheduler() -> Iterator[None]:
+    """Drop the scheduler's routine shuffle records (module notes) inside the block."""
+    log = logging.getLogger("distributed.shuffle._scheduler_plugin")
+    drop = _DropRoutineShuffles()
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)
