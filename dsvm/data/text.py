@@ -25,7 +25,7 @@ from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
-COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst")
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".lzma", ".zst", ".zip")
 
 _NL, _COLON, _DOT, _MINUS, _PLUS, _QUOTE = 10, 58, 46, 45, 43, 34
 _POW10_F = 10.0 ** np.arange(19)
@@ -54,12 +54,42 @@ def open_binary(src: str | os.PathLike[str], storage_options: dict | None = None
     manager). Its reads raise DataFormatError naming the file for a truncated or corrupt
     compressed file, or one whose name claims a compression it does not have."""
     name = os.fspath(src)
+    zipped = name.lower().endswith(".zip")
+    if name.lower().endswith(".zst") and "zstd" not in fsspec.available_compressions():
+        # (fsspec infers no compression without the package, and the compressed bytes were
+        # parsed as text: "not delimited text (new-line character seen in unquoted field...)")
+        raise DataFormatError(f"{name}: zstd-compressed data needs the zstandard package "
+                              "(pip install zstandard)")
     try:
-        opened = fsspec.open(name, mode="rb", compression="infer", **(storage_options or {}))
+        opened = fsspec.open(name, mode="rb", compression=None if zipped else "infer",
+                             **(storage_options or {}))
     except ImportError as exc:  # s3:// without s3fs...: name the extra to install
         raise missing_extra(name, exc) from None
     with opened as f:
-        yield _NamedReads(f, name)
+        if not zipped:
+            yield _NamedReads(f, name)
+            return
+        with _only_member(f, name) as member:
+            yield _NamedReads(member, name)
+
+
+def _only_member(f: Any, name: str) -> Any:
+    """The one file inside a zip archive (Kaggle's ``train.csv.zip``), opened. fsspec's own
+    zip reading took the first member of any archive, whatever else it held; the folders and
+    macOS's ``__MACOSX/`` copies of resource forks are not files of the data."""
+    import zipfile
+
+    try:
+        archive = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataFormatError(read_error(name, exc)) from exc
+    members = [m for m in archive.namelist() if not m.endswith("/")
+               and not m.startswith("__MACOSX/") and not os.path.basename(m).startswith("._")]
+    if len(members) != 1:
+        raise DataFormatError(
+            f"{name}: a zip archive of {len(members)} files {members[:5]}: dsvm reads an "
+            "archive of one file; extract them and convert each.")
+    return archive.open(members[0])
 
 
 # What a decompressing reader raises on bad data: gzip's BadGzipFile and bz2's "Invalid data

@@ -137,6 +137,38 @@ def test_csv_with_header_label_by_name_and_compression(tmp_path):
     np.testing.assert_array_equal(y, [1, -1, 1])
 
 
+def test_a_zipped_csv_of_one_file_converts_and_an_archive_of_several_is_named(tmp_path):
+    """Kaggle's ``train.csv.zip``: read as svmlight before ("token 'f1,label,f2' is not of the
+    form index:value"); fsspec alone would have read the first file of any archive."""
+    import zipfile
+
+    text = "f1,label,f2\n1.5,1,2\n-3,-1,0\n"
+    with zipfile.ZipFile(tmp_path / "train.csv.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("__MACOSX/._train.csv", b"\0\5\26\7")  # (a Mac's zip: not data)
+        z.writestr("train.csv", text)
+    ds = convert(tmp_path / "train.csv.zip", tmp_path / "o.zarr", dtype="float64")
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(X, [[1.5, 2], [-3, 0]])
+    np.testing.assert_array_equal(y, [1, -1])
+    with zipfile.ZipFile(tmp_path / "two.csv.zip", "w") as z:
+        z.writestr("train.csv", text)
+        z.writestr("test.csv", text)
+    with pytest.raises(DataFormatError, match=r"two\.csv\.zip: a zip archive of 2 files "
+                                              r"\['train\.csv', 'test\.csv'\]"):
+        convert(tmp_path / "two.csv.zip", tmp_path / "two.zarr")
+    (tmp_path / "not.csv.zip").write_text(text)
+    with pytest.raises(DataFormatError, match=r"not\.csv\.zip: not readable as \.zip data"):
+        convert(tmp_path / "not.csv.zip", tmp_path / "not.zarr")
+    assert not (tmp_path / "two.zarr").exists() and not (tmp_path / "not.zarr").exists()
+    import fsspec
+
+    if "zstd" not in fsspec.available_compressions():  # (its bytes were parsed as text)
+        (tmp_path / "t.csv.zst").write_bytes(b"\x28\xb5\x2f\xfd garbled\nbytes")
+        with pytest.raises(DataFormatError, match=r"t\.csv\.zst: zstd-compressed data needs "
+                                                  r"the zstandard package"):
+            convert(tmp_path / "t.csv.zst", tmp_path / "t.zarr")
+
+
 def test_tsv_without_header_label_last(tmp_path):
     src = tmp_path / "t.tsv"
     src.write_text("0.5\t1\t0\n2\t3\t1\n")
