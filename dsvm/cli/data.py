@@ -111,6 +111,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
           f"{ds.n_chunks} chunks, {ds.layout}, {ds.dtype}"
           + ("" if ds.labeled else ", unlabeled (for predict only)")
           + _label_said(ds, args.label_column)
+          + (", numbers with decimal commas" if _provenance(ds).get("decimal_comma") else "")
           + (", features renumbered by frequency" if ds.feature_order == "frequency" else ""))
     return 0
 
@@ -118,13 +119,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def _label_said(ds: Any, given: str | None) -> str:
     """Which column of a table became the labels, when dsvm chose it (", labels: column
     'target'"): the first column of a CSV whose label is elsewhere trained a useless model."""
-    column = (ds.attrs.get("provenance") or {}).get("label_column")
+    column = _provenance(ds).get("label_column")
     if given is not None or column is None or not ds.labeled:
         return ""
     from dsvm.data.label_column import named_label
 
     how = "by its name" if named_label([str(column)]) is not None else "the first column"
     return f", labels: column {column!r} ({how}; --label-column to choose another)"
+
+
+def _provenance(ds: Any) -> dict[str, Any]:
+    return ds.attrs.get("provenance") or {}
 
 
 def _column_list(text: str) -> list[str]:

@@ -421,6 +421,8 @@ def _convert(o: _Options) -> Dataset:
         provenance["zero_based"] = bool(opened.source.zero_based is True)
     if o.fill_missing is not None and not isinstance(o.fill_missing, dict):
         provenance["fill_missing"] = o.fill_missing
+    if getattr(opened.source, "decimal_comma", False):
+        provenance["decimal_comma"] = True  # (said by dsvm convert: read as no one asked)
     label_name = getattr(opened.source, "label_name", None)
     if label_name is not None and o.kind in ("csv", "parquet"):
         provenance["label_column"] = label_name  # (chosen by "auto" unless given)

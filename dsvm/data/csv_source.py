@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -35,6 +36,30 @@ from dsvm.exceptions import DataFormatError
 TEXT_LABELS = ("the first row's label is a number, so the labels are read as numbers; a label "
                "column holds numbers or text names (yes/no), not both")
 TEXT_COLUMNS = "a text column is hashed with --categorical / categorical=[...]"
+
+
+_COMMA_NUMBER = re.compile(r"[+-]?\d*,\d+")
+_POINT_NUMBER = re.compile(r"[+-]?\d*\.\d+")
+
+
+def decimal_comma(delimiter: str, rows: Sequence[list[str] | None]) -> bool:
+    """Whether the numbers of a ';'- or tab-separated file are written with a decimal comma
+    (``17,99``: Excel's CSV in a European locale, which separates fields with ';' for that
+    reason): some field of the first ``rows`` is such a number and none has a decimal point.
+    Read with points, every such field was "not a number (a text column is hashed with
+    --categorical...)"."""
+    if delimiter not in (";", "\t"):
+        return False
+    fields = [f for row in rows if row for f in row]
+    return (any(_COMMA_NUMBER.fullmatch(f) for f in fields)
+            and not any(_POINT_NUMBER.fullmatch(f) for f in fields))
+
+
+def with_points(row: list[str] | None) -> list[str] | None:
+    """``row``'s decimal-comma numbers written with points (the other fields as they are)."""
+    if row is None:
+        return None
+    return [f.replace(",", ".") if _COMMA_NUMBER.fullmatch(f) else f for f in row]
 
 
 def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
@@ -119,11 +144,14 @@ class CSVSource:
         if not line:
             raise DataFormatError(f"{self.name}: the file has no data lines")
         text = line.decode("utf-8", "replace").rstrip("\r")
-        self.delimiter = delimiter if delimiter is not None else _sniff_delimiter(self.name, text)
+        self.delimiter = delimiter if delimiter is not None else sniff_delimiter(self.name, lines)
         if self.delimiter in ("", "\n", "\r") or len(self.delimiter) != 1:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
+        self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
+        if self.decimal_comma:
+            fields, second = with_points(fields) or [], with_points(second)
         header = not all(is_number(f) for f in fields)
         label_column = resolve_label_column(label_column, fields if header else None,
                                             skip=list(drop), n_cols=len(fields))
@@ -230,6 +258,10 @@ class CSVSource:
         names = None
         if self.label_names is not None:  # the label tokens: read as text, parsed as 0
             names, text = self._label_tokens(text)
+        if self.decimal_comma:  # (after the labels: a text label keeps its commas)
+            pointed = _Text(text.buf.replace(b",", b"."))
+            pointed.starts, pointed.stops = text.starts, text.stops  # the same tokens
+            text = pointed
         try:
             values, _ = _parse_numbers(text, exact=self.dtype != np.float32)
         except _BadToken as exc:
@@ -319,14 +351,35 @@ def _token_strings(buf: bytes, starts: np.ndarray, stops: np.ndarray) -> np.ndar
                      for a, b in zip(starts.tolist(), stops.tolist())], dtype=object)
 
 
-def _sniff_delimiter(name: str, line: str) -> str:
+def _sniff_delimiter(name: str, line: str, second: str | None = None) -> str:
+    """The delimiter of a file whose first lines are ``line`` and ``second``: a .tsv's tab;
+    else the one of ',', tab, ';' that cuts both lines into the same number of fields, the
+    most (a header "Umsatz;Preis, netto;label" above "17,99;3;1" is cut in 2 by ',' and in 3
+    by ';'); else the first found in ``line``; else spaces."""
     inner = strip_compression(name).lower()
     if inner.endswith(".tsv"):
         return "\t"
-    for d in (",", "\t", ";"):
-        if d in line:
-            return d
-    return " "
+    candidates = (",", "\t", ";")
+    if second is not None:
+        counts = {d: len(_csv_fields(line, d)) for d in candidates}
+        same = [d for d in candidates
+                if counts[d] > 1 and counts[d] == len(_csv_fields(second, d))]
+        if same:
+            return max(same, key=lambda d: counts[d])  # (the first of a tie)
+    return next((d for d in candidates if d in line), " ")
+
+
+def _csv_fields(text: str, delimiter: str) -> list[str]:
+    try:
+        return next(csv.reader([text], delimiter=delimiter), [])
+    except csv.Error:  # (not text: no count)
+        return []
+
+
+def sniff_delimiter(name: str, lines: list[tuple[bytes, int]]) -> str:
+    """:func:`_sniff_delimiter` of the first two of ``lines`` (:func:`_first_lines`)."""
+    texts = [text.decode("utf-8", "replace").rstrip("\r") for text, _ in lines[:2]]
+    return _sniff_delimiter(name, *texts) if texts else " "
 
 
 def _split_fields(text: str, delimiter: str, where: str = "") -> list[str]:

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from dsvm.data.convert import convert
-from dsvm.data.csv_source import _first_line, _sniff_delimiter, _split_fields
+from dsvm.data.csv_source import _first_lines, _split_fields, sniff_delimiter
 from dsvm.data.dataset import Dataset
 from dsvm.data.label_column import named_label
 from dsvm.data.parquet_source import column_names, is_parquet_path
@@ -144,7 +144,8 @@ def _raw_format(src: str | os.PathLike[str], trained: str | None,
 
 def _header(src: str | os.PathLike[str], delimiter: str | None,
             storage_options: dict | None) -> list[str]:
-    line, number = _first_line(src, storage_options)
+    lines = _first_lines(src, storage_options, 2)
+    line, number = lines[0] if lines else (b"", 0)
     text = line.decode("utf-8", "replace").rstrip("\r")
-    return _split_fields(text, delimiter or _sniff_delimiter(os.fspath(src), text),
+    return _split_fields(text, delimiter or sniff_delimiter(os.fspath(src), lines),
                          f"{os.fspath(src)}, line {number}")

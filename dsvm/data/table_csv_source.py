@@ -33,12 +33,14 @@ from dsvm.data.csv_source import (
     TEXT_COLUMNS,
     TEXT_LABELS,
     _first_lines,
-    _sniff_delimiter,
     _split_fields,
+    decimal_comma,
     position,
     second_fields,
+    sniff_delimiter,
     sniff_labels,
     text_labels,
+    with_points,
 )
 from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
@@ -100,9 +102,12 @@ class TableCSVSource:
         if not line:
             raise DataFormatError(f"{self.name}: the file has no data lines")
         text = line.decode("utf-8", "replace").rstrip("\r")
-        self.delimiter = delimiter or _sniff_delimiter(self.name, text)
+        self.delimiter = delimiter or sniff_delimiter(self.name, lines)
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
+        self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
+        if self.decimal_comma:
+            fields, second = with_points(fields) or [], with_points(second)
         if column_names is not None:
             self.has_header, self.names = False, list(column_names)
             if len(fields) != len(self.names):
@@ -172,8 +177,9 @@ class TableCSVSource:
                                               skip_rows=self.header_line if self.has_header
                                               else self.header_line - 1),
             parse_options=pcsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=True,
-                                                include_columns=list(types)))
+            convert_options=pcsv.ConvertOptions(
+                column_types=types, strings_can_be_null=True, include_columns=list(types),
+                decimal_point="," if self.decimal_comma else "."))
 
     def blocks(self, n_features: int | None = None) -> Iterator[DenseBlock | CSRBlock]:
         for batch, where in self._batches():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dsvm.data import convert
+from dsvm.data import convert, open_dataset
 from dsvm.data.readers import LibSVMSource
 from dsvm.exceptions import DataFormatError
 
@@ -167,6 +167,33 @@ def test_a_zipped_csv_of_one_file_converts_and_an_archive_of_several_is_named(tm
         with pytest.raises(DataFormatError, match=r"t\.csv\.zst: zstd-compressed data needs "
                                                   r"the zstandard package"):
             convert(tmp_path / "t.csv.zst", tmp_path / "t.zarr")
+
+
+def test_a_european_csv_reads_its_decimal_commas(tmp_path, capsys):
+    """Excel's CSV in a European locale: ';' between fields, ',' in numbers. Every number was
+    "'17,99' is not a number (a text column is hashed with --categorical...)", and a header
+    with a comma in a name was cut at its commas."""
+    from dsvm.cli import main
+
+    (tmp_path / "de.csv").write_text("Umsatz;Preis, netto;label\n17,99;3;1\n-0,5;1,25;0\n")
+    assert main(["convert", str(tmp_path / "de.csv"), str(tmp_path / "de.zarr"),
+                 "--dtype", "float64"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(", numbers with decimal commas")
+    X, y, _ = collect(open_dataset(tmp_path / "de.zarr"))
+    np.testing.assert_array_equal(X, [[17.99, 3], [-0.5, 1.25]])
+    np.testing.assert_array_equal(y, [1, 0])
+    (tmp_path / "rows.csv").write_text("1;17,99;3\n0;-0,5;1,25\n")  # no header: rows
+    X, y, _ = collect(convert(tmp_path / "rows.csv", tmp_path / "rows.zarr", dtype="float64"))
+    np.testing.assert_array_equal(X, [[17.99, 3], [-0.5, 1.25]])
+    (tmp_path / "holes.csv").write_text("a;b;label\n17,99;;ja\n-0,5;1,25;nein\n")
+    ds = convert(tmp_path / "holes.csv", tmp_path / "holes.zarr", dtype="float64",
+                 fill_missing=0)  # (read by pyarrow)
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(X, [[17.99, 0], [-0.5, 1.25]])
+    assert ds.label_names == ["ja", "nein"]
+    (tmp_path / "us.csv").write_text("a;b;label\n1,5;2.5;1\n")  # a point too: not a decimal comma
+    with pytest.raises(DataFormatError, match=r"line 2, column 'a': '1,5' is not a number"):
+        convert(tmp_path / "us.csv", tmp_path / "us.zarr")
 
 
 def test_tsv_without_header_label_last(tmp_path):
