@@ -20,6 +20,7 @@ import numpy as np
 from dsvm.data.arrays import write_arrays
 from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
+from dsvm.data.csv_files import CSVFiles
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
@@ -27,7 +28,7 @@ from dsvm.data.fill import Fill, check_fill
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.label_column import AUTO, ids_as_labels, named_label
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
-from dsvm.data.location import check_destination, files_of, is_glob, is_many_files
+from dsvm.data.location import check_destination, files_of, first_file, is_many_files
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
 from dsvm.data.parquet_source import ParquetSource, is_parquet_path
 from dsvm.data.planning import (
@@ -173,24 +174,28 @@ def _url(src: Any, path: str) -> str:
     return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
 
 
-def _refuse_many_files(o: _Options) -> None:
-    if is_many_files(o.src, o.storage_options):
-        pattern = o.name if is_glob(o.name) else f"{o.name.rstrip('/')}/*"
-        raise ValueError(
-            f"{o.name}: several {o.kind} files (a folder or a glob) are not converted as one "
-            "input (Parquet and svmlight folders and globs are): convert each file, or read "
-            f"them with dask.dataframe.read_csv({pattern!r}) and fit on the frame.")
+def _text_files(o: _Options) -> list[str] | None:
+    """The files of a folder or glob of CSV/TSV (:mod:`dsvm.data.csv_files`); None for one
+    file."""
+    if not is_many_files(o.src, o.storage_options):
+        return None
+    return [_url(o.src, f) for f in files_of(o.src, o.storage_options, o.kind)[1]]
 
 
 def _open_csv(o: _Options) -> _Opened:
-    _refuse_many_files(o)
     # pyarrow's reader knows missing values, and does not read the columns dropped (an id, a
     # name, a ticket: text the plain reader, which parses every field as a number, refused);
     # the plain one stays for a shuffle, which the table reader does not do yet
     if o.categorical or o.fill_missing is not None or (o.drop and not o.shuffle):
         return _open_table_csv(o)
-    source = CSVSource(o.src, label_column=o.label_column, delimiter=o.delimiter, dtype=o.dtype,
-                       storage_options=o.storage_options, drop=o.drop or ())
+    files = _text_files(o)
+
+    def csv_source(path: Any) -> CSVSource:
+        return CSVSource(path, label_column=o.label_column, delimiter=o.delimiter,
+                         dtype=o.dtype, storage_options=o.storage_options, drop=o.drop or ())
+
+    source: CSVSource | CSVFiles = (csv_source(o.src) if files is None
+                                    else CSVFiles([csv_source(f) for f in files]))
     if o.n_features is not None and o.n_features != source.n_features:
         raise ValueError(
             f"{o.name} has {source.n_features} feature columns but n_features={o.n_features}"
@@ -210,11 +215,15 @@ def _open_numpy(o: _Options) -> _Opened:
 
 
 def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
-    source = TableCSVSource(o.src, **{
+    files = _text_files(o)
+    options = {
         "label_column": o.label_column, "categorical": o.categorical or (),
         "hash_bits": o.hash_bits, "delimiter": o.delimiter, "dtype": o.dtype,
         "storage_options": o.storage_options, "fill_missing": o.fill_missing,
-        "numeric_transform": o.numeric_transform or "none", "drop": o.drop or (), **preset})
+        "numeric_transform": o.numeric_transform or "none", "drop": o.drop or (), **preset}
+    source: TableCSVSource | CSVFiles = (
+        TableCSVSource(o.src, **options) if files is None
+        else CSVFiles([TableCSVSource(f, means_later=True, **options) for f in files]))
     if o.shuffle:
         raise ValueError("shuffle=True is not available with categorical= columns or "
                          "fill_missing= yet; convert, then shuffle with "
@@ -226,8 +235,7 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
 def _open_criteo(o: _Options) -> _Opened:
     """Criteo's layout: label, I1..I13, C1..C26, tab-separated, empty fields missing. Its test
     files leave the label out: 39 fields, converted unlabeled (for predict)."""
-    _refuse_many_files(o)
-    line, _ = _first_line(o.src, o.storage_options)
+    line, _ = _first_line(first_file(o.src, o.storage_options), o.storage_options)
     n_fields = line.count(b"\t") + 1
     has_label = n_fields == len(CRITEO_COLUMNS)
     if not has_label and o.labeled:

@@ -68,6 +68,14 @@ def files_of(src: str | os.PathLike[str], storage_options: dict | None = None,
     return fs, files
 
 
+def first_file(src: str | os.PathLike[str], storage_options: dict | None = None) -> str:
+    """``src``, or the first file of a folder or glob (its header stands for all of them)."""
+    if not is_many_files(src, storage_options):
+        return os.fspath(src)
+    name, path = os.fspath(src), files_of(src, storage_options)[1][0]
+    return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
+
+
 def missing_extra(url: str, exc: ImportError) -> StorageExtraMissing:
     """The error for fsspec's ImportError on ``url``: the URL and the pip extra to install."""
     scheme = url.split("://", 1)[0].lower()

@@ -18,6 +18,7 @@ from dsvm.data.convert import convert
 from dsvm.data.csv_source import _first_lines, _split_fields, sniff_delimiter
 from dsvm.data.dataset import Dataset
 from dsvm.data.label_column import named_label
+from dsvm.data.location import first_file
 from dsvm.data.parquet_source import column_names, is_parquet_path
 from dsvm.data.text import is_number
 from dsvm.exceptions import DataFormatError
@@ -144,7 +145,7 @@ def _raw_format(src: str | os.PathLike[str], trained: str | None,
 
 def _header(src: str | os.PathLike[str], delimiter: str | None,
             storage_options: dict | None) -> list[str]:
-    lines = _first_lines(src, storage_options, 2)
+    lines = _first_lines(first_file(src, storage_options), storage_options, 2)
     line, number = lines[0] if lines else (b"", 0)
     text = line.decode("utf-8", "replace").rstrip("\r")
     return _split_fields(text, delimiter or sniff_delimiter(os.fspath(src), lines),

@@ -91,8 +91,11 @@ class TableCSVSource:
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, fill_missing: Fill = None,
         column_names: Sequence[str] | None = None, drop: Sequence[int | str] = (),
-        numeric_transform: str = "none",
+        numeric_transform: str = "none", means_later: bool = False,
     ) -> None:
+        """``means_later``: with ``fill_missing="mean"``, the caller computes the means
+        (over several files: :class:`dsvm.data.csv_files.CSVFiles`) and gives them to
+        :meth:`fill_with` before the rows are read."""
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
         self.storage_options = storage_options
@@ -135,9 +138,8 @@ class TableCSVSource:
         self.converter = BatchConverter(numeric, self.label, self.dtype,
                                         None if fill_missing == MEAN else fill_missing,
                                         self.spec, self.label_names)
-        if fill_missing == MEAN:  # one pass first, for the means (dsvm.data.fill)
-            self.converter.fill_missing = column_means(
-                numeric, (self.converter.present(b, w) for b, w in self._batches()))
+        if fill_missing == MEAN and not means_later:  # one pass first (dsvm.data.fill)
+            self.fill_with(column_means(numeric, self.present_values()))
         self.n_features: int | None = self.converter.n_features
         self.sparse = self.spec is not None  # (numbers only with fill_missing=: dense rows)
 
@@ -201,6 +203,13 @@ class TableCSVSource:
                 raise
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise DataFormatError(self._located(exc, line)) from None
+
+    def present_values(self) -> Iterator[dict[str, np.ndarray]]:
+        """Each batch's present numeric values (a pass over the file), for their means."""
+        return (self.converter.present(b, w) for b, w in self._batches())
+
+    def fill_with(self, means: dict[str, float]) -> None:
+        self.converter.fill_missing = means
 
     @property
     def fill_values(self) -> dict[str, float] | None:

@@ -196,6 +196,33 @@ def test_a_european_csv_reads_its_decimal_commas(tmp_path, capsys):
         convert(tmp_path / "us.csv", tmp_path / "us.zarr")
 
 
+def test_a_folder_of_csv_files_as_spark_writes_them_is_one_input(tmp_path):
+    """``df.write.csv(path, header=True)``: part files that each repeat the header, and a
+    _SUCCESS marker. Refused before ("several csv files ... are not converted as one")."""
+    folder = tmp_path / "out.csv"
+    folder.mkdir()
+    (folder / "part-00000.csv").write_text("a,b,label\n1,2,no\n3,,no\n")
+    (folder / "part-00001.csv").write_text("a,b,label\n5,6,yes\n7,10,no\n")
+    (folder / "_SUCCESS").write_text("")
+    with pytest.raises(DataFormatError, match=r"part-00000\.csv, line 3: column 'b' is empty"):
+        convert(folder, tmp_path / "o.zarr")
+    ds = convert(folder / "part-*.csv", tmp_path / "g.zarr", dtype="float64",
+                 fill_missing="mean")  # (a glob, read by pyarrow)
+    X, y, _ = collect(ds)
+    np.testing.assert_array_equal(X, [[1, 2], [3, 6], [5, 6], [7, 10]])  # b's mean: all files'
+    assert ds.label_names == ["no", "yes"]  # coded once: "yes" is not the second file's 0
+    np.testing.assert_array_equal(y, [0, 0, 1, 0])
+    (folder / "part-00000.csv").write_text("a,b,label\n1,2,no\n3,4,no\n")
+    X, y, _ = collect(convert(folder, tmp_path / "o.zarr", dtype="float64"))
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6], [7, 10]])
+    np.testing.assert_array_equal(y, [0, 0, 1, 0])
+    (folder / "part-00002.csv").write_text("a,c,label\n1,2,no\n")
+    with pytest.raises(DataFormatError, match=r"part-00002\.csv: its columns differ from "
+                                              r".*part-00000\.csv's \(column 1: 'c' where"):
+        convert(folder, tmp_path / "bad.zarr", fill_missing=0)
+    assert not (tmp_path / "bad.zarr").exists()
+
+
 def test_tsv_without_header_label_last(tmp_path):
     src = tmp_path / "t.tsv"
     src.write_text("0.5\t1\t0\n2\t3\t1\n")
