@@ -24,7 +24,7 @@ from dsvm.data.csv_files import CSVFiles
 from dsvm.data.csv_source import CSVSource, _first_line
 from dsvm.data.dataset import Dataset
 from dsvm.data.feature_layout import check_feature_order
-from dsvm.data.fill import Fill, check_fill
+from dsvm.data.fill import MEAN, Fill, check_fill
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.label_column import AUTO, ids_as_labels, named_label
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
@@ -221,9 +221,14 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
         "hash_bits": o.hash_bits, "delimiter": o.delimiter, "dtype": o.dtype,
         "storage_options": o.storage_options, "fill_missing": o.fill_missing,
         "numeric_transform": o.numeric_transform or "none", "drop": o.drop or (), **preset}
-    source: TableCSVSource | CSVFiles = (
-        TableCSVSource(o.src, **options) if files is None
-        else CSVFiles([TableCSVSource(f, means_later=True, **options) for f in files]))
+    source: TableCSVSource | CSVFiles
+    if files is None:
+        source = TableCSVSource(o.src, **options)
+    else:  # (each file's means are not the input's: those come from all files, one pass)
+        means = options["fill_missing"] == MEAN
+        if means:
+            options["fill_missing"] = None
+        source = CSVFiles([TableCSVSource(f, **options) for f in files], means=means)
     if o.shuffle:
         raise ValueError("shuffle=True is not available with categorical= columns or "
                          "fill_missing= yet; convert, then shuffle with "

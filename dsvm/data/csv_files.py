@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from dsvm.data.fill import MEAN, column_means
+from dsvm.data.fill import column_means
 from dsvm.exceptions import DataFormatError
 
 
@@ -25,7 +25,9 @@ class CSVFiles:
 
     kind = "csv"
 
-    def __init__(self, sources: list[Any]) -> None:
+    def __init__(self, sources: list[Any], *, means: bool = False) -> None:
+        """``means``: fill the missing values with each column's mean over all the files
+        (the sources opened without a fill, as the means are not known yet)."""
         self.sources = sources
         self.first = first = sources[0]
         for source in sources[1:]:
@@ -34,11 +36,11 @@ class CSVFiles:
                 source.label_names = first.label_names
                 if hasattr(source, "converter"):
                     source.converter.names = first.label_names
-        if getattr(first, "fill_missing", None) == MEAN:
-            means = column_means(first.converter.numeric, itertools.chain.from_iterable(
+        if means:
+            values = column_means(first.converter.numeric, itertools.chain.from_iterable(
                 s.present_values() for s in sources))
             for source in sources:
-                source.fill_with(means)
+                source.fill_with(values)
         self.n_samples: int | None = None
 
     def __getattr__(self, attr: str) -> Any:  # n_features, label_name, spec, sparse...

@@ -91,11 +91,8 @@ class TableCSVSource:
         delimiter: str | None = None, dtype: Any = np.float32,
         storage_options: dict | None = None, fill_missing: Fill = None,
         column_names: Sequence[str] | None = None, drop: Sequence[int | str] = (),
-        numeric_transform: str = "none", means_later: bool = False,
+        numeric_transform: str = "none",
     ) -> None:
-        """``means_later``: with ``fill_missing="mean"``, the caller computes the means
-        (over several files: :class:`dsvm.data.csv_files.CSVFiles`) and gives them to
-        :meth:`fill_with` before the rows are read."""
         self.src, self.name = src, os.fspath(src)
         self.dtype = np.dtype(dtype)
         self.storage_options = storage_options
@@ -138,7 +135,7 @@ class TableCSVSource:
         self.converter = BatchConverter(numeric, self.label, self.dtype,
                                         None if fill_missing == MEAN else fill_missing,
                                         self.spec, self.label_names)
-        if fill_missing == MEAN and not means_later:  # one pass first (dsvm.data.fill)
+        if fill_missing == MEAN:  # one pass first, for the means (dsvm.data.fill)
             self.fill_with(column_means(numeric, self.present_values()))
         self.n_features: int | None = self.converter.n_features
         self.sparse = self.spec is not None  # (numbers only with fill_missing=: dense rows)
@@ -209,6 +206,9 @@ class TableCSVSource:
         return (self.converter.present(b, w) for b, w in self._batches())
 
     def fill_with(self, means: dict[str, float]) -> None:
+        """Fill the missing values with ``means`` (of this file, or of several:
+        :class:`dsvm.data.csv_files.CSVFiles`), as ``fill_missing="mean"`` does."""
+        self.fill_missing = MEAN
         self.converter.fill_missing = means
 
     @property
