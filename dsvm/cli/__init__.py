@@ -84,12 +84,16 @@ def starts_a_cluster(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if starts_a_cluster(sys.argv[1:] if argv is None else argv):
-        from dsvm.training.cluster import start_workers_early
+    try:
+        if starts_a_cluster(sys.argv[1:] if argv is None else argv):
+            from dsvm.training.cluster import start_workers_early
 
-        start_workers_early()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+            start_workers_early()
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # (in the imports of a command's first second)
+        print("dsvm: interrupted", file=sys.stderr)
+        return 130
     with warnings.catch_warnings():
         setup_output(args)
         return _run(args)

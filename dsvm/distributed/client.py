@@ -128,32 +128,66 @@ def cluster_client(
     n = n_workers or default_n_workers()
     logger.info("starting a LocalCluster with %d worker processes", n)
     try:
-        with forked_workers(), LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            # no dashboard, yet the scheduler's HTTP server (health, metrics) still listens: on
-            # 8787 by default, with a three-line warning when that is taken; any free port
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-            # the workers' and nannies' log lines at the level the caller gave distributed
-            # (dsvm's command line: errors only unless --verbose), never below LocalCluster's
-            silence_logs=max(logging.WARNING,
-                             logging.getLogger("distributed").getEffectiveLevel()),
-            memory_limit=memory_limit,
-        ) as cluster, Client(cluster) as c:
-            from dsvm.distributed.malloc import TuneMalloc
-            from dsvm.distributed.quiet import QuietWorkers, quiet_scheduler, wanted
-
-            c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
-            if not wanted():
-                yield c
-                return
-            c.register_plugin(QuietWorkers())  # (what the fit says itself, not a traceback too)
-            with quiet_scheduler():
-                yield c
+        with contextlib.ExitStack() as started:
+            with interrupts_after():  # (a cluster half started is not closed: see there)
+                started.enter_context(forked_workers())
+                cluster = started.enter_context(LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    # no dashboard, yet the scheduler's HTTP server (health, metrics) still
+                    # listens: on 8787 by default, with a three-line warning when that is
+                    # taken; any free port
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                    # the workers' and nannies' log lines at the level the caller gave
+                    # distributed (dsvm's command line: errors only unless --verbose), never
+                    # below LocalCluster's
+                    silence_logs=max(logging.WARNING,
+                                     logging.getLogger("distributed").getEffectiveLevel()),
+                    memory_limit=memory_limit,
+                ))
+                c = started.enter_context(Client(cluster))
+                _quiet_own_cluster(c, started)
+            yield c
     finally:
         forget_closed_scheduler()
+
+
+def _quiet_own_cluster(c: Client, started: contextlib.ExitStack) -> None:
+    from dsvm.distributed.malloc import TuneMalloc
+    from dsvm.distributed.quiet import QuietWorkers, quiet_scheduler, wanted
+
+    c.register_plugin(TuneMalloc())  # dsvm's own workers: chunk-sized buffers are reused
+    if wanted():
+        c.register_plugin(QuietWorkers())  # (what the fit says itself, not a traceback too)
+        started.enter_context(quiet_scheduler())
+
+
+@contextlib.contextmanager
+def interrupts_after() -> Iterator[None]:
+    """A Ctrl-C (SIGINT) that comes within the block interrupts when the block ends, not
+    inside it. A LocalCluster interrupted while it started its workers was left half made,
+    outside any ``with``: distributed's exit handler then failed to close it and printed
+    ``AssertionError: Status.init`` with its traceback after ``dsvm train: interrupted``.
+    Started, the cluster is closed by the ``with`` it is in. (Only the main thread receives
+    signals; elsewhere, and where SIGINT is ignored or handled by the user, nothing is
+    deferred.)"""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    caught: list[Any] = []
+    signal.signal(signal.SIGINT, lambda *received: caught.append(received))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def forget_closed_scheduler() -> None:

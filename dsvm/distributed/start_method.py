@@ -29,9 +29,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-# What a worker of a fit imports anyway: imported once by the server it is forked from.
-PRELOAD = ("numpy", "pandas", "dask.array", "distributed", "dsvm.engine.tasks",
-           "dsvm.estimators")
+# What a worker of a fit imports anyway: imported once by the server it is forked from; the
+# first, before the others, makes the server and its workers deaf to a terminal's Ctrl-C
+PRELOAD = ("dsvm.distributed.forkserver_preload", "numpy", "pandas", "dask.array",
+           "distributed", "dsvm.engine.tasks", "dsvm.estimators")
 
 _lock = threading.Lock()
 _preload_set = False
