@@ -22,13 +22,24 @@ from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
 from dsvm.data.csv_files import CSVFiles
 from dsvm.data.csv_source import CSVSource, _first_line
-from dsvm.data.dataset import Dataset
+from dsvm.data.dataset import Dataset, open_dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.fill import MEAN, Fill, check_fill
 from dsvm.data.hashing import check_numeric_transform
 from dsvm.data.label_column import AUTO, ids_as_labels, named_label
 from dsvm.data.libsvm import LibSVMFiles, LibSVMSource
-from dsvm.data.location import check_destination, files_of, first_file, is_many_files
+from dsvm.data.location import (
+    CHECKPOINT,
+    DATASET,
+    MODEL,
+    PREDICTIONS,
+    check_destination,
+    files_of,
+    first_file,
+    is_glob,
+    is_many_files,
+    kind_at,
+)
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
 from dsvm.data.parquet_source import ParquetSource, is_parquet_path
 from dsvm.data.planning import (
@@ -44,7 +55,7 @@ from dsvm.data.planning import (
     choose_layout,
     chunk_plan,
 )
-from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_tmp_dir
+from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_dataset, shuffle_tmp_dir
 from dsvm.data.spread import clustered_labels
 from dsvm.data.table_csv_source import CRITEO_COLUMNS, TableCSVSource
 from dsvm.data.text import source_kind
@@ -287,6 +298,24 @@ def _kind(src: Any, fmt: str | None, storage_options: dict | None) -> str:
     return source_kind(src)
 
 
+def _dataset_rewritten(o: _Options) -> Dataset | None:
+    """A dsvm dataset given as ``src``: its shuffled copy with ``shuffle=True``, else an error
+    (its chunk files were read as svmlight text: "token '?i\x05...' is not of the form
+    index:value"); a model, checkpoint or predictions, an error; None for anything else."""
+    found = kind_at(o.src, o.storage_options) if not is_glob(o.name) else None
+    if found in (MODEL, CHECKPOINT, PREDICTIONS):
+        raise DataFormatError(f"{o.name} is {found}, not data to convert")
+    if found != DATASET:
+        return None
+    if o.shuffle:
+        return shuffle_dataset(o.src, o.dst, seed=o.seed, chunk_rows=o.chunk_rows,
+                               overwrite=o.overwrite, storage_options=o.storage_options)
+    ds = open_dataset(o.src, storage_options=o.storage_options)
+    raise ValueError(f"{o.name} is already a dsvm dataset ({ds.n_samples:,} rows x "
+                     f"{ds.n_features:,} features): train on it as it is, or pass shuffle=True "
+                     "/ --shuffle to write a copy of it with its rows shuffled")
+
+
 def _plan_chunks(opened: _Opened, blocks: Iterable[Block], layout: str, dt: np.dtype,
                  chunk_rows: int | None) -> tuple[int, str, Iterable[Block]]:
     """Rows per chunk (given, or sized from the stored values), why, and the blocks."""
@@ -410,6 +439,9 @@ def convert(
 
 
 def _convert(o: _Options) -> Dataset:
+    rewritten = _dataset_rewritten(o)
+    if rewritten is not None:
+        return rewritten
     opened = _DRIVERS[o.kind](o)
     n_samples, nnz = opened.n_samples, opened.nnz
     density = None if nnz is None or not n_samples else nnz / (n_samples * opened.n_features)

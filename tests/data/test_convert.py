@@ -371,3 +371,31 @@ def test_a_folder_or_glob_of_svmlight_parts_converts_as_one_file(tmp_path, capsy
     capsys.readouterr()
     assert main(["eval", str(tmp_path / "c.dsvm"), str(csvs), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_samples"] == 4
+
+
+def test_a_dataset_given_to_convert_is_named_or_shuffled(tmp_path, capsys):
+    """``dsvm convert data.zarr new.zarr`` read the dataset's chunk files as svmlight text
+    ("token '?i\\x05...' is not of the form index:value"), and a model file likewise."""
+    from dsvm import SVMClassifier
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    X = X[np.argsort(X[:, 0] > 0, kind="stable")]  # sorted by label
+    y = (X[:, 0] > 0).astype(np.float64)
+    ds = write_arrays(tmp_path / "d.zarr", X, y, chunk_rows=100)
+    SVMClassifier(max_epochs=1).fit(ds).save(tmp_path / "m.dsvm")
+    for src, said in (("d.zarr", "d.zarr is already a dsvm dataset (300 rows x 4 features): "
+                                 "train on it as it is, or pass shuffle=True / --shuffle"),
+                      ("m.dsvm", "m.dsvm is a dsvm model file, not data to convert")):
+        assert main(["convert", str(tmp_path / src), str(tmp_path / "new.zarr")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and said in err, err
+    assert not (tmp_path / "new.zarr").exists()
+    assert main(["convert", str(tmp_path / "d.zarr"), str(tmp_path / "new.zarr"),
+                 "--shuffle"]) == 0
+    Xs, ys, _ = collect(open_dataset(tmp_path / "new.zarr"))
+    assert not np.array_equal(ys, y)  # (sorted by label before)
+    order = np.lexsort(Xs.T)
+    np.testing.assert_array_equal(Xs[order], X[np.lexsort(X.T)])
+    np.testing.assert_array_equal(ys[order], y[np.lexsort(X.T)])
