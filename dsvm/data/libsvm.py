@@ -101,10 +101,8 @@ def parse_libsvm_block(
             pos = int(starts[j])
             end = buf.find(b"\n", pos)
             line_text = buf[buf.rfind(b"\n", 0, pos) + 1:len(buf) if end < 0 else end]
-            hint = "" if b":" in line_text else (
-                " (a table of numbers? pass --format csv / format='csv', or give the file a "
-                ".csv or .tsv name)")
-            raise fail(starts[j], f"token {token!r} is not of the form index:value{hint}")
+            raise fail(starts[j], f"token {token!r} is not of the form index:value"
+                                  f"{_table_hint(line_text)}")
         raise fail(starts[j], f"malformed feature {token!r}; expected index:value")
     idx_tok = np.flatnonzero(is_idx)
     if buf.count(b":") != idx_tok.shape[0]:
@@ -121,6 +119,22 @@ def parse_libsvm_block(
     return _assemble_libsvm(text, values, is_uint, np.flatnonzero(is_label), idx_tok, fail,
                             n_features=n_features, dtype=dtype, base=base,
                             lowest=0 if zero_too else base)
+
+
+_HEX8 = re.compile(rb"[0-9a-f]{8}")
+
+
+def _table_hint(line: bytes) -> str:
+    """What a line without index:value pairs more likely is: Criteo's click logs (40
+    tab-separated fields, label first, C1..C26 as 8 hex digits; its test files 39 without the
+    label), or a table for the CSV reader."""
+    if b":" in line:
+        return ""
+    fields = line.rstrip(b"\r").split(b"\t")
+    if len(fields) in (39, 40) and sum(bool(_HEX8.fullmatch(f)) for f in fields[-26:]) >= 13:
+        return " (Criteo's click logs, tab-separated: pass --format criteo / format='criteo')"
+    return (" (a table of numbers? pass --format csv / format='csv', or give the file a .csv "
+            "or .tsv name)")
 
 
 def _assemble_libsvm(

@@ -422,6 +422,23 @@ def test_text_named_gz_is_named(tmp_path):
         convert(fake, tmp_path / "d.zarr")
 
 
+def test_criteos_click_logs_read_as_svmlight_point_to_their_format(tmp_path):
+    """Its .txt name reads as svmlight; the hint was --format csv, which fails on its hex
+    columns."""
+    rng = np.random.default_rng(0)
+    lines = ["\t".join([str(i % 2), *[str(v) for v in rng.integers(0, 9, 12)], "",
+                         *[f"{v:08x}" for v in rng.integers(0, 2**32, 26)]])
+             for i in range(3)]
+    (tmp_path / "day_0.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFormatError, match=r"day_0\.txt, line 1: token '\d' is not of the "
+                                              r"form index:value \(Criteo's click logs, "
+                                              r"tab-separated: pass --format criteo"):
+        convert(tmp_path / "day_0.txt", tmp_path / "d.zarr")
+    (tmp_path / "t.txt").write_text("1 2 3\n")  # a table of numbers: the CSV reader's
+    with pytest.raises(DataFormatError, match=r"a table of numbers\? pass --format csv"):
+        convert(tmp_path / "t.txt", tmp_path / "t.zarr")
+
+
 def test_truncated_criteo_file_is_named(tmp_path):
     from ..conftest import shared_file
 
