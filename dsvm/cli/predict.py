@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from dsvm.cli.common import (
     add_fill_missing_arg,
     add_tls_args,
@@ -66,9 +68,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows)")
+        print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows; always "
+              f"predicting the most frequent class: {result['majority_rate']:.6f})")
+        print(f"balanced accuracy: {result['balanced_accuracy']:.6f}")
+        if "f1" in result:
+            print(f"precision: {result['precision']:.6f}  recall: {result['recall']:.6f}  "
+                  f"f1: {result['f1']:.6f}  (class {_class_name(clf.classes_[1])})")
+        else:
+            print(f"macro f1:  {result['macro_f1']:.6f}")
         print(f"objective: {result['objective']:.6f}  ({clf.loss}, alpha={clf.alpha:g})")
     return 0
+
+
+def _class_name(label: Any) -> str:
+    """A class as the user wrote it: 1, not 1.0 (labels are stored as floats)."""
+    if isinstance(label, (float, np.floating)) and float(label).is_integer():
+        return str(int(label))
+    return str(label)
 
 
 def _evaluate(clf: Any, dataset: Any, raw: str | None, *, guessed: bool) -> dict[str, Any]:

@@ -398,7 +398,13 @@ default="auto"
         return self._score_with(accuracy_score, "accuracy", X, y, sample_weight)
 
     def evaluate(self, X: Any, y: Any = None) -> dict[str, float]:
-        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data."""
+        """Accuracy, mean loss and primal objective (this model's loss and alpha) on data,
+        and what tells a model from a constant where the classes are not balanced: the
+        majority class's rate, the balanced accuracy and, for two classes, the precision,
+        recall and F1 of the second (``classes_[1]``, scikit-learn's positive class), else
+        the macro-averaged F1 (:meth:`dsvm.solvers.evaluation.EvalCounts.class_rates`). One
+        pass over the data, whatever its size."""
         c = self._eval_counts(X, y)
         return {"accuracy": c.accuracy, "loss": c.mean_loss,
-                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows}
+                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows,
+                **c.class_rates()}

@@ -14,7 +14,7 @@ import numpy as np
 from dsvm.data.block_ops import kernel_rows, read_only
 from dsvm.data.blocks import Block, CSRBlock
 from dsvm.solvers.base import encode_labels
-from dsvm.solvers.objective import accuracy_counts, decision_block, loss_block
+from dsvm.solvers.objective import decision_block, loss_block, predicted_codes
 from dsvm.solvers.targets import output_targets, pointwise_losses, targets_for
 
 
@@ -30,6 +30,8 @@ class EvalCounts:
     sq_err: float = 0.0
     y_sum: float = 0.0
     y_sq_sum: float = 0.0
+    # classification: rows of true class i predicted as class j (codes), None before any
+    confusion: np.ndarray | None = None
 
     def __add__(self, other: EvalCounts) -> EvalCounts:
         return EvalCounts(
@@ -40,6 +42,7 @@ class EvalCounts:
             self.sq_err + other.sq_err,
             self.y_sum + other.y_sum,
             self.y_sq_sum + other.y_sq_sum,
+            _added(self.confusion, other.confusion),
         )
 
     @property
@@ -58,6 +61,35 @@ class EvalCounts:
         if ss_tot <= 0.0:
             return float("nan")
         return 1.0 - self.sq_err / ss_tot
+
+
+    def class_rates(self) -> dict[str, float]:
+        """What the confusion counts say beyond accuracy, for data whose classes are not
+        balanced (click logs, rare topics), where accuracy alone misleads:
+        ``majority_rate`` (the accuracy of always predicting the most frequent class),
+        ``balanced_accuracy`` (the mean recall of the classes present, scikit-learn's) and,
+        for two classes, ``precision``, ``recall`` and ``f1`` of the second (scikit-learn's
+        positive class), else ``macro_f1``. Empty without counts."""
+        if self.confusion is None or not self.n_rows:
+            return {}
+        c = self.confusion.astype(np.float64)
+        true, predicted, hits = c.sum(axis=1), c.sum(axis=0), np.diag(c)
+        recall = np.divide(hits, true, out=np.zeros_like(hits), where=true > 0)
+        precision = np.divide(hits, predicted, out=np.zeros_like(hits), where=predicted > 0)
+        both = precision + recall
+        f1 = np.divide(2 * precision * recall, both, out=np.zeros_like(hits), where=both > 0)
+        rates = {"majority_rate": float(true.max() / self.n_rows),
+                 "balanced_accuracy": float(recall[true > 0].mean())}
+        if len(c) == 2:
+            rates.update(precision=float(precision[1]), recall=float(recall[1]),
+                         f1=float(f1[1]))
+        else:
+            rates["macro_f1"] = float(f1[(true > 0) | (predicted > 0)].mean())
+        return rates
+
+
+def _added(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    return b if a is None else a if b is None else a + b
 
 
 def add_counts(parts: list[EvalCounts | None]) -> EvalCounts:
@@ -90,8 +122,11 @@ def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
                           *regression_counts(P, block))
     codes = encode_labels(block.y, classes, where=where)
     loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss, decisions=P)
-    n_correct, n_rows = accuracy_counts(coef, intercept, block, codes, decisions=P)
-    return EvalCounts(float(loss_sum), float(weight_sum), int(n_correct), int(n_rows))
+    n_classes = max(len(classes), 2)
+    confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(confusion, (np.asarray(codes, dtype=np.int64), predicted_codes(P)), 1)
+    return EvalCounts(float(loss_sum), float(weight_sum), int(np.trace(confusion)),
+                      block.n_samples, confusion=confusion)
 
 
 

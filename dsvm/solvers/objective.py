@@ -128,11 +128,15 @@ def accuracy_counts(
     """(n_correct, n_rows): binary by the sign of the decision (> 0 is code 1), else argmax;
     ``decisions`` as in :func:`loss_block`."""
     P = decision_block(coef, intercept, block) if decisions is None else decisions
+    return int(np.sum(predicted_codes(P) == np.asarray(codes))), int(P.shape[0])
+
+
+def predicted_codes(P: np.ndarray) -> np.ndarray:
+    """The class codes decision values ``P`` (n_rows, n_outputs) predict: binary by the sign
+    (> 0 is code 1), else the argmax."""
     if P.shape[1] == 1:
-        pred = (P[:, 0] > 0).astype(np.int64)
-    else:
-        pred = np.argmax(P, axis=1)
-    return int(np.sum(pred == np.asarray(codes))), int(P.shape[0])
+        return (P[:, 0] > 0).astype(np.int64)
+    return np.argmax(P, axis=1)
 
 
 def primal_objective(
