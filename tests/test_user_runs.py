@@ -223,7 +223,9 @@ def test_train_on_a_parquet_or_csv_file_says_to_convert_it(tmp_path, capsys):
     frame = _people(50)
     frame.to_parquet(tmp_path / "t.parquet")
     frame.to_csv(tmp_path / "t.csv", index=False)
-    for name in ("t.parquet", "t.csv"):
+    (tmp_path / "days").mkdir()  # (a folder of CSVs: "is not a zarr group" too)
+    frame.to_csv(tmp_path / "days" / "d1.csv", index=False)
+    for name in ("t.parquet", "t.csv", "days"):
         assert main(["train", str(tmp_path / name), "--out", str(tmp_path / "m.dsvm")]) == 2
     errors = capsys.readouterr().err.splitlines()
     assert errors == [
@@ -231,7 +233,9 @@ def test_train_on_a_parquet_or_csv_file_says_to_convert_it(tmp_path, capsys):
         f"it first (dsvm convert {tmp_path / 't.parquet'} DATA.zarr --label-column NAME), or "
         "pass it to fit() with its label column",
         f"dsvm train: error: {tmp_path / 't.csv'} is a file, not a dsvm dataset (a folder): "
-        f"convert it first (dsvm convert {tmp_path / 't.csv'} DATA.zarr)"]
+        f"convert it first (dsvm convert {tmp_path / 't.csv'} DATA.zarr)",
+        f"dsvm train: error: {tmp_path / 'days'} is a folder of files, not a dsvm dataset: "
+        f"convert it first (dsvm convert {tmp_path / 'days'} DATA.zarr)"]
 
 
 def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_path):

@@ -515,6 +515,9 @@ def _not_a_dataset(url: str, exc: BaseException, storage_options: dict | None) -
                 "pass it to fit() with its label column")
     if "://" not in url and os.path.isfile(url):
         return f"{url} is a file, not a dsvm dataset (a folder): {convert})"
+    if "://" not in url and os.path.isdir(url) and os.listdir(url):
+        # (Spark's part files, a day's CSVs: convert reads such a folder as one input)
+        return f"{url} is a folder of files, not a dsvm dataset: {convert})"
     return f"{url} is not a zarr group, so not a dsvm dataset ({exc})"
 
 
