@@ -43,7 +43,8 @@ It goes through the stages every fit shares (engine, source, scaling: see
 5. **The best** candidate (highest held-out score after its last epoch, the mean over the
    folds with ``cv=k``; ties: the larger alpha, then the first: :meth:`GridReport.ranking`)
    is published as a normal fit of that alpha (its state, its model folded back into raw
-   units, its outcome measured): nothing is trained again. With a held-out share it trained on the other rows; with k folds, on every row.
+   units, its outcome measured): nothing is trained again. With a held-out share it trained
+   on the other rows; with k folds, on every row.
 
 ``alphas="auto"``: ``n_alphas`` values log-spaced over 1e-3 .. 1e3 times 1/n_samples. 1/n is
 the stochastic solvers' natural scale (LIBLINEAR's C = 1: alpha = 1/(C n)); six decades around
