@@ -45,11 +45,33 @@ def forked_workers() -> Iterator[None]:
     import dask
 
     if not _has_forkserver():
-        yield
+        with _main_not_rerun():
+            yield
         return
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}), \
+            _main_not_rerun():
         preload_dsvm()
         yield
+
+
+@contextlib.contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """Within the block, a main script that is no file (``python - <<EOF``, ``cat x.py |
+    python``: its ``__file__`` is ``<stdin>``) is not given to new worker processes to run
+    again: multiprocessing made each run ``<stdin>`` from the current folder, and every
+    worker failed (``FileNotFoundError: .../<stdin>``, then "Nanny failed to start") in a
+    fit that never asked for a cluster. Such a script, like ``python -c``'s code, cannot be
+    run again anyway."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or Path(path).is_file():
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 def _has_forkserver() -> bool:

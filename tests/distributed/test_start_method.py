@@ -108,3 +108,26 @@ def test_the_call_outside_the_main_guard_is_found_by_its_line(tmp_path, monkeypa
 def test_a_package_main_module_is_not_run_again_and_passes(tmp_path, monkeypatch):
     found, _ = _probe_as_main(tmp_path, monkeypatch, "probe()\n", spec_name="tool.__main__")
     assert found == [None]
+
+
+def test_a_script_read_from_stdin_is_not_run_again_by_the_workers(monkeypatch, tmp_path):
+    """``python - <<EOF`` (or ``cat fit.py | python``): multiprocessing told each new worker
+    to run the main script ``<stdin>`` from the starting folder, every worker failed
+    (FileNotFoundError: .../<stdin>, then "Nanny failed to start") in a fit on a Dask
+    DataFrame, which starts dsvm's own cluster unasked."""
+    from multiprocessing import spawn
+
+    from dsvm.distributed.start_method import forked_workers
+
+    main = sys.modules["__main__"]
+    monkeypatch.setattr(main, "__file__", "<stdin>", raising=False)
+    monkeypatch.setattr(main, "__spec__", None, raising=False)
+    assert spawn.get_preparation_data("w")["init_main_from_path"].endswith("/<stdin>")
+    with forked_workers():
+        assert "init_main_from_path" not in spawn.get_preparation_data("w")
+    assert main.__file__ == "<stdin>"
+    script = tmp_path / "fit.py"  # a script that is a file is run again, as Python does
+    script.write_text("")
+    monkeypatch.setattr(main, "__file__", str(script))
+    with forked_workers():
+        assert spawn.get_preparation_data("w")["init_main_from_path"] == str(script)
