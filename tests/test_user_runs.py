@@ -808,8 +808,12 @@ def test_eval_tells_a_model_from_always_predicting_the_most_frequent_class(tmp_p
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(f"(3000 rows; always predicting the most frequent class: "
                              f"{said['majority_rate']:.6f})")
-    assert lines[2] == (f"precision: {said['precision']:.6f}  recall: {said['recall']:.6f}  "
-                        f"f1: {said['f1']:.6f}  (class 1)")
+    ones = said["per_class"]["1"]  # (by the name: 1, not 1.0)
+    assert lines[3] == (f"class 1   precision {ones['precision']:.4f}  recall "
+                        f"{ones['recall']:.4f}  f1 {ones['f1']:.4f}  ({np.sum(y == 1):,} rows)")
+    assert ones["f1"] == said["f1"] and said["per_class"]["-1"]["support"] == np.sum(y == -1)
+    assert said["per_class"]["-1"]["recall"] == pytest.approx(
+        recall_score(y, predicted, pos_label=-1))
     names = np.array(["cat", "dog", "yak"])[np.digitize(X[:, 1], [-0.5, 0.8])]
     three = SVMClassifier(random_state=0).fit(X, names)
     rates = three.evaluate(pd.DataFrame(X).assign(y=names), "y")

@@ -70,21 +70,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     else:
         print(f"accuracy:  {result['accuracy']:.6f}  ({result['n_samples']} rows; always "
               f"predicting the most frequent class: {result['majority_rate']:.6f})")
-        print(f"balanced accuracy: {result['balanced_accuracy']:.6f}")
-        if "f1" in result:
-            print(f"precision: {result['precision']:.6f}  recall: {result['recall']:.6f}  "
-                  f"f1: {result['f1']:.6f}  (class {_class_name(clf.classes_[1])})")
-        else:
-            print(f"macro f1:  {result['macro_f1']:.6f}")
+        print(f"balanced accuracy: {result['balanced_accuracy']:.6f}"
+              + ("" if "f1" in result else f"  macro f1: {result['macro_f1']:.6f}"))
+        _print_classes(result["per_class"])
         print(f"objective: {result['objective']:.6f}  ({clf.loss}, alpha={clf.alpha:g})")
     return 0
 
 
-def _class_name(label: Any) -> str:
-    """A class as the user wrote it: 1, not 1.0 (labels are stored as floats)."""
-    if isinstance(label, (float, np.floating)) and float(label).is_integer():
-        return str(int(label))
-    return str(label)
+MAX_CLASSES_SHOWN = 20
+
+
+def _print_classes(per_class: dict[str, dict[str, Any]]) -> None:
+    """A line per class (its precision, recall and F1: on rare positives, what accuracy
+    hides), up to :data:`MAX_CLASSES_SHOWN` (``--json`` has them all)."""
+    width = max(len(name) for name in per_class)
+    for name, r in list(per_class.items())[:MAX_CLASSES_SHOWN]:
+        print(f"class {name:<{width}}  precision {r['precision']:.4f}  recall "
+              f"{r['recall']:.4f}  f1 {r['f1']:.4f}  ({r['support']:,} rows)")
+    if len(per_class) > MAX_CLASSES_SHOWN:
+        print(f"({len(per_class) - MAX_CLASSES_SHOWN} more classes: --json)")
 
 
 def _evaluate(clf: Any, dataset: Any, raw: str | None, *, guessed: bool) -> dict[str, Any]:
@@ -128,7 +132,6 @@ def _stored_kind(kind: str) -> str:
 def write_values(out: str, kind: str, values: Any, what: str, classes: Any = None) -> None:
     """Predictions gathered here, as .npy, text (.csv/.txt) or Parquet (``classes``: the
     model's, which name the columns of decision values, one per class)."""
-    import numpy as np
 
     values = np.asarray(values)
     names = prediction_columns(what, values, classes)

@@ -24,6 +24,7 @@ from sklearn.base import ClassifierMixin
 from dsvm.estimators import params
 from dsvm.estimators.base import SVMBase
 from dsvm.estimators.prediction import (
+    class_name,
     labels_of,
     labels_of_frame,
     stored_labels,
@@ -405,6 +406,9 @@ default="auto"
         the macro-averaged F1 (:meth:`dsvm.solvers.evaluation.EvalCounts.class_rates`). One
         pass over the data, whatever its size."""
         c = self._eval_counts(X, y)
+        rates = c.class_rates()
+        if "per_class" in rates:  # by the classes' names (1, not 1.0; "fraud")
+            rates["per_class"] = {class_name(k): v
+                                  for k, v in zip(self.classes_, rates["per_class"])}
         return {"accuracy": c.accuracy, "loss": c.mean_loss,
-                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows,
-                **c.class_rates()}
+                "objective": self._penalty() + c.mean_loss, "n_samples": c.n_rows, **rates}

@@ -64,3 +64,11 @@ def probabilities(scores: np.ndarray) -> np.ndarray:
         return np.column_stack([1.0 - p, p])
     p = expit(scores)
     return p / p.sum(axis=1, keepdims=True)
+
+
+def class_name(label: Any) -> str:
+    """A class as the user wrote it, for what is said and keyed by name: 1, not 1.0 (numeric
+    labels are kept as floats), or its text."""
+    if isinstance(label, (float, np.floating)) and float(label).is_integer():
+        return str(int(label))
+    return str(label)

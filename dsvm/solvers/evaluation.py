@@ -63,13 +63,14 @@ class EvalCounts:
         return 1.0 - self.sq_err / ss_tot
 
 
-    def class_rates(self) -> dict[str, float]:
+    def class_rates(self) -> dict[str, Any]:
         """What the confusion counts say beyond accuracy, for data whose classes are not
         balanced (click logs, rare topics), where accuracy alone misleads:
         ``majority_rate`` (the accuracy of always predicting the most frequent class),
-        ``balanced_accuracy`` (the mean recall of the classes present, scikit-learn's) and,
-        for two classes, ``precision``, ``recall`` and ``f1`` of the second (scikit-learn's
-        positive class), else ``macro_f1``. Empty without counts."""
+        ``balanced_accuracy`` (the mean recall of the classes present, scikit-learn's),
+        for two classes ``precision``, ``recall`` and ``f1`` of the second (scikit-learn's
+        positive class), else ``macro_f1``; and ``per_class``, each class's (by code)
+        precision, recall, F1 and rows. Empty without counts."""
         if self.confusion is None or not self.n_rows:
             return {}
         c = self.confusion.astype(np.float64)
@@ -78,13 +79,16 @@ class EvalCounts:
         precision = np.divide(hits, predicted, out=np.zeros_like(hits), where=predicted > 0)
         both = precision + recall
         f1 = np.divide(2 * precision * recall, both, out=np.zeros_like(hits), where=both > 0)
-        rates = {"majority_rate": float(true.max() / self.n_rows),
-                 "balanced_accuracy": float(recall[true > 0].mean())}
+        rates: dict[str, Any] = {"majority_rate": float(true.max() / self.n_rows),
+                                 "balanced_accuracy": float(recall[true > 0].mean())}
         if len(c) == 2:
             rates.update(precision=float(precision[1]), recall=float(recall[1]),
                          f1=float(f1[1]))
         else:
             rates["macro_f1"] = float(f1[(true > 0) | (predicted > 0)].mean())
+        rates["per_class"] = [{"precision": float(p), "recall": float(r), "f1": float(f),
+                               "support": int(n)}
+                              for p, r, f, n in zip(precision, recall, f1, true)]
         return rates
 
 
