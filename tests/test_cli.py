@@ -221,3 +221,37 @@ def test_one_class_file_converts_with_a_warning(tmp_path, capsys):
     assert main(["convert", str(one), str(tmp_path / "shard.zarr")]) == 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "warning: " in err and "all 3 samples" in err
+
+
+def test_an_interrupted_fit_with_a_checkpoint_says_how_to_go_on(tmp_path, libsvm_file, capsys,
+                                                                 monkeypatch):
+    """Ctrl-C said only "interrupted"; the same command again said "--checkpoint ... already
+    exists; pass --overwrite to replace it" (which throws the epochs away), and ``dsvm info``
+    of the checkpoint "is not a dsvm model: it lacks ['coef', 'intercept']"."""
+    import dsvm.cli.train as train
+
+    data, ckpt, model = tmp_path / "d.zarr", str(tmp_path / "ck"), str(tmp_path / "m.dsvm")
+    assert main(["convert", str(libsvm_file), str(data), "--chunk-rows", "128"]) == 0
+    command = ["train", str(data), "--out", model, "--solver", "sgd", "--epochs", "2",
+               "--checkpoint", ckpt]
+    fit = train.cmd_train
+
+    def fit_then_ctrl_c(args):  # (the checkpoint of 2 epochs written, the model not yet)
+        fit(args)
+        os.remove(model)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "cmd_train", fit_then_ctrl_c)
+    assert main(command) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"dsvm train: interrupted; --checkpoint {ckpt} holds the epochs done: the same command "
+        "with --resume continues from there")
+    monkeypatch.undo()
+    assert main(command) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"dsvm train: error: --checkpoint {ckpt} holds an earlier fit: pass --resume to "
+        "continue it, or --overwrite to start over")
+    assert main(["info", ckpt, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["kind"] == "dsvm checkpoint of a SVMClassifier fit" and info["epochs_done"] == 2
+    assert main([*command, "--resume"]) == 0 and os.path.exists(model)

@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print(f"dsvm {args.command}: interrupted", file=sys.stderr)
+        print(f"dsvm {args.command}: interrupted{_resumable(args)}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader went away (``dsvm info x.zarr | head``): as Unix tools do, stop quietly;
@@ -118,6 +118,19 @@ def _run(args: argparse.Namespace) -> int:
             traceback.print_exc()  # what --debug is for; still a user error: exit 2 below
         print(f"dsvm {args.command}: error: {in_flags(message)}", file=sys.stderr)
         return 2
+
+
+def _resumable(args: argparse.Namespace) -> str:
+    """How an interrupted ``dsvm train --checkpoint`` goes on, when its checkpoint exists."""
+    path = getattr(args, "checkpoint", None) if args.command == "train" else None
+    if not path:
+        return ""
+    from dsvm.data.location import CHECKPOINT, kind_at
+
+    if kind_at(path) != CHECKPOINT:
+        return ""
+    return (f"; --checkpoint {path} holds the epochs done: the same command with --resume "
+            "continues from there")
 
 
 def urls_in(args: argparse.Namespace) -> list[str]:

@@ -9,8 +9,12 @@ from typing import Any
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    info = model_info(args.dataset) if is_file(args.dataset) else dataset_info(args.dataset,
-                                                                                args.json)
+    if not is_file(args.dataset):
+        info = dataset_info(args.dataset, args.json)
+    elif _is_checkpoint(args.dataset):
+        info = checkpoint_info(args.dataset)
+    else:
+        info = model_info(args.dataset)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
     else:
@@ -39,6 +43,34 @@ def dataset_info(path: str, as_json: bool) -> dict[str, Any]:
     # what a fit with default settings interleaves (dsvm train --shuffle-window)
     info["shuffle_window"] = window.as_dict() if as_json else window.describe()
     return info
+
+
+def _is_checkpoint(path: str) -> bool:
+    from dsvm.data.location import CHECKPOINT, kind_at
+
+    return kind_at(path) == CHECKPOINT
+
+
+def checkpoint_info(path: str) -> dict[str, Any]:
+    """What a checkpoint holds (``dsvm info`` said "not a dsvm model: it lacks ['coef',
+    'intercept']"): the fit it continues, how far it went, and how to go on."""
+    from dsvm.training.checkpoints import load_checkpoint
+
+    ckpt = load_checkpoint(path)
+    last = ckpt.history[-1] if ckpt.history else None
+    return {
+        "url": path,
+        "kind": f"dsvm checkpoint of a {ckpt.estimator} fit",
+        "epochs_done": ckpt.epoch,
+        "converged": ckpt.converged,
+        "source": ckpt.source,
+        "n_features": ckpt.n_features,
+        "classes": ckpt.classes.tolist() if ckpt.classes.size else None,
+        "parameters": ckpt.params,
+        "last_epoch": last,
+        "continue": "the same dsvm train command with --resume (or fit(..., resume=True) "
+                    "with checkpoint= this path)",
+    }
 
 
 def model_info(path: str) -> dict[str, Any]:

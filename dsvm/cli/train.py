@@ -159,7 +159,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 def check_outputs(args: argparse.Namespace) -> None:
     """The model file and the checkpoint, checked before any work starts."""
-    from dsvm.data.location import CHECKPOINT, MODEL, overlaps
+    from dsvm.data.location import CHECKPOINT, MODEL, kind_at, overlaps
 
     inputs = (args.dataset, args.validation or "")
     check_output(args.out, flag="--out", kind=MODEL, overwrite=args.overwrite, inputs=inputs)
@@ -168,6 +168,11 @@ def check_outputs(args: argparse.Namespace) -> None:
     if args.checkpoint:
         if overlaps(args.checkpoint, args.out):
             raise ValueError(f"--checkpoint and --out are both {args.out}; give them two paths.")
+        if not (args.overwrite or args.resume) and kind_at(args.checkpoint) == CHECKPOINT:
+            # (an interrupted fit's: "already exists; pass --overwrite" hid the way on)
+            raise FileExistsError(
+                f"--checkpoint {args.checkpoint} holds an earlier fit: pass --resume to "
+                "continue it, or --overwrite to start over")
         check_output(args.checkpoint, flag="--checkpoint", kind=CHECKPOINT, inputs=inputs,
                      overwrite=args.overwrite or args.resume)
 
