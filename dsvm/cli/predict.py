@@ -86,7 +86,8 @@ def _print_classes(per_class: dict[str, dict[str, Any]]) -> None:
     width = max(len(name) for name in per_class)
     for name, r in list(per_class.items())[:MAX_CLASSES_SHOWN]:
         print(f"class {name:<{width}}  precision {r['precision']:.4f}  recall "
-              f"{r['recall']:.4f}  f1 {r['f1']:.4f}  ({r['support']:,} rows)")
+              f"{r['recall']:.4f}  f1 {r['f1']:.4f}  ({r['support']:,} "
+              f"row{'' if r['support'] == 1 else 's'})")
     if len(per_class) > MAX_CLASSES_SHOWN:
         print(f"({len(per_class) - MAX_CLASSES_SHOWN} more classes: --json)")
 

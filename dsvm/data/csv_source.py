@@ -42,6 +42,23 @@ _COMMA_NUMBER = re.compile(r"[+-]?\d*,\d+")
 _POINT_NUMBER = re.compile(r"[+-]?\d*\.\d+")
 
 
+def ends_with_delimiters(lines: list[tuple[bytes, int]], delimiter: str) -> bool:
+    """Whether the first ``lines`` (:func:`_first_lines`) all end with the delimiter, header
+    included: an exporter's trailing delimiter ("a,b,label," above "1,2,0,"), not a last
+    column. Read as a column, every row's empty field was "column '' is empty (a missing
+    value...)"."""
+    if delimiter == " " or not lines:
+        return False
+    return all(text.rstrip(b"\r").endswith(delimiter.encode()) for text, _ in lines[:2])
+
+
+def without_trailing(buf: bytes, delimiter: str) -> bytes:
+    """``buf`` (whole lines) with one trailing delimiter taken off each line's end."""
+    d = delimiter.encode()
+    out = buf.replace(d + b"\r\n", b"\r\n").replace(d + b"\n", b"\n")
+    return out[:-1] if out.endswith(d) else out
+
+
 def decimal_comma(delimiter: str, rows: Sequence[list[str] | None]) -> bool:
     """Whether the numbers of a ';'- or tab-separated file are written with a decimal comma
     (``17,99``: Excel's CSV in a European locale, which separates fields with ';' for that
@@ -149,6 +166,9 @@ class CSVSource:
             raise ValueError(f"delimiter must be one character; got {self.delimiter!r}")
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
+        self.trailing = ends_with_delimiters(lines, self.delimiter)
+        if self.trailing:
+            fields, second = fields[:-1], None if second is None else second[:-1]
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)
@@ -242,6 +262,8 @@ class CSVSource:
                 yield block
 
     def _parse(self, buf: bytes, first_line: int) -> DenseBlock:
+        if self.trailing:
+            buf = without_trailing(buf, self.delimiter)
         text = _Text(buf)
         a = text.a
         is_delim = a == ord(self.delimiter)

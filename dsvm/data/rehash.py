@@ -15,7 +15,12 @@ import os
 from typing import Any
 
 from dsvm.data.convert import convert
-from dsvm.data.csv_source import _first_lines, _split_fields, sniff_delimiter
+from dsvm.data.csv_source import (
+    _first_lines,
+    _split_fields,
+    ends_with_delimiters,
+    sniff_delimiter,
+)
 from dsvm.data.dataset import Dataset
 from dsvm.data.label_column import named_label
 from dsvm.data.location import first_file
@@ -148,5 +153,6 @@ def _header(src: str | os.PathLike[str], delimiter: str | None,
     lines = _first_lines(first_file(src, storage_options), storage_options, 2)
     line, number = lines[0] if lines else (b"", 0)
     text = line.decode("utf-8", "replace").rstrip("\r")
-    return _split_fields(text, delimiter or sniff_delimiter(os.fspath(src), lines),
-                         f"{os.fspath(src)}, line {number}")
+    delimiter = delimiter or sniff_delimiter(os.fspath(src), lines)
+    names = _split_fields(text, delimiter, f"{os.fspath(src)}, line {number}")
+    return names[:-1] if ends_with_delimiters(lines, delimiter) else names  # (not a column)

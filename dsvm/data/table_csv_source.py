@@ -35,6 +35,7 @@ from dsvm.data.csv_source import (
     _first_lines,
     _split_fields,
     decimal_comma,
+    ends_with_delimiters,
     position,
     second_fields,
     sniff_delimiter,
@@ -55,6 +56,7 @@ BLOCK_BYTES = 8 << 20
 _NOT_A_NUMBER = re.compile(r"CSV column #(?P<column>\d+): (?:Row #\d+: )?CSV conversion error "
                            r"to \w+: invalid value '(?P<value>.*)'")
 _FIELD_COUNT = re.compile(r"Expected (?P<expected>\d+) columns, got (?P<got>\d+)")
+_TRAILING = "__dsvm_after_the_trailing_delimiter__"  # (csv_source.ends_with_delimiters)
 CRITEO_COLUMNS = (["label"] + [f"I{i}" for i in range(1, 14)]
                   + [f"C{i}" for i in range(1, 27)])
 
@@ -105,6 +107,9 @@ class TableCSVSource:
         self.delimiter = delimiter or sniff_delimiter(self.name, lines)
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
+        self.trailing = ends_with_delimiters(lines, self.delimiter)
+        if self.trailing:  # (read as one more column, never included)
+            fields, second = fields[:-1], None if second is None else second[:-1]
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)
@@ -172,9 +177,9 @@ class TableCSVSource:
         for c in self.spec.categorical if self.spec else []:
             types[c] = pa.string()
         return pcsv.open_csv(
-            f, read_options=pcsv.ReadOptions(block_size=BLOCK_BYTES, column_names=self.names,
-                                              skip_rows=self.header_line if self.has_header
-                                              else self.header_line - 1),
+            f, read_options=pcsv.ReadOptions(
+                block_size=BLOCK_BYTES, column_names=self.names + [_TRAILING] * self.trailing,
+                skip_rows=self.header_line if self.has_header else self.header_line - 1),
             parse_options=pcsv.ParseOptions(delimiter=self.delimiter),
             convert_options=pcsv.ConvertOptions(
                 column_types=types, strings_can_be_null=True, include_columns=list(types),

@@ -223,6 +223,28 @@ def test_a_folder_of_csv_files_as_spark_writes_them_is_one_input(tmp_path):
     assert not (tmp_path / "bad.zarr").exists()
 
 
+def test_a_trailing_delimiter_on_every_line_is_not_a_column(tmp_path, capsys):
+    """"a,b,label," above "1,2,0,": some exporters end every line with the delimiter. Read
+    as a last column, each row's empty field was "column '' is empty (a missing value...)"."""
+    import dsvm
+    from dsvm.cli import main
+
+    (tmp_path / "t.csv").write_text("a,b,label,\r\n1,2,0,\r\n3,,1,\r\n5,6,0,")
+    with pytest.raises(DataFormatError, match=r"line 3: column 'b' is empty"):
+        convert(tmp_path / "t.csv", tmp_path / "t.zarr")
+    (tmp_path / "t.csv").write_text("a,b,label,\r\n1,2,0,\r\n3,4,1,\r\n5,6,0,")
+    plain = convert(tmp_path / "t.csv", tmp_path / "t.zarr", dtype="float64")
+    holes = convert(tmp_path / "t.csv", tmp_path / "f.zarr", dtype="float64", fill_missing=0)
+    for ds in (plain, holes):  # (the plain reader, and pyarrow's)
+        X, y, _ = collect(ds)
+        np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6]])
+        np.testing.assert_array_equal(y, [0, 1, 0])
+        assert ds.feature_names == ["a", "b"]
+    dsvm.SVMClassifier(max_epochs=2).fit(plain).save(tmp_path / "m.dsvm")
+    assert main(["eval", str(tmp_path / "m.dsvm"), str(tmp_path / "t.csv"), "--json"]) == 0
+    assert '"n_samples": 3' in capsys.readouterr().out
+
+
 def test_tsv_without_header_label_last(tmp_path):
     src = tmp_path / "t.tsv"
     src.write_text("0.5\t1\t0\n2\t3\t1\n")
