@@ -43,13 +43,19 @@ _POINT_NUMBER = re.compile(r"[+-]?\d*\.\d+")
 
 
 def ends_with_delimiters(lines: list[tuple[bytes, int]], delimiter: str) -> bool:
-    """Whether the first ``lines`` (:func:`_first_lines`) all end with the delimiter, header
-    included: an exporter's trailing delimiter ("a,b,label," above "1,2,0,"), not a last
-    column. Read as a column, every row's empty field was "column '' is empty (a missing
-    value...)"."""
-    if delimiter == " " or not lines:
+    """Whether the first ``lines`` (:func:`_first_lines`) are a header whose last name is
+    empty and a row, both ending with the delimiter: an exporter's trailing delimiter
+    ("a,b,label," above "1,2,0,"), not a last column. Read as a column, every row's empty
+    field was "column '' is empty (a missing value...)". Rows without a header are left as
+    they are: their last field may be missing (Criteo's C26, often empty, ends a line with
+    its tab)."""
+    if delimiter == " " or len(lines) < 2:
         return False
-    return all(text.rstrip(b"\r").endswith(delimiter.encode()) for text, _ in lines[:2])
+    texts = [text.decode("utf-8", "replace").rstrip("\r") for text, _ in lines[:2]]
+    if not all(t.endswith(delimiter) for t in texts):
+        return False
+    names = _split_fields(texts[0], delimiter)[:-1]
+    return any(name and not is_number(name) for name in names)
 
 
 def without_trailing(buf: bytes, delimiter: str) -> bytes:

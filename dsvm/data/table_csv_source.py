@@ -107,7 +107,7 @@ class TableCSVSource:
         self.delimiter = delimiter or sniff_delimiter(self.name, lines)
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
-        self.trailing = ends_with_delimiters(lines, self.delimiter)
+        self.trailing = column_names is None and ends_with_delimiters(lines, self.delimiter)
         if self.trailing:  # (read as one more column, never included)
             fields, second = fields[:-1], None if second is None else second[:-1]
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
