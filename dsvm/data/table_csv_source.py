@@ -47,7 +47,7 @@ from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
-from dsvm.data.text import is_number, iter_text_blocks, open_binary
+from dsvm.data.text import is_number, iter_text_blocks, open_text
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 8 << 20
@@ -191,7 +191,7 @@ class TableCSVSource:
 
     def _batches(self) -> Iterator[tuple[Any, Where]]:
         line = self.header_line + int(self.has_header)
-        with open_binary(self.src, self.storage_options) as f:
+        with open_text(self.src, self.storage_options) as f:
             try:
                 reader = self._reader(f)
                 while True:

@@ -245,6 +245,26 @@ def test_a_trailing_delimiter_on_every_line_is_not_a_column(tmp_path, capsys):
     assert '"n_samples": 3' in capsys.readouterr().out
 
 
+def test_a_utf16_file_as_excel_saves_unicode_text_reads_as_its_utf8_twin(tmp_path):
+    """Excel's "Unicode Text" is UTF-16 with a byte order mark, tab-separated: its bytes were
+    parsed as they were ("a field holds more than one value: '\\x001\\x007...'")."""
+    rng = np.random.default_rng(0)
+    lines = ["größe\tpreis\tlabel"] + [f"{a:.4f}\t{b:.3f}\t{int(a > 0)}"
+                                        for a, b in rng.normal(size=(40_000, 2))]
+    text = "\r\n".join(lines) + "\r\n"  # (over 1 MB as UTF-16: blocks cut mid-character)
+    (tmp_path / "u8.tsv").write_text(text, encoding="utf-8")
+    X, y, _ = collect(convert(tmp_path / "u8.tsv", tmp_path / "u8.zarr", dtype="float64"))
+    (tmp_path / "le.tsv").write_text(text, encoding="utf-16")  # (Python's: a BOM, then LE)
+    (tmp_path / "be.tsv").write_bytes(b"\xfe\xff" + text.encode("utf-16-be"))
+    for name, options in (("le", {}), ("be", {}), ("le", {"fill_missing": 0})):
+        ds = convert(tmp_path / f"{name}.tsv", tmp_path / f"{name}{len(options)}.zarr",
+                     dtype="float64", **options)
+        X16, y16, _ = collect(ds)
+        np.testing.assert_array_equal(X16, X)
+        np.testing.assert_array_equal(y16, y)
+        assert ds.feature_names == ["größe", "preis"]
+
+
 def test_tsv_without_header_label_last(tmp_path):
     src = tmp_path / "t.tsv"
     src.write_text("0.5\t1\t0\n2\t3\t1\n")
