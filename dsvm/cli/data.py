@@ -112,6 +112,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
           + ("" if ds.labeled else ", unlabeled (for predict only)")
           + _label_said(ds, args.label_column)
           + (", numbers with decimal commas" if _provenance(ds).get("decimal_comma") else "")
+          + (f", text read as {_provenance(ds)['encoding']}"
+             if "encoding" in _provenance(ds) else "")
           + (", features renumbered by frequency" if ds.feature_order == "frequency" else ""))
     return 0
 

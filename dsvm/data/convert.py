@@ -468,6 +468,8 @@ def _convert(o: _Options) -> Dataset:
         provenance["fill_missing"] = o.fill_missing
     if getattr(opened.source, "decimal_comma", False):
         provenance["decimal_comma"] = True  # (said by dsvm convert: read as no one asked)
+    if getattr(opened.source, "encoding", "utf-8") != "utf-8":
+        provenance["encoding"] = opened.source.encoding  # (likewise)
     label_name = getattr(opened.source, "label_name", None)
     if label_name is not None and o.kind in ("csv", "parquet"):
         provenance["label_column"] = label_name  # (chosen by "auto" unless given)

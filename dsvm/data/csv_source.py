@@ -29,6 +29,7 @@ from dsvm.data.text import (
     is_number,
     iter_text_blocks,
     strip_compression,
+    text_encoding,
 )
 from dsvm.exceptions import DataFormatError
 
@@ -175,6 +176,7 @@ class CSVSource:
         self.trailing = ends_with_delimiters(lines, self.delimiter)
         if self.trailing:
             fields, second = fields[:-1], None if second is None else second[:-1]
+        self.encoding = text_encoding(src, storage_options)  # (what open_text reads it as)
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)

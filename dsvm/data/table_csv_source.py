@@ -47,7 +47,7 @@ from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_column import AUTO, resolve_label_column
 from dsvm.data.label_names import LabelNames
-from dsvm.data.text import is_number, iter_text_blocks, open_text
+from dsvm.data.text import is_number, iter_text_blocks, open_text, text_encoding
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 8 << 20
@@ -108,6 +108,7 @@ class TableCSVSource:
         fields = _split_fields(text, self.delimiter, f"{self.name}, line {self.header_line}")
         second = second_fields(lines, self.delimiter, self.name)
         self.trailing = column_names is None and ends_with_delimiters(lines, self.delimiter)
+        self.encoding = text_encoding(src, storage_options)
         if self.trailing:  # (read as one more column, never included)
             fields, second = fields[:-1], None if second is None else second[:-1]
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])

@@ -95,19 +95,42 @@ def _only_member(f: Any, name: str) -> Any:
 
 @contextlib.contextmanager
 def open_text(src: str | os.PathLike[str], storage_options: dict | None = None) -> Any:
-    """:func:`open_binary` for text, whose reads give UTF-8 bytes: a file that starts with a
-    UTF-16 byte order mark (Excel's "Unicode Text", tab-separated) is transcoded as it is
-    read. Its bytes were parsed as they were: "line 2: a field holds more than one value:
-    '\\x001\\x007...'"."""
+    """:func:`open_binary` for text, whose reads give UTF-8 bytes (:func:`text_encoding`
+    says from what): a file that starts with a UTF-16 byte order mark (Excel's "Unicode
+    Text", tab-separated) or whose first 64 KiB are not UTF-8 (Excel's "CSV (Comma
+    delimited)" writes the Windows code page: "Région", "Île-de-France" in cp1252) is
+    transcoded as it is read. UTF-16 bytes were parsed as they were ("a field holds more than
+    one value: '\\x001\\x007...'"), and cp1252 text in a hashed column failed pyarrow's
+    reader ("invalid UTF8 data")."""
     with open_binary(src, storage_options) as f:
-        head = f.read(2)
-        if head in _UTF16_BOMS:
-            yield _Utf8OfUtf16(f, head)
-        else:
+        head = f.read(_SNIFF_BYTES)
+        encoding = _encoding_of(head)
+        if encoding == "utf-8":
             yield _Prefixed(f, head)
+        else:
+            yield _Utf8Of(f, head, encoding)
 
 
+_SNIFF_BYTES = 1 << 16
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _encoding_of(head: bytes) -> str:
+    """The encoding of text starting with ``head``: UTF-16 after its byte order mark, UTF-8
+    where the bytes are (a character cut at the end of ``head`` aside), else cp1252."""
+    if head[:2] in _UTF16_BOMS:
+        return "utf-16"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
+
+
+def text_encoding(src: str | os.PathLike[str], storage_options: dict | None = None) -> str:
+    """What :func:`open_text` reads ``src`` as: "utf-8", "utf-16" or "cp1252"."""
+    with open_binary(src, storage_options) as f:
+        return _encoding_of(f.read(_SNIFF_BYTES))
 
 
 class _Prefixed:
@@ -126,14 +149,14 @@ class _Prefixed:
         return getattr(self._f, attr)
 
 
-class _Utf8OfUtf16:
-    """A UTF-16 file (its byte order mark read as ``bom``) read as UTF-8 bytes."""
+class _Utf8Of:
+    """A file in ``encoding`` (its first bytes read already as ``head``) read as UTF-8 bytes;
+    cp1252's five unassigned bytes become U+FFFD."""
 
-    def __init__(self, f: Any, bom: bytes) -> None:
+    def __init__(self, f: Any, head: bytes, encoding: str) -> None:
         self._f = f
-        self._decode = codecs.getincrementaldecoder("utf-16")().decode
-        self._decode(bom)  # (the decoder takes the byte order from it)
-        self._pending = b""
+        self._decode = codecs.getincrementaldecoder(encoding)(errors="replace").decode
+        self._pending = self._decode(head).encode("utf-8")  # (UTF-16: its byte order mark)
 
     def read(self, size: int = -1) -> bytes:
         while size is None or size < 0 or len(self._pending) < size:

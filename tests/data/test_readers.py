@@ -263,6 +263,23 @@ def test_a_utf16_file_as_excel_saves_unicode_text_reads_as_its_utf8_twin(tmp_pat
         np.testing.assert_array_equal(X16, X)
         np.testing.assert_array_equal(y16, y)
         assert ds.feature_names == ["größe", "preis"]
+        assert ds.attrs["provenance"]["encoding"] == "utf-16"
+
+
+def test_a_csv_in_the_windows_code_page_reads_as_its_utf8_twin(tmp_path):
+    """Excel's "CSV (Comma delimited)" writes the Windows code page (cp1252): a hashed text
+    column failed pyarrow's reader ("invalid UTF8 data"), and "région" was no column."""
+    rng = np.random.default_rng(0)
+    rows = [f"{r},{x:.3f},{int(x > 0)}" for r, x in
+            zip(rng.choice(["Île-de-France", "Rhône", "Bretagne"], 300), rng.normal(size=300))]
+    text = "\n".join(["région,x,label", *rows]) + "\n"
+    (tmp_path / "u8.csv").write_text(text, encoding="utf-8")
+    (tmp_path / "win.csv").write_text(text, encoding="cp1252")
+    twin = convert(tmp_path / "u8.csv", tmp_path / "u8.zarr", categorical=["région"])
+    win = convert(tmp_path / "win.csv", tmp_path / "win.zarr", categorical=["région"])
+    assert (collect(win)[0] != collect(twin)[0]).nnz == 0  # the same tokens, hashed alike
+    assert win.attrs["provenance"]["encoding"] == "cp1252"
+    assert "encoding" not in twin.attrs["provenance"]
 
 
 def test_tsv_without_header_label_last(tmp_path):
