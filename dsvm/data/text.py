@@ -140,9 +140,10 @@ class _Prefixed:
         self._f, self._head = f, head
 
     def read(self, size: int = -1) -> bytes:
-        head, self._head = self._head, b""
         if size is None or size < 0:
+            head, self._head = self._head, b""
             return head + self._f.read()
+        head, self._head = self._head[:size], self._head[size:]
         return head + self._f.read(size - len(head)) if size > len(head) else head
 
     def __getattr__(self, attr: str) -> Any:
