@@ -195,9 +195,8 @@ def _text_files(o: _Options) -> list[str] | None:
 
 def _open_csv(o: _Options) -> _Opened:
     # pyarrow's reader knows missing values, and does not read the columns dropped (an id, a
-    # name, a ticket: text the plain reader, which parses every field as a number, refused);
-    # the plain one stays for a shuffle, which the table reader does not do yet
-    if o.categorical or o.fill_missing is not None or (o.drop and not o.shuffle):
+    # name, a ticket: text the plain reader, which parses every field as a number, refused)
+    if o.categorical or o.fill_missing is not None or o.drop:
         return _open_table_csv(o)
     files = _text_files(o)
 
@@ -240,12 +239,8 @@ def _open_table_csv(o: _Options, **preset: Any) -> _Opened:
         if means:
             options["fill_missing"] = None
         source = CSVFiles([TableCSVSource(f, **options) for f in files], means=means)
-    if o.shuffle:
-        raise ValueError("shuffle=True is not available with categorical= columns or "
-                         "fill_missing= yet; convert, then shuffle with "
-                         "dsvm.data.shuffle_dataset")
     assert source.n_features is not None
-    return _Opened(source, source.n_features)
+    return _Opened(source, source.n_features, source.count_rows() if o.shuffle else None)
 
 
 def _open_criteo(o: _Options) -> _Opened:

@@ -86,6 +86,18 @@ def with_points(row: list[str] | None) -> list[str] | None:
     return [f.replace(",", ".") if _COMMA_NUMBER.fullmatch(f) else f for f in row]
 
 
+def non_blank_lines(src: str | os.PathLike[str], storage_options: dict | None = None,
+                    block_bytes: int = BLOCK_BYTES) -> int:
+    """The non-blank lines of a text file: a pass without parsing (a row's count for a
+    shuffle's buckets; a quoted field holding a line break counts twice)."""
+    n = 0
+    for buf, _ in iter_text_blocks(src, storage_options, block_bytes):
+        text = _Text(buf)
+        starts, _ = text.tokens(text.a <= 32)
+        n += int(np.count_nonzero(text.per_line(starts)))
+    return n
+
+
 def _first_line(src: str | os.PathLike[str], storage_options: dict | None) -> tuple[bytes, int]:
     """The first non-blank line of a text file and its 1-based number."""
     return next(iter(_first_lines(src, storage_options, 1)), (b"", 0))
@@ -253,11 +265,7 @@ class CSVSource:
 
     def count_rows(self) -> int:
         """Number of non-blank lines (minus the header): a cheap pass without parsing."""
-        n = 0
-        for buf, _ in iter_text_blocks(self.src, self.storage_options, self.block_bytes):
-            text = _Text(buf)
-            starts, _ = text.tokens(text.a <= 32)
-            n += int(np.count_nonzero(text.per_line(starts)))
+        n = non_blank_lines(self.src, self.storage_options, self.block_bytes)
         self.n_samples = n - int(self.has_header)
         return self.n_samples
 

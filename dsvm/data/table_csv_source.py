@@ -36,6 +36,7 @@ from dsvm.data.csv_source import (
     _split_fields,
     decimal_comma,
     ends_with_delimiters,
+    non_blank_lines,
     position,
     second_fields,
     sniff_delimiter,
@@ -85,7 +86,7 @@ class TableCSVSource:
 
     kind = "csv"
     nnz = None
-    n_samples = None
+    n_samples: int | None = None
 
     def __init__(
         self, src: str | os.PathLike[str], *, label_column: int | str | None = 0,
@@ -206,6 +207,12 @@ class TableCSVSource:
                 raise
             except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
                 raise DataFormatError(self._located(exc, line)) from None
+
+    def count_rows(self) -> int:
+        """The rows, counted as lines (for a shuffle's buckets): a pass without parsing."""
+        self.n_samples = (non_blank_lines(self.src, self.storage_options)
+                          - int(self.has_header))
+        return self.n_samples
 
     def present_values(self) -> Iterator[dict[str, np.ndarray]]:
         """Each batch's present numeric values (a pass over the file), for their means."""
