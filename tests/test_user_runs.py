@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging.handlers
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 from dsvm import SVMClassifier
+from dsvm.exceptions import DataFormatError
 from dsvm.training.inputs import source_of
 
 pd = pytest.importorskip("pandas")
@@ -507,11 +509,14 @@ def test_a_csv_as_pandas_writes_it_trains_on_its_named_label_and_reads_new_rows(
     (["x", "y", "label"], "label"),  # "y" only when no stronger name is there
     (["Target", "a", "b"], "Target"),
     (["a", "y", "b"], "y"),
-    (["a", "class", "label"], None),  # two: the first column, as without a header
-    (["a", "b", "c"], None),
+    (["a", "class", "label"], "several columns are named like a label (['class', 'label'])"),
+    (["a", "b", "c"], "no column is named like a label"),
     (["id", "click", "hour"], "click"),  # Avazu's header
 ])
 def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, header, label):
+    """A header naming no label column (or several) is refused, naming the columns: the first
+    column was taken, and a house-price CSV (sqft, bedrooms, age, price) trained a model of
+    the floor area, "training R^2 0.9757"."""
     from dsvm.cli import main
 
     rng = np.random.default_rng(0)
@@ -519,14 +524,20 @@ def test_the_label_column_of_a_table_is_the_one_named_so(tmp_path, capsys, heade
     table = pd.DataFrame(values, columns=header)
     table.to_csv(tmp_path / "t.csv", index=False)
     table.to_parquet(tmp_path / "t.parquet")
-    taken = label or header[0]
+    if label not in header:
+        for name in ("t.csv", "t.parquet"):
+            with pytest.raises(DataFormatError, match=re.escape(
+                    f"t{name[1:]}: {label}") + r".*the columns are \['a', .*--label-column"):
+                __import__("dsvm").convert(tmp_path / name, tmp_path / f"{name}.zarr")
+        assert main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "cli.zarr")]) == 2
+        assert "--label-column" in capsys.readouterr().err
+        return
     for name in ("t.csv", "t.parquet"):
         ds = __import__("dsvm").convert(tmp_path / name, tmp_path / f"{name}.zarr")
-        np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table[taken])
-        assert ds.attrs["provenance"]["label_column"] == taken
+        np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table[label])
+        assert ds.attrs["provenance"]["label_column"] == label
     assert main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "cli.zarr")]) == 0
-    how = "by its name" if label else "the first column"
-    assert f"labels: column {taken!r} ({how};" in capsys.readouterr().out
+    assert f"labels: column {label!r} (by its name;" in capsys.readouterr().out
 
 
 def test_a_csv_saved_by_excel_reads_its_header_without_the_byte_order_mark(tmp_path):
@@ -617,17 +628,19 @@ def test_a_csv_with_missing_values_converts_with_fill_missing(tmp_path, capsys):
 
 
 def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
-    """Without a column named like a label, the first column is the label: a table that starts
-    with its row id trained a "regression" of the id (exit 0). Conversion now warns."""
+    """Without a header, the first column is the label: a table that starts with its row id
+    trained a "regression" of the id (exit 0). Conversion now warns. (With a header naming
+    no label, conversion refuses: test_the_label_column_of_a_table_is_the_one_named_so.)"""
     import dsvm
 
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"id": rng.permutation(100) + 10_000, "a": rng.normal(size=100),
                           "outcome": rng.integers(0, 2, 100)})
     table.to_csv(tmp_path / "t.csv", index=False)
-    with pytest.warns(UserWarning, match=r"t.csv: the labels, its first column 'id' .* are 100 "
-                                         r"distinct whole numbers .* a row id\?"):
-        dsvm.convert(tmp_path / "t.csv", tmp_path / "t.zarr")
+    table.to_csv(tmp_path / "rows.csv", index=False, header=False)
+    with pytest.warns(UserWarning, match=r"rows.csv: the labels, its first column 0 .* are "
+                                         r"100 distinct whole numbers .* a row id\?"):
+        dsvm.convert(tmp_path / "rows.csv", tmp_path / "t.zarr")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # named, nothing to say
         dsvm.convert(tmp_path / "t.csv", tmp_path / "u.zarr", label_column="outcome",
@@ -756,28 +769,30 @@ def test_missing_values_filled_with_the_columns_means_and_so_at_prediction(tmp_p
 def test_a_dropped_or_hashed_column_is_never_the_default_label(tmp_path):
     """Titanic's CSV (PassengerId, Survived, Pclass, ...) converted with ``--drop PassengerId``
     and no --label-column took the dropped id as its label (a warning, then a regression of
-    it): without a column named like a label, the label is the first column kept."""
+    it). A dropped or hashed column is never the label: here a column named so is, or, as
+    "Survived" is not named like one, the conversion asks for it by name, never listing
+    the dropped and hashed columns among the candidates."""
     import dsvm
 
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"PassengerId": np.arange(1, 61), "Survived": rng.integers(0, 2, 60),
                           "Sex": rng.choice(["male", "female"], 60), "Age": rng.normal(30, 9, 60)})
-    table.to_csv(tmp_path / "t.csv", index=False)
-    table.to_parquet(tmp_path / "t.parquet")
+    named = table.rename(columns={"Survived": "label"})
+    for frame, prefix in ((table, ""), (named, "n")):
+        frame.to_csv(tmp_path / f"{prefix}t.csv", index=False)
+        frame.to_parquet(tmp_path / f"{prefix}t.parquet")
     cases = [("t.csv", dict(drop=["PassengerId", "Sex"])),  # numbers only: the plain reader
              ("t.csv", dict(drop=["PassengerId"], categorical=["Sex"])),
              ("t.csv", dict(drop=["0"], categorical=["Sex"])),  # by position
              ("t.parquet", dict(drop=["PassengerId"], categorical=["Sex"]))]
     for k, (name, options) in enumerate(cases):
+        with pytest.raises(DataFormatError, match=r"the columns are \['Survived', 'Age'\]"):
+            dsvm.convert(tmp_path / name, tmp_path / f"{k}.zarr", **options)
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (no row-id warning: the id is not the label)
-            ds = dsvm.convert(tmp_path / name, tmp_path / f"{k}.zarr", **options)
-        assert ds.attrs["provenance"]["label_column"] == "Survived", options
+            ds = dsvm.convert(tmp_path / f"n{name}", tmp_path / f"{k}.zarr", **options)
+        assert ds.attrs["provenance"]["label_column"] == "label", options
         np.testing.assert_array_equal(ds.read_chunk_labels(0)[0], table.Survived)
-    # a hashed first column is not the label either
-    ds = dsvm.convert(tmp_path / "t.csv", tmp_path / "h.zarr",
-                      categorical=["PassengerId", "Sex"])
-    assert ds.attrs["provenance"]["label_column"] == "Survived"
 
 
 def test_eval_tells_a_model_from_always_predicting_the_most_frequent_class(tmp_path, capsys):

@@ -190,7 +190,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
                         "header's column named label, target or class (else y, else "
-                        "click), case aside; without one, the first column)")
+                        "click), case aside: a header naming none is refused; rows without "
+                        "a header: the first column)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "

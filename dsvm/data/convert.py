@@ -368,7 +368,8 @@ def convert(
       Parquet without a label column, like ``label_column=None``); True: labels required.
     - ``label_column``: CSV/Parquet label column, by position or name; "auto" (default): the
       one header column named ``label``, ``labels``, ``target`` or ``class`` (else ``y``,
-      else ``click``), case aside, else the first column (dsvm.data.label_column; a warning
+      else ``click``), case aside; a header naming none (or several) is an error naming its
+      columns; rows without a header: the first column (dsvm.data.label_column; a warning
       when that reads like a row id); the column taken is kept in
       the provenance (``label_column``). A header's feature names are kept as the attribute
       ``feature_names`` (a model trained on the dataset takes them as ``feature_names_in_``,

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import DenseBlock
-from dsvm.data.label_column import resolve_label_column
+from dsvm.data.label_column import require_named, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     _QUOTE,
@@ -193,10 +193,12 @@ class CSVSource:
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)
         header = not all(is_number(f) for f in fields)
+        given = label_column
         label_column = resolve_label_column(label_column, fields if header else None,
                                             skip=list(drop), n_cols=len(fields))
         self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
                                        header)
+        require_named(given, fields if self.has_header else None, list(drop), self.name)
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
         self.labeled = label_column is not None

@@ -4,9 +4,11 @@ A CSV written by ``DataFrame.to_csv`` (scikit-learn's ``load_*(as_frame=True).fr
 Kaggle file, a database export) puts the label where its frame had it, most often last and
 named ``target``, ``label`` or ``class``. Taking the first column regardless trained on the
 wrong column without a word (the first feature of breast cancer's CSV became 373 "classes",
-and ``dsvm train`` a regressor of it), so a header naming one label column decides; without
-one, the first column stays the label (the LIBSVM/Vowpal habit), and the conversion says
-which column it took.
+and ``dsvm train`` a regressor of it), so a header naming one label column decides. A header
+that names none is refused, naming its columns: a house-price CSV (sqft, bedrooms, age,
+price) had its first column taken, and ``dsvm train`` reported "training R^2 0.9757" for a
+model of the floor area. Rows without a header keep the first column as the label (the
+LIBSVM/Vowpal habit), and the conversion says which column it took.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+from dsvm.exceptions import DataFormatError
 
 AUTO = "auto"
 
@@ -46,18 +50,43 @@ def resolve_label_column(label_column: int | str | None, names: Sequence[str] | 
                          ) -> int | str | None:
     """``label_column`` as given, or for ``"auto"`` the column of ``names`` (a header; None
     without one, then ``n_cols`` columns) named like a label (:func:`named_label`), else the
-    first column; never one of ``skip`` (dropped or hashed, by name or position): Titanic's
-    CSV with ``--drop PassengerId`` took the dropped id as its label. (A label column
-    literally named "auto" is given by its position.)"""
+    first column (for rows without a header: :func:`require_named` refuses a header naming
+    none); never one of ``skip`` (dropped or hashed, by name or position): Titanic's CSV with
+    ``--drop PassengerId`` took the dropped id as its label. (A label column literally named
+    "auto" is given by its position.)"""
     if label_column != AUTO:
         return label_column
     n = len(names) if names is not None else int(n_cols or 0)
-    skipped = {_position(c, names, n) for c in skip} - {None}
-    free = [i for i in range(n) if i not in skipped]
+    free = _free(names, skip, n)
     named = None if names is None else named_label([names[i] for i in free])
     if named is not None:
         return named
     return free[0] if free else 0
+
+
+def require_named(label_column: int | str | None, header: Sequence[str] | None,
+                  skip: Sequence[int | str] = (), where: str = "the input") -> None:
+    """Refuse ``label_column="auto"`` over a ``header`` (None: the rows have none) that names
+    no label column: an error naming ``where`` and the columns (module notes)."""
+    if label_column != AUTO or header is None:
+        return
+    shown = [str(header[i]) for i in _free(header, skip, len(header))]
+    if named_label(shown) is not None:
+        return
+    tied = next(([n for n in shown if n.strip().lower() in tier] for tier in LABEL_NAMES
+                 if any(n.strip().lower() in tier for n in shown)), [])
+    which = (f"several columns are named like a label ({tied})" if tied else
+             "no column is named like a label (label, target, class, y, click)")
+    raise DataFormatError(
+        f"{where}: {which}; the columns are {shown[:12]}{' ...' if len(shown) > 12 else ''}: "
+        "name it with label_column= / --label-column (rows to predict only: labeled=False / "
+        "--no-labels)")
+
+
+def _free(names: Sequence[str] | None, skip: Sequence[int | str], n: int) -> list[int]:
+    """The positions of the ``n`` columns that are not in ``skip``."""
+    skipped = {_position(c, names, n) for c in skip} - {None}
+    return [i for i in range(n) if i not in skipped]
 
 
 def _position(column: int | str, names: Sequence[str] | None, n: int) -> int | None:

@@ -22,7 +22,7 @@ from dsvm.data.arrow_blocks import BatchConverter, Where
 from dsvm.data.blocks import CSRBlock, DenseBlock
 from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
-from dsvm.data.label_column import AUTO, resolve_label_column
+from dsvm.data.label_column import AUTO, require_named, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.location import files_of
 from dsvm.exceptions import DataFormatError
@@ -108,8 +108,9 @@ class ParquetSource:
         self.fs, self.files = _expand(src, storage_options)
         self._pq = pq
         schema = self._open(self.files[0]).schema_arrow
-        if label_column == AUTO:  # named like a label, else the first column (not an index)
+        if label_column == AUTO:  # the column named like a label (not an index)
             shown = [n for n in schema.names if n not in set(index_columns(schema))]
+            require_named(label_column, shown, [*drop, *categorical], self.name)
             label_column = resolve_label_column(label_column, shown,
                                                 skip=[*drop, *categorical])
             if isinstance(label_column, int) and shown:

@@ -46,7 +46,7 @@ from dsvm.data.csv_source import (
 )
 from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
-from dsvm.data.label_column import AUTO, resolve_label_column
+from dsvm.data.label_column import AUTO, require_named, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import is_number, iter_text_blocks, open_text, text_encoding
 from dsvm.exceptions import DataFormatError
@@ -122,6 +122,7 @@ class TableCSVSource:
                     f"{self.name}, line {self.header_line}: found {len(fields)} fields, "
                     f"expected {len(self.names)}")
         else:
+            given = label_column
             if label_column == AUTO:  # a label named in the header, if the line is one
                 header = _has_header(fields, categorical, second, 0)
                 label_column = resolve_label_column(label_column, fields if header else None,
@@ -129,6 +130,8 @@ class TableCSVSource:
                                                     n_cols=len(fields))
             self.has_header = _has_header(fields, categorical, second, label_column)
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
+            require_named(given, fields if self.has_header else None, [*drop, *categorical],
+                          self.name)
         self.label = None if label_column is None else self._column(label_column, "label_column")
         first_row = second if self.has_header else fields
         named = self.label is not None and text_labels(first_row, self.names.index(self.label))
