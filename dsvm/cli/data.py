@@ -189,9 +189,8 @@ def add_data_commands(sub: Any) -> None:
     add_zero_based_arg(p)
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
-                        "header's column named label, target or class (else y, else "
-                        "click), case aside: a header naming none is refused; rows without "
-                        "a header: the first column)")
+                        "header's column named label, target, class, y or click, case aside; "
+                        "a header naming none is refused; no header: the first column)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "
