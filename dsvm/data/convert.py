@@ -58,7 +58,7 @@ from dsvm.data.planning import (
 from dsvm.data.shuffle import n_buckets_for, shuffle_blocks, shuffle_dataset, shuffle_tmp_dir
 from dsvm.data.spread import clustered_labels
 from dsvm.data.table_csv_source import CRITEO_COLUMNS, TableCSVSource
-from dsvm.data.text import source_kind
+from dsvm.data.text import source_kind, strip_compression
 from dsvm.exceptions import DataFormatError, DataOrderWarning, warn
 
 __all__ = [
@@ -281,11 +281,32 @@ _DRIVERS = {"libsvm": _open_libsvm, "csv": _open_csv, "numpy": _open_numpy,
 FORMATS = tuple(_DRIVERS)
 
 
+# Inputs users have that dsvm does not read, by name: what to do instead. Read as svmlight
+# (the default for other names), a workbook said "token 'PK\x03\x04...' is not of the form
+# index:value".
+_NOT_READ = {
+    (".xlsx", ".xlsm", ".xls", ".ods"): "a spreadsheet: save it as CSV (Excel: Save As, CSV "
+                                        "UTF-8), or read it with pandas.read_excel and fit "
+                                        "on the frame",
+    (".json", ".jsonl", ".ndjson"): "JSON: read it with pandas.read_json (lines=True for one "
+                                    "record a line) and fit on the frame, or save it as "
+                                    "Parquet",
+    (".feather", ".arrow", ".h5", ".hdf5", ".hdf"): "not a format dsvm reads: save it as "
+                                                    "Parquet or CSV",
+    (".pkl", ".pickle", ".joblib"): "a pickle, which dsvm never loads (it runs code): save "
+                                    "the arrays with numpy.save (.npy/.npz) or as Parquet",
+}
+
+
 def _kind(src: Any, fmt: str | None, storage_options: dict | None) -> str:
     if fmt is not None:
         if fmt not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS} or None; got {fmt!r}")
         return fmt
+    name = strip_compression(os.fspath(src)).lower()
+    said = next((what for suffixes, what in _NOT_READ.items() if name.endswith(suffixes)), None)
+    if said is not None:
+        raise DataFormatError(f"{os.fspath(src)} is {said}")
     if is_parquet_path(src, storage_options):
         return "parquet"
     if is_many_files(src, storage_options):  # a folder or glob: as its first file is named

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import re
 
 import numpy as np
 import pytest
@@ -303,6 +304,21 @@ def test_a_csv_with_hashed_columns_or_holes_shuffles_as_it_converts(tmp_path):
     key = np.column_stack([Xp, yp])
     shuffled = np.column_stack([Xs, ys])
     np.testing.assert_array_equal(key[np.lexsort(key.T)], shuffled[np.lexsort(shuffled.T)])
+
+
+@pytest.mark.parametrize("name, said", [
+    ("book.xlsx", "is a spreadsheet: save it as CSV"),
+    ("rows.jsonl.gz", "is JSON: read it with pandas.read_json"),
+    ("table.feather", "is not a format dsvm reads: save it as Parquet or CSV"),
+    ("frame.pkl", "is a pickle, which dsvm never loads"),
+])
+def test_a_format_dsvm_does_not_read_is_named_with_what_to_do(tmp_path, name, said):
+    """Read as svmlight (the default for other names), a workbook said "token
+    'PK\\x03\\x04...' is not of the form index:value"."""
+    (tmp_path / name).write_bytes(b"PK\x03\x04 not text")
+    with pytest.raises(DataFormatError, match=re.escape(f"{name} {said}")):
+        convert(tmp_path / name, tmp_path / "d.zarr")
+    assert not (tmp_path / "d.zarr").exists()
 
 
 def test_tsv_without_header_label_last(tmp_path):
