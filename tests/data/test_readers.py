@@ -281,6 +281,13 @@ def test_a_csv_in_the_windows_code_page_reads_as_its_utf8_twin(tmp_path):
     assert (collect(win)[0] != collect(twin)[0]).nnz == 0  # the same tokens, hashed alike
     assert win.attrs["provenance"]["encoding"] == "cp1252"
     assert "encoding" not in twin.attrs["provenance"]
+    # past the 64 KiB read to judge it, a line in the code page is named: it was pyarrow's
+    # "after line 1: In CSV column #0: CSV conversion error to string: invalid UTF8 data"
+    late = "\n".join(["region,x,label", *(["Rhone,0.5,1"] * 8000), "Île,0.5,1"]) + "\n"
+    (tmp_path / "late.csv").write_bytes(late.encode("cp1252"))
+    with pytest.raises(DataFormatError, match=r"late\.csv, line 8002, column 'region': "
+                                              r"'\ufffdle' is not UTF-8 text"):
+        convert(tmp_path / "late.csv", tmp_path / "late.zarr", categorical=["region"])
 
 
 def test_a_csv_with_hashed_columns_or_holes_shuffles_as_it_converts(tmp_path):
