@@ -34,6 +34,7 @@ from dsvm.data.location import (
     MODEL,
     PREDICTIONS,
     check_destination,
+    file_url,
     files_of,
     first_file,
     is_glob,
@@ -162,7 +163,7 @@ def _open_libsvm(o: _Options) -> _Opened:
     source: LibSVMSource | LibSVMFiles
     if is_many_files(o.src, o.storage_options):
         _, files = files_of(o.src, o.storage_options, "svmlight/libsvm")
-        source = LibSVMFiles([_url(o.src, f) for f in files], **options)
+        source = LibSVMFiles([file_url(o.src, f) for f in files], **options)
     else:
         source = LibSVMSource(o.src, **options)
     if not (o.n_features is None or o.layout == "auto" or o.shuffle):
@@ -179,18 +180,12 @@ def _open_libsvm(o: _Options) -> _Opened:
     return _Opened(source, n_features, stats.n_samples, stats.nnz)
 
 
-def _url(src: Any, path: str) -> str:
-    """A file found under ``src`` (a local path, or a URL whose protocol fsspec stripped)."""
-    name = os.fspath(src)
-    return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
-
-
 def _text_files(o: _Options) -> list[str] | None:
     """The files of a folder or glob of CSV/TSV (:mod:`dsvm.data.csv_files`); None for one
     file."""
     if not is_many_files(o.src, o.storage_options):
         return None
-    return [_url(o.src, f) for f in files_of(o.src, o.storage_options, o.kind)[1]]
+    return [file_url(o.src, f) for f in files_of(o.src, o.storage_options, o.kind)[1]]
 
 
 def _open_csv(o: _Options) -> _Opened:

@@ -68,12 +68,17 @@ def files_of(src: str | os.PathLike[str], storage_options: dict | None = None,
     return fs, files
 
 
+def file_url(src: str | os.PathLike[str], path: str) -> str:
+    """A file found under ``src`` (a local path, or a URL whose protocol fsspec stripped)."""
+    name = os.fspath(src)
+    return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
+
+
 def first_file(src: str | os.PathLike[str], storage_options: dict | None = None) -> str:
     """``src``, or the first file of a folder or glob (its header stands for all of them)."""
     if not is_many_files(src, storage_options):
         return os.fspath(src)
-    name, path = os.fspath(src), files_of(src, storage_options)[1][0]
-    return f"{name.split('://', 1)[0]}://{path}" if "://" in name else path
+    return file_url(src, files_of(src, storage_options)[1][0])
 
 
 def missing_extra(url: str, exc: ImportError) -> StorageExtraMissing:
