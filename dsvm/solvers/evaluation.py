@@ -126,9 +126,9 @@ def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
                           *regression_counts(P, block))
     codes = encode_labels(block.y, classes, where=where)
     loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss, decisions=P)
-    n_classes = max(len(classes), 2)
-    confusion = np.zeros((n_classes, n_classes), dtype=np.int64)
-    np.add.at(confusion, (np.asarray(codes, dtype=np.int64), predicted_codes(P)), 1)
+    k = max(len(classes), 2)
+    cells = np.asarray(codes, dtype=np.int64) * k + predicted_codes(P)  # (bincount: no add.at)
+    confusion = np.bincount(cells, minlength=k * k).reshape(k, k)
     return EvalCounts(float(loss_sum), float(weight_sum), int(np.trace(confusion)),
                       block.n_samples, confusion=confusion)
 
