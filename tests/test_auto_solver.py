@@ -79,3 +79,52 @@ def test_a9a_with_default_settings_reaches_liblinears_optimum():
     optimum = objective(ref.coef_, ref.intercept_)
     assert objective(clf.coef_, clf.intercept_) <= 1.005 * optimum
     assert clf.score(Xt, yt) >= ref.score(Xt, yt) - 0.002
+
+
+def test_features_are_counted_as_the_rows_use_them_not_as_hashed_or_stored_wide(monkeypatch):
+    """A DataFrame's text column of three values is hashed into 2^18 features and uses three:
+    "more features than rows" sent its fit (2,000 rows) to SGD, which stopped at max_epochs
+    with a ConvergenceWarning 8% above the optimum; CoCoA+ reaches it in a few epochs. The
+    columns' statistics that decide it are the scaling stage's, taken once."""
+    import pandas as pd
+    import scipy.sparse as sp
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.svm import LinearSVC
+
+    import dsvm.training.scaling as scaling
+    import dsvm.training.trainer as trainer
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": 100 * rng.normal(size=n),
+                       "city": rng.choice(["Lyon", "Oslo", "Kyiv"], n)})
+    y = (df.a + df.b / 100 + (df.city == "Oslo") + 0.3 * rng.normal(size=n) > 0.4).astype(int)
+    passes = []
+    measured = scaling.feature_stats
+
+    def counted(engine, source):
+        passes.append(source)
+        return measured(engine, source)
+
+    monkeypatch.setattr(scaling, "feature_stats", counted)
+    monkeypatch.setattr(trainer, "feature_stats", counted, raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning: it converged
+        clf = SVMClassifier(random_state=0).fit(df, y)
+    assert clf.solver_ == "cocoa" and len(passes) == 1
+    onehot = make_column_transformer((OneHotEncoder(), ["city"]),
+                                     (StandardScaler(), ["a", "b"]))
+    Z = onehot.fit_transform(df)
+    ref = LinearSVC(loss="hinge", C=1 / (n * clf.alpha), max_iter=100_000).fit(Z, y)
+    assert clf.score(df, y) >= ref.score(Z, y) - 0.005
+
+    # a CSR matrix 2^18 wide with 20 columns in use, and one that uses more than it has rows
+    narrow = sp.random(500, 20, density=0.5, random_state=0, format="csr")
+    labels = np.where(narrow @ rng.normal(size=20) > 0.25 * narrow.sum(axis=1).A1.mean(), 1, 0)
+    wide = sp.hstack([narrow, sp.csr_matrix((500, 2**18 - 20))]).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert SVMClassifier(random_state=0).fit(wide, labels).solver_ == "cocoa"
+        used = sp.random(500, 2**18, density=4e-3, random_state=0, format="csr")
+        assert SVMClassifier(random_state=0).fit(used, labels).solver_ == "sgd"

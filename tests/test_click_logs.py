@@ -61,7 +61,7 @@ def test_criteo_with_defaults_ranks_clicks_as_well_as_scikit_learn(tmp_path):
 
     peer = SGDClassifier(loss="log_loss", random_state=0).fit(*features(train))
     peer_auc = _auc(y, peer.decision_function(features(test)[0]))
-    # measured: dsvm 0.744 (solver='auto': averaged SGD, more features than rows; CoCoA+'s
+    # measured: dsvm 0.744 (solver="auto": averaged SGD, more features in use than rows; CoCoA+'s
     # optimum 0.682), scikit-learn 0.71 (0.617 before Criteo's counts were log-scaled)
     assert _auc(y, scores) >= peer_auc
     assert np.mean((scores > 0) == (y == 1)) > 1 - y.mean()  # above always "no click"

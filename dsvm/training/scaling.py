@@ -71,16 +71,18 @@ def stored_stats(source: Source) -> Any:
 
 
 def scale_stage(spec: FitSpec, engine: Engine, source: Source, *,
-                continues: FittedModel | None = None) -> tuple[FitSpec, Any, Scaling | None]:
+                continues: FittedModel | None = None,
+                stats: Any = None) -> tuple[FitSpec, Any, Scaling | None]:
     """(spec, source, scaling): the source seen through the scaling and, for a scaled target,
     the spec with ``epsilon`` in scaled units. ``continues``: the fit a ``partial_fit`` or a
     warm start continues, whose scaling (or none) the rows go through (no new statistics:
-    its state is in its units)."""
+    its state is in its units). ``stats``: the source's column statistics where the fit has
+    them already (the choice of its solver took them), else None."""
     mode = scale_mode(spec.params)
     scaling = None if continues is None else continues.scaling
     linear = scalable(spec.params)
     if continues is None and mode is not False and (linear or not spec.classifies):
-        stats = stored_stats(source) or feature_stats(engine, source)
+        stats = stats or stored_stats(source) or feature_stats(engine, source)
         scaling = None if stats is None else choose_scaling(
             stats, mode, fit_intercept=spec.fit_intercept,
             regression=not spec.classifies)

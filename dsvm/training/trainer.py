@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dsvm.io.checkpoints import check_checkpoint_path
-from dsvm.training.auto_solver import resolve_solver
+from dsvm.training.auto_solver import resolve_solver, used_width, width_decides
 from dsvm.training.cocoa import fit_cocoa
 from dsvm.training.engines import engine_for
 from dsvm.training.fitdata import FitData
@@ -18,7 +18,7 @@ from dsvm.training.layout import check_continuable, in_space, space_for, to_user
 from dsvm.training.nesvm import fit_nesvm, text_of
 from dsvm.training.prepare import check_memory_up_front
 from dsvm.training.record import FittedModel
-from dsvm.training.scaling import scale_stage, unfold_record
+from dsvm.training.scaling import feature_stats, scale_stage, stored_stats, unfold_record
 from dsvm.training.spec import FitSpec
 from dsvm.training.stochastic import fit_stochastic, partial_fit_stochastic
 from dsvm.training.streams import stream_stage
@@ -50,7 +50,9 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
                                  chunk_rows=spec.chunk_rows, text_classes=text_of(warm))
-        spec = resolve_solver(asked, shape=(source.n_samples, source.n_features), **context)
+        stats = _width_stats(asked, engine, source, context)
+        spec = resolve_solver(asked, shape=(source.n_samples,
+                                            used_width(stats, source.n_features)), **context)
         spec = stream_stage(spec, engine, source)
         continues = warm_record(spec, warm)
         if continues is not None:
@@ -60,11 +62,21 @@ def fit(spec: FitSpec, X: Any, y: Any = None, *, sample_weight: Any = None,
                                                                           fresh=fresh)
         source = in_space(source, space)
         check_memory_up_front(spec, engine, source)
-        spec, source, scaling = scale_stage(spec, engine, source, continues=continues)
+        spec, source, scaling = scale_stage(spec, engine, source, continues=continues,
+                                            stats=stats if space is None else None)
         data = FitData(engine, source, text, scaling, continues, space)
         record = _fit(spec, data, validation=validation, init=init, resume=resume, warm=warm)
     record.solver = spec.solver
     return to_user_ids(unfold_record(record))
+
+
+def _width_stats(spec: FitSpec, engine: Any, source: Any, context: dict[str, Any]) -> Any:
+    """The rows' column statistics where ``solver="auto"`` hinges on the columns they use
+    (None elsewhere): a dataset's stored ones, else measured by the scaling stage's pass, made
+    first (the stage reuses them: no second pass)."""
+    if not width_decides(spec, (source.n_samples, source.n_features), **context):
+        return None
+    return stored_stats(source) or feature_stats(engine, source)
 
 
 def warm_record(spec: FitSpec, warm: Any) -> FittedModel | None:
