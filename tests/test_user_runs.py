@@ -835,3 +835,27 @@ def test_eval_tells_a_model_from_always_predicting_the_most_frequent_class(tmp_p
     assert rates["macro_f1"] == pytest.approx(f1_score(names, three.predict(X),
                                                        average="macro"))
     assert rates["majority_rate"] == pytest.approx(max(np.mean(names == n) for n in names))
+
+
+def test_rows_with_text_in_an_array_are_named_and_a_hashing_model_asks_for_its_frame():
+    """``fit(df.values, y)`` of a table with a text column, or ``predict`` of a frame-trained
+    model on ``df.to_numpy()`` / one row ``df.iloc[i]``, said only NumPy's "could not convert
+    string to float: 'oslo'": no row, no column, nothing about the frame the model hashes."""
+    people = _people(300)
+    X, y = people.drop(columns="label"), people.label
+    with pytest.raises(ValueError, match=r"X holds text: '(paris|oslo|lima)' at row 0, "
+                                         r"column 2 .*DataFrame, whose text columns"):
+        SVMClassifier().fit(X.to_numpy(dtype=object), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hashing = SVMClassifier(random_state=0).fit(X, y)
+        numeric = SVMClassifier(random_state=0).fit(X[["age", "score"]], y)
+    for rows in (X.to_numpy(), X.iloc[0]):
+        with pytest.raises(ValueError, match=r"hashes the text column\(s\) \['city'\] of a "
+                                             r"DataFrame: predict a DataFrame with the columns "
+                                             r"\['age', 'score', 'city'\] \(got a (numpy|pandas)"):
+            hashing.predict(rows)
+    assert (hashing.predict(X.iloc[[0]]) == hashing.predict(X)[:1]).all()
+    with pytest.raises(ValueError, match=r"X holds text: 'n/a' at row 1, column 1 \('score'\)"):
+        numeric.predict(X[["age", "score"]].astype(object).assign(
+            score=["1.5", "n/a"] + ["0"] * 298))

@@ -22,6 +22,7 @@ from dsvm.estimators.validation import (
     check_partial_fit_classes,
     check_predict_input,
     labels_to_check,
+    refuse_rows_without_columns,
 )
 from dsvm.training import FitSpec, FittedModel, predicting, scoring
 from dsvm.training import trainer as _training
@@ -283,6 +284,8 @@ class SVMBase(BaseEstimator):
                                                 client=self.client, n_workers=self.n_workers)
         else:  # a DataFrame the model hashes is checked as it is hashed
             hashed = hashing and is_pandas_frame(X)
+            if hashing and not hashed:
+                refuse_rows_without_columns(hashing, X, self.n_features_in_)
             X = hashed_rows(X, hashing) if hashed else check_predict_input(self, X)
             scores = predicting.decision_arrays(X, model)
         return scores[:, 0] if scores.shape[1] == 1 else scores

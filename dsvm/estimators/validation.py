@@ -48,6 +48,57 @@ def first_non_finite(X: Any) -> tuple[int, int, float] | None:
     return int(row), int(col), float(X[row, col])
 
 
+def first_text(X: Any) -> tuple[int, int, str] | None:
+    """(row, column, value) of the first value of the rows ``X`` that is not a number (text
+    such as ``'Oslo'``), or None. Searched only once numbers were refused (a loop in Python)."""
+    try:
+        rows = np.asarray(X, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    if rows.ndim != 2:
+        return None
+    for r in range(rows.shape[0]):
+        for c in range(rows.shape[1]):
+            try:
+                float(rows[r, c])
+            except (TypeError, ValueError):
+                return r, c, str(rows[r, c])
+    return None
+
+
+def _numbers(est: Any, X: Any, *args: Any, fitting: bool, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data``, where rows with text in them are refused with the
+    value, its row and column, and what to do instead."""
+    try:
+        return validate_data(est, X, *args, **kwargs)
+    except ValueError as err:
+        text = first_text(X)
+        if text is None:
+            raise
+        row, col, value = text
+        names = getattr(X, "columns", None)
+        column = f"column {col}" + (f" ({names[col]!r})" if names is not None else "")
+        todo = ("pass the rows as a pandas or Dask DataFrame, whose text columns dsvm hashes "
+                "(one feature per column=value), or encode the column first (sklearn."
+                "preprocessing.OneHotEncoder)" if fitting else
+                "this model was trained on numbers only")
+        raise ValueError(f"X holds text: {value!r} at row {row}, {column} ({err}); {todo}.") \
+            from None
+
+
+def refuse_rows_without_columns(hashing: dict[str, Any], X: Any, n_features: int) -> None:
+    """Rows that are not a DataFrame (an array, one row as a Series) given to a model that
+    hashes text columns of one by name, and not its ``n_features`` hashed columns either:
+    refused with the columns it needs."""
+    if sp.issparse(X) or (np.ndim(X) == 2 and np.shape(X)[1] == n_features):
+        return  # the rows hashed already (hashed_rows, a converted dataset's chunk)
+    columns = [*hashing.get("numeric", []), *hashing["categorical"]]
+    given = f"{type(X).__module__.split('.')[0]}.{type(X).__name__}"
+    raise ValueError(f"This model hashes the text column(s) {list(hashing['categorical'])} of "
+                     f"a DataFrame: predict a DataFrame with the columns {columns} (got a "
+                     f"{given}; one row of a DataFrame df is df.iloc[[i]]).")
+
+
 def check_finite(X: Any, name: str = "X", columns: Any = None) -> None:
     """Refuse a NaN or infinity, naming its row and column (by name too where ``X`` came
     from a DataFrame: ``columns``, its ``feature_names_in_``)."""
@@ -104,8 +155,8 @@ def check_fit_input(est: Any, X: Any, y: Any, sample_weight: Any, *,
     classifier = est._task == "classification"
     if classifier:
         check_labels_present(y)
-    X, y = validate_data(est, X, y, reset=reset, accept_sparse="csr", dtype=_FLOATS,
-                         ensure_all_finite=False, y_numeric=not classifier)
+    X, y = _numbers(est, X, y, fitting=True, reset=reset, accept_sparse="csr", dtype=_FLOATS,
+                    ensure_all_finite=False, y_numeric=not classifier)
     check_finite(X, columns=getattr(est, "feature_names_in_", None))
     if classifier:
         check_classification_targets(y)
@@ -119,8 +170,8 @@ def check_fit_input(est: Any, X: Any, y: Any, sample_weight: Any, *,
 
 def check_predict_input(est: Any, X: Any) -> Any:
     """In-memory rows to predict, checked against what the estimator was fitted on."""
-    X = validate_data(est, X, reset=False, accept_sparse="csr", dtype=_FLOATS,
-                      ensure_all_finite=False)
+    X = _numbers(est, X, fitting=False, reset=False, accept_sparse="csr", dtype=_FLOATS,
+                 ensure_all_finite=False)
     check_finite(X, columns=getattr(est, "feature_names_in_", None))
     return X
 
