@@ -128,3 +128,23 @@ def test_features_are_counted_as_the_rows_use_them_not_as_hashed_or_stored_wide(
         assert SVMClassifier(random_state=0).fit(wide, labels).solver_ == "cocoa"
         used = sp.random(500, 2**18, density=4e-3, random_state=0, format="csr")
         assert SVMClassifier(random_state=0).fit(used, labels).solver_ == "sgd"
+
+
+def test_a_cocoa_fit_of_text_labels_is_continued_by_partial_fit_and_a_warm_start(blobs):
+    """``fit`` with labels "no"/"yes" (CoCoA+ by default), then ``partial_fit`` or a warm
+    start with SGD: "Labels must be numeric; got dtype <U3" (the model's classes were
+    taken for numbers when SGD's state was built from CoCoA+'s model)."""
+    X, codes = blobs
+    y = np.where(codes > 0, "yes", "no")
+    clf = SVMClassifier(random_state=0).fit(X, y)
+    fitted = clf.score(X, y)
+    assert clf.solver_ == "cocoa"
+    clf.partial_fit(X[:200], y[:200])
+    assert clf.solver_ == "sgd" and list(clf.classes_) == ["no", "yes"]
+    assert clf.score(X, y) >= fitted - 0.02
+    warm = SVMClassifier(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warm.set_params(warm_start=True, solver="sgd").fit(X, y)
+    assert list(warm.classes_) == ["no", "yes"] and warm.score(X, y) >= fitted - 0.02
+    assert set(warm.predict(X)) == {"no", "yes"}

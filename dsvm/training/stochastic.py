@@ -241,7 +241,9 @@ def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
         coef, intercept = other.state.coef, other.state.intercept * bias
     else:
         coef, intercept = other.state.model()
-    record = start(spec, engine, source, classes=other.classes, text=None, seed=other.seed,
+    text = other.classes if other.classes is not None and other.classes.dtype.kind not in \
+        "biuf" else None  # (text labels: the rows' codes are their indices)
+    record = start(spec, engine, source, classes=other.classes, text=text, seed=other.seed,
                    fmap=None)
     state = record.state
     state.coef[:], state.intercept[:] = coef, intercept
