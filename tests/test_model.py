@@ -89,3 +89,41 @@ def test_a_corrupt_model_file_is_refused_when_loaded(fitted, tmp_path, corrupt):
     save_model_record(bad, record)
     with pytest.raises(ModelFormatError, match="bad.dsvm"):
         dsvm.load(bad)
+
+
+@pytest.mark.parametrize("solver", ["sgd", "auto", "pegasos"])
+def test_a_loaded_model_is_continued_by_partial_fit_and_a_warm_start(blobs, tmp_path, solver):
+    """Yesterday's model, loaded, then ``partial_fit`` on today's rows: it had no training
+    state, so ``partial_fit`` asked for ``classes=`` and, given them, trained from zero and
+    threw the loaded model away (accuracy 0.998 -> 0.854 after one call of 50 rows)."""
+    import warnings
+
+    X, codes = blobs
+    X = X * np.array([1.0, 100.0, 1, 1, 1, 1, 1, 1])  # a raw column: the fit scales it
+    y = np.where(codes > 0, "yes", "no")
+    clf = SVMClassifier(random_state=0, solver=solver).fit(X, y)
+    assert clf.scaling_ is not None
+    clf.save(tmp_path / "m.dsvm")
+    for how in ("partial_fit", "warm_start"):
+        loaded, session = dsvm.load(tmp_path / "m.dsvm"), pickle.loads(pickle.dumps(clf))
+        coef = loaded.coef_.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for est in (loaded, session):
+                if how == "partial_fit":  # (no classes=: the model has them)
+                    est.partial_fit(X[:60], y[:60])
+                else:
+                    est.set_params(warm_start=True, max_epochs=2).fit(X[:60], y[:60])
+        # it goes on from the loaded model with small steps, not from zero with large ones,
+        # and as well as the fitted estimator itself goes on (whose solver's state, e.g. its
+        # average, the file does not keep; CoCoA+'s model is all there is to continue)
+        assert np.linalg.norm(loaded.coef_ - coef) < 0.25 * np.linalg.norm(coef), how
+        assert loaded.score(X, y) >= session.score(X, y) - 0.03, how
+        if solver == "auto":
+            np.testing.assert_allclose(loaded.coef_, session.coef_, rtol=1e-6)
+        assert list(loaded.classes_) == ["no", "yes"] and loaded.n_iter_ > clf.n_iter_
+    kernel = SVMClassifier(random_state=0, kernel="rff", n_components=32).fit(X, y)
+    kernel.save(tmp_path / "k.dsvm")
+    with pytest.raises(ValueError, match="kernel model loaded from a model file cannot be "
+                                         "continued"):
+        dsvm.load(tmp_path / "k.dsvm").partial_fit(X[:60], y[:60])

@@ -16,6 +16,7 @@ from dsvm.estimators.regressor import SVMRegressor
 from dsvm.exceptions import ModelFormatError
 from dsvm.io.models import ModelRecord, load_model_record
 from dsvm.training.kernel_maps import map_from_parts
+from dsvm.training.model_files import continuable
 from dsvm.training.scaling import scaling_of
 from dsvm.training.spec import params_from_json
 
@@ -50,7 +51,9 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
     if record.extra_meta.get("feature_names"):  # a DataFrame's columns, as fit() saw them
         est.feature_names_in_ = np.asarray(record.extra_meta["feature_names"], dtype=object)
     _check_shapes(est, path)
+    est._fit_record = continuable(est)  # (partial_fit, warm_start)
     return est
+
 
 
 def _check_shapes(est: Any, path: str) -> None:

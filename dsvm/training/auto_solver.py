@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from dsvm.kernels.dcd import DCD_LOSSES
+from dsvm.training.record import LOADED
 from dsvm.training.spec import FitSpec
 
 
@@ -95,5 +96,7 @@ def resolve_solver(spec: FitSpec, *, previous: str | None = None, **context: Any
         return spec
     # a partial_fit after a CoCoA+ fit goes on with SGD from its model (CoCoA+'s duals belong to
     # the rows of that fit: training.stochastic.continued_from_dual)
-    name = previous if previous not in (None, "cocoa") else chosen_solver(spec, **context)
+    # (and a loaded model's, which continues as another solver's model does)
+    name = previous if previous not in (None, "cocoa", LOADED) else chosen_solver(spec,
+                                                                                 **context)
     return replace(spec, solver=name, params={**spec.params, "solver": name})

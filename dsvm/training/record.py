@@ -12,6 +12,10 @@ from dsvm.features.maps import FeatureMap
 from dsvm.features.scaling import Scaling
 from dsvm.solvers.base import SolverState
 
+# The ``solver`` of a model file's record (dsvm.estimators.loading): its model continues as a
+# stochastic fit's start, as another solver's model does (training.stochastic)
+LOADED = "a model file"
+
 
 @dataclass
 class FittedModel:

@@ -47,7 +47,7 @@ from dsvm.training.prepare import (
     start_record,
     training_map,
 )
-from dsvm.training.record import FittedModel
+from dsvm.training.record import LOADED, FittedModel
 from dsvm.training.scaling import scale_stage, warn_unscaled_batch
 from dsvm.training.spec import FitSpec
 
@@ -233,6 +233,11 @@ def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
     start at that model (CoCoA+'s bias feature's weight as the intercept), and the step
     counter at the steps (rows) it has seen, so that the steps continue small where a fresh
     schedule would start large and undo the fit."""
+    if other.feature_map is not None and other.solver == LOADED:
+        raise ValueError(
+            "A kernel model loaded from a model file cannot be continued (partial_fit, "
+            "warm_start): the file keeps its feature map and weights, not the fit's state. "
+            "Continue it in the session that fitted it (or from its pickle), or fit afresh.")
     if other.feature_map is not None:
         raise ValueError(f"A {spec.solver!r} fit cannot continue the kernel model of a "
                          f"{other.solver!r} fit; fit it afresh (warm_start=False).")
