@@ -421,3 +421,32 @@ def test_a_grid_resumed_from_its_checkpoint_is_the_uninterrupted_grid(tmp_path, 
     assert main([*args, "--epochs", "3", "--resume", "--out", str(tmp_path / "b.dsvm")]) == 0
     assert dsvm.load_checkpoint(tmp_path / "c.ckpt").epoch == 3
     capsys.readouterr()
+
+
+def test_a_cv_model_of_a_frame_with_a_text_column_saves_what_predicting_the_frame_needs(
+        tmp_path):
+    """``SVMClassifierCV().fit(frame)`` with a text column, saved and loaded: the model file had
+    no hashing ("hashing: none"), and the loaded model refused the frame it was trained on
+    ("X holds text ... this model was trained on numbers only"); ``best_estimator_`` too."""
+    import warnings
+
+    import pandas as pd
+
+    import dsvm
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    frame = pd.DataFrame({"income": rng.integers(10_000, 200_000, n), "score": rng.normal(
+        size=n), "city": rng.choice(["paris", "oslo", "lima"], n)})
+    y = np.where((frame.income - 1e5) / 5e4 + frame.score + (frame.city == "oslo") > 0,
+                 "good", "bad")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cv = SVMClassifierCV(random_state=0, n_alphas=3, max_epochs=3).fit(frame, y)
+    expected = cv.predict(frame)
+    assert (expected == y).mean() > 0.9
+    np.testing.assert_array_equal(cv.best_estimator_.predict(frame), expected)
+    cv.save(tmp_path / "cv.dsvm")
+    loaded = dsvm.load(tmp_path / "cv.dsvm")
+    assert loaded.hashing_["categorical"] == ["city"]
+    np.testing.assert_array_equal(loaded.predict(frame), expected)

@@ -184,8 +184,14 @@ class _GridSearch:
         exists (the same alphas, ``cv_fraction`` and ``cv``), and gives the uninterrupted
         grid's result."""
         self.__dict__.pop("best_estimator_", None)
-        return SVMBase._fit(self, X, y, sample_weight, None, None,  # type: ignore[arg-type]
-                            resume)
+        SVMBase._fit(self, X, y, sample_weight, None, None, resume)  # type: ignore[arg-type]
+        # what the fit learnt of a DataFrame's columns, which the chosen model needs to
+        # predict one (and its model file, which save writes from it): without them a saved
+        # CV model of a frame with a text column refused that frame ("trained on numbers")
+        for attr in _OF_THE_INPUT:
+            if hasattr(self, attr):
+                setattr(self.best_estimator_, attr, getattr(self, attr))
+        return self
 
     def _train(self, spec: FitSpec, X: Any, y: Any, **fit_args: Any) -> FittedModel:
         """The base class's training call, here the grid's (:func:`fit_grid`)."""
@@ -247,6 +253,10 @@ class _GridSearch:
         self._check_fitted()  # type: ignore[attr-defined]
         persistence.save(self.best_estimator_, path, storage_options,
                          extra_meta={"grid": self.grid_table_}, overwrite=overwrite)
+
+
+# the fitted attributes SVMBase._fit sets from the input itself, not from the grid's record
+_OF_THE_INPUT = ("hashing_", "fill_values_", "feature_names_in_")
 
 
 # (fit takes no validation=, init= or resume=: the grid scores its own held-out rows)
