@@ -40,6 +40,7 @@ from dsvm.data.location import (
     is_glob,
     is_many_files,
     kind_at,
+    require_path,
 )
 from dsvm.data.numpy_source import NPY_BLOCK_BYTES, NumpySource
 from dsvm.data.parquet_source import ParquetSource, is_parquet_path
@@ -439,6 +440,8 @@ def convert(
     Raises ``DataFormatError`` for malformed input, naming the file and line, row or row
     group, and ``FileExistsError`` when ``dst`` exists; nothing is left at ``dst`` on error.
     """
+    require_path(src, "convert's src (the file to read)")
+    require_path(dst, "convert's dst (the dataset to write)")
     return _convert(_Options(
         src, dst, labels=labels, n_features=n_features, chunk_rows=chunk_rows, layout=layout,
         shuffle=shuffle, seed=seed, label_column=label_column, dtype=dtype, overwrite=overwrite,

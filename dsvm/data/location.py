@@ -141,6 +141,19 @@ def _remove(loc: _Location, url: str | None = None) -> None:
         fs.rm(path, recursive=True)
 
 
+def require_path(value: Any, what: str) -> None:
+    """``value`` as a path or URL, else a TypeError that says what ``what`` takes: arrays or a
+    DataFrame given where a path goes (``convert(df, ...)``, ``write_arrays(X, y, path)``)
+    were 'expected str, bytes or os.PathLike object, not DataFrame'."""
+    if isinstance(value, (str, os.PathLike)) or hasattr(value, "url"):
+        return
+    given = f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
+    raise TypeError(f"{what} is a path or URL; got a {given}. Arrays are written with "
+                    "dsvm.write_arrays(path, X, y); a DataFrame trains as it is "
+                    "(SVMClassifier().fit(df, y): its text columns are hashed), or is written "
+                    "as Parquet (df.to_parquet) and converted with dsvm.convert.")
+
+
 def check_destination(
     dst: str | os.PathLike[str] | _Location, *, overwrite: bool,
     storage_options: dict | None = None, inputs: Sequence[Any] = (), kind: str | None = None,

@@ -345,3 +345,36 @@ def test_sparse_zarr_chunking_follows_row_chunks(tmp_path, rng):
     # a quarter of a row chunk's nnz (rounded up to 1024): a row chunk reads ~4-5 zarr chunks
     assert per_row_chunk / 4 <= nnz_chunk <= per_row_chunk / 4 + 1024
     assert handles["X/indptr"].chunks == (1000,) and handles["y"].chunks == (1000,)
+
+
+def test_write_arrays_takes_text_labels_and_names_what_it_cannot_take(tmp_path):
+    """``write_arrays`` of a frame's text labels ("basic"/"mid"/"luxury") said "labels must be
+    numbers", where ``convert`` of the same table stores them as named codes; a frame with a
+    text column said "dtype object"; arrays or a frame given where the path goes said
+    "expected str, bytes or os.PathLike object, not ndarray"."""
+    import pandas as pd
+
+    import dsvm
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"sqft": rng.integers(400, 5000, 300), "rooms": rng.integers(1, 8, 300),
+                          "district": rng.choice(["north", "south"], 300)})
+    kind = np.where(frame.sqft > 3000, "luxury", np.where(frame.sqft > 1500, "mid", "basic"))
+    ds = dsvm.write_arrays(tmp_path / "t.zarr", frame[["sqft", "rooms"]], kind)
+    assert ds.label_names == ["basic", "luxury", "mid"]
+    y = np.concatenate([ds.read_chunk(i).y for i in range(ds.n_chunks)])
+    np.testing.assert_array_equal(np.asarray(ds.label_names)[y.astype(int)], kind)
+    clf = dsvm.SVMClassifier(random_state=0).fit(tmp_path / "t.zarr")
+    assert list(clf.classes_) == ["basic", "luxury", "mid"]
+    with pytest.raises(DataFormatError, match=r"missing label at row 7 \(1 in all\)"):
+        dsvm.write_arrays(tmp_path / "m.zarr", frame[["sqft"]], pd.Series(kind).where(
+            frame.index != 7))
+    with pytest.raises(DataFormatError, match=r"dtype object \(the columns \['district'\]\)"):
+        dsvm.write_arrays(tmp_path / "d.zarr", frame, kind)
+    with pytest.raises(TypeError, match=r"dst, the dataset to write, is a path or URL; got a "
+                                        r"numpy.ndarray"):
+        dsvm.write_arrays(frame.to_numpy(), kind, tmp_path / "w.zarr")
+    with pytest.raises(TypeError, match=r"convert's src .* got a pandas.DataFrame.*"
+                                        r"write_arrays\(path, X, y\)"):
+        dsvm.convert(frame, tmp_path / "c.zarr")
+    assert not any((tmp_path / n).exists() for n in ("m.zarr", "d.zarr", "c.zarr"))
