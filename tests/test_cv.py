@@ -377,6 +377,11 @@ def test_cli_trains_a_grid_saves_the_best_and_info_shows_the_table(tmp_path, cap
                  str(tmp_path / "x.dsvm")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--alpha" in lines[0] and "1e-5,abc" in lines[0]
+    # --alpha auto (the grid's word): was "--alpha must be a float ... Got 'auto' instead."
+    assert main(["train", str(data), "--alpha", "auto", "--out",
+                 str(tmp_path / "x.dsvm")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--alphas auto chooses a grid" in lines[0]
 
 
 def fit_and_resume(tmp_path, kw):

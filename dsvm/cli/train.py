@@ -56,6 +56,9 @@ def grid_of(args: argparse.Namespace) -> Any:
         return "auto" if args.alphas == "auto" else alpha_grid(args.alphas)
     if isinstance(args.alpha, str) and "," in args.alpha:  # a list (or an error naming it)
         return alpha_grid(args.alpha)
+    if isinstance(args.alpha, str) and args.alpha.strip().lower() == "auto":
+        raise ValueError(f"--alpha {args.alpha}: --alpha takes a number (or a list of them: a "
+                         "grid); --alphas auto chooses a grid of alphas from the data")
     return None
 
 
