@@ -859,3 +859,22 @@ def test_rows_with_text_in_an_array_are_named_and_a_hashing_model_asks_for_its_f
     with pytest.raises(ValueError, match=r"X holds text: 'n/a' at row 1, column 1 \('score'\)"):
         numeric.predict(X[["age", "score"]].astype(object).assign(
             score=["1.5", "n/a"] + ["0"] * 298))
+
+
+def test_a_validation_frame_and_evaluate_hash_a_text_column_as_the_fit_did():
+    """``fit(frame, y, validation=(val_frame, val_y))`` with a text column: "The validation
+    data (array) has 3 features but the training data has 262146"; ``evaluate(frame, y)``:
+    "X has 3 features, but SVMClassifier is expecting 262146"."""
+    people = _people(1500)
+    train, held = people.iloc[:1200], people.iloc[1200:]
+    X, y = train.drop(columns="label"), train.label
+    Xv, yv = held.drop(columns="label"), held.label
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = SVMClassifier(random_state=0, solver="sgd").fit(X, y, validation=(Xv, yv))
+    assert clf.hashing_["categorical"] == ["city"]
+    score = clf.score(Xv, yv)
+    assert score > 0.7
+    assert clf.history_[-1]["val_accuracy"] == pytest.approx(score, abs=0.02)
+    measured = clf.evaluate(Xv, yv)
+    assert measured["accuracy"] == pytest.approx(score) and measured["n_samples"] == 300

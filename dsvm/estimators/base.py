@@ -100,6 +100,15 @@ def check_dataset_columns(est: Any, dataset: Any) -> None:
                        dataset.url)
 
 
+def hashed_validation(validation: Any, hashing: dict[str, Any] | None) -> Any:
+    """``validation`` with the text columns of a pandas frame hashed as the training frame's
+    were: (frame, y) was taken as an array of its own columns (4 features against the fit's
+    2^18 + 3)."""
+    if hashing and isinstance(validation, tuple) and is_pandas_frame(validation[0]):
+        return (hashed_rows(validation[0], hashing), *validation[1:])
+    return validation
+
+
 def check_validation_frame(est: Any, validation: Any) -> None:
     """A pandas validation frame has the columns of the frame fitted, in order (its rows are
     read by position, as the training frame's were)."""
@@ -176,6 +185,7 @@ class SVMBase(BaseEstimator):
             X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
                                                   sample_weight, reset=True)
             check_validation_frame(self, validation)
+        validation = hashed_validation(validation, hashing)
         spec = self._spec()
         record = self._train(spec, X, y, sample_weight=sample_weight,
                              validation=validation, init=init, resume=resume, warm=warm)
@@ -248,6 +258,9 @@ class SVMBase(BaseEstimator):
         return np.asarray(classes, dtype=np.float64)
 
     def _dataset_source(self, X: Any, y: Any = None, purpose: str | None = None) -> Any:
+        hashing = getattr(self, "hashing_", None)
+        if hashing and is_pandas_frame(X):  # (a frame's text columns, as predict hashes them)
+            X = hashed_rows(X, hashing)
         text = getattr(self, "classes_", None)
         text = text if text is not None and text.dtype.kind not in "biuf" else None
         source, named = source_of(X, y, classify=self._task == "classification",
