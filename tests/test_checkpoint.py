@@ -128,6 +128,12 @@ def test_resume_refuses_another_problem(problem, tmp_path):
         _clf(alpha=0.01, checkpoint=ckpt).fit(X, y, resume=True)
     with pytest.raises(ValueError, match="written for 8 features but the data has 5"):
         _clf(checkpoint=ckpt).fit(X[:, :5], y, resume=True)
+    # other rows of the same columns (a slice, another day's file) went on silently: a model
+    # trained partly on data it was not for
+    with pytest.raises(ValueError, match=r"written by a fit on 3,000 rows \(array\), but "
+                                         r"this fit's data \(array\) has 2,000\. Resume on "
+                                         r"the same data"):
+        _clf(checkpoint=ckpt).fit(X[:2000], y[:2000], resume=True)
     with pytest.raises(ValueError, match="resume=True needs the 'checkpoint' parameter"):
         _clf().fit(X, y, resume=True)
 

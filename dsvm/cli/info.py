@@ -64,6 +64,7 @@ def checkpoint_info(path: str) -> dict[str, Any]:
         "epochs_done": ckpt.epoch,
         "converged": ckpt.converged,
         "source": ckpt.source,
+        "n_samples": ckpt.n_samples,
         "n_features": ckpt.n_features,
         "classes": ckpt.classes.tolist() if ckpt.classes.size else None,
         "parameters": ckpt.params,

@@ -61,6 +61,7 @@ class Checkpoint:
     source: str = ""
     estimator: str = "SVMClassifier"
     selection: Any = None
+    n_samples: int | None = None  # the training rows (None: not counted, or an older file)
 
     @property
     def extrapolation(self) -> Any:
@@ -96,6 +97,7 @@ def _encode(ckpt: Checkpoint) -> bytes:
         "history": ckpt.history,
         "next_chunk_order": [int(c) for c in ckpt.next_chunk_order],
         "source": ckpt.source,
+        "n_samples": None if ckpt.n_samples is None else int(ckpt.n_samples),
     }
     if ckpt.selection is not None:
         for name, value in ckpt.selection.to_arrays().items():
@@ -163,4 +165,5 @@ def load_checkpoint(path: str | os.PathLike, storage_options: dict | None = None
         source=str(meta.get("source", "")),
         estimator=str(meta.get("estimator", "SVMClassifier")),
         selection=selection,
+        n_samples=None if meta.get("n_samples") is None else int(meta["n_samples"]),
     )

@@ -41,8 +41,10 @@ def load_checkpoint(path: str | os.PathLike, storage_options: dict | None = None
 
 def checkpoint_of(spec: FitSpec, state: SolverState, *, history: list[dict[str, Any]],
                   converged: bool, classes: np.ndarray | None, seed: int, n_streams: int,
-                  n_features: int, n_chunks: int, source: str) -> Checkpoint:
-    """The checkpoint of a fit after the epochs in ``history`` (all epochs so far)."""
+                  n_features: int, source: Any) -> Checkpoint:
+    """The checkpoint of a fit after the epochs in ``history`` (all epochs so far) of the rows
+    of ``source`` (a :class:`dsvm.data.sources.Source`)."""
+    n_chunks = source.n_chunks
     return Checkpoint(
         epoch=len(history),
         coef=state.coef, intercept=state.intercept,
@@ -53,14 +55,23 @@ def checkpoint_of(spec: FitSpec, state: SolverState, *, history: list[dict[str, 
         seed=int(seed), n_streams=int(n_streams), n_features=int(n_features),
         converged=bool(converged), params=spec.jsonable_params(), history=history,
         next_chunk_order=epoch_chunk_order(int(seed), len(history), n_chunks).tolist(),
-        source=source, estimator=spec.estimator,
+        source=source.describe(), estimator=spec.estimator,
         selection=None if state.selection is None else state.selection.copy(),
+        n_samples=source.n_samples,
     )
 
 
-def check_resumable(spec: FitSpec, ckpt: Checkpoint, n_features: int, dtype: np.dtype,
+def check_resumable(spec: FitSpec, ckpt: Checkpoint, source: Any, dtype: np.dtype,
                     path: str) -> None:
-    """Refuse to resume a checkpoint written for another problem, naming what differs."""
+    """Refuse to resume a checkpoint written for another problem (its parameters, or the
+    rows of ``source``), naming what differs."""
+    n_features, rows = source.n_features, source.n_samples
+    if rows is not None and ckpt.n_samples is not None and rows != ckpt.n_samples:
+        # (other rows: the model went on silently, trained partly on data it was not for)
+        raise ValueError(
+            f"Cannot resume from {path}: it was written by a fit on {ckpt.n_samples:,} rows "
+            f"({ckpt.source}), but this fit's data ({source.describe()}) has {rows:,}. Resume "
+            "on the same data, or start over (without resume, or a new checkpoint).")
     if ckpt.estimator != spec.estimator:
         raise ValueError(f"Checkpoint {path} was written by {ckpt.estimator}, not "
                          f"{spec.estimator}.")

@@ -102,4 +102,4 @@ def save(spec: FitSpec, state: Any, history: list[dict[str, Any]], converged: bo
     save_checkpoint(spec.checkpoint, checkpoint_of(
         spec, state, history=history, converged=converged, classes=record.classes,
         seed=record.seed, n_streams=record.n_streams, n_features=record.n_features_in,
-        n_chunks=source.n_chunks, source=source.describe()))
+        source=source))

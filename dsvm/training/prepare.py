@@ -180,7 +180,7 @@ def resume_checkpoint(spec: FitSpec, source: Source, state_dtype: np.dtype | Non
             logger.info("no checkpoint at %s yet: starting from scratch", spec.checkpoint)
         return None
     ckpt = load_checkpoint(spec.checkpoint)
-    check_resumable(spec, ckpt, source.n_features,
+    check_resumable(spec, ckpt, source,
                     source.dtype if state_dtype is None else np.dtype(state_dtype),
                     os.fspath(spec.checkpoint))
     return ckpt
