@@ -57,15 +57,23 @@ def checkpoint_of(spec: FitSpec, state: SolverState, *, history: list[dict[str, 
         next_chunk_order=epoch_chunk_order(int(seed), len(history), n_chunks).tolist(),
         source=source.describe(), estimator=spec.estimator,
         selection=None if state.selection is None else state.selection.copy(),
-        n_samples=source.n_samples,
+        n_samples=input_rows(source),
     )
+
+
+def input_rows(source: Any) -> int | None:
+    """The rows of the input under ``source``'s wrappers (its chunks held out for early
+    stopping, its scaling), which a resume of the same fit sees whole (None: not counted)."""
+    while getattr(source, "inner", None) is not None:
+        source = source.inner
+    return source.n_samples
 
 
 def check_resumable(spec: FitSpec, ckpt: Checkpoint, source: Any, dtype: np.dtype,
                     path: str) -> None:
     """Refuse to resume a checkpoint written for another problem (its parameters, or the
     rows of ``source``), naming what differs."""
-    n_features, rows = source.n_features, source.n_samples
+    n_features, rows = source.n_features, input_rows(source)
     if rows is not None and ckpt.n_samples is not None and rows != ckpt.n_samples:
         # (other rows: the model went on silently, trained partly on data it was not for)
         raise ValueError(
