@@ -190,3 +190,20 @@ def test_task_auto_trains_a_classifier_on_many_label_names(tmp_path):
     ds = dsvm.convert(src, tmp_path / "t.zarr")
     assert len(ds.label_names) == n
     assert resolve_task("auto", ds) == "classification"
+
+
+def test_cli_class_weights_name_text_labels(tmp_path, capsys):
+    """``--class-weight cat:3`` on a dataset of text labels was refused by the flag's parser
+    ("expected ... LABEL:WEIGHT pairs such as '1:5,-1:1'"), where ``class_weight={"cat": 3}``
+    trains from Python."""
+    train = _animals(_train_names(), seed=1)
+    data, model = tmp_path / "train.zarr", tmp_path / "m.dsvm"
+    assert main(["convert", _csv(tmp_path / "train.csv", train), str(data)]) == 0
+    assert main(["train", str(data), "--out", str(model), "--epochs", "3",
+                 "--class-weight", "cat:3,dog:0.5", "--quiet"]) == 0
+    assert dsvm.load(model).class_weight == {"cat": 3.0, "dog": 0.5}
+    capsys.readouterr()
+    assert main(["train", str(data), "--out", str(tmp_path / "x.dsvm"),
+                 "--class-weight", "horse:3"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "['horse']" in lines[0] and "['bird', 'cat', 'dog']" in lines[0]

@@ -44,12 +44,13 @@ class Flag:
 
 def _class_weight(text: str) -> Any:
     """``balanced``, ``none`` or ``LABEL:WEIGHT,LABEL:WEIGHT`` (numeric labels, as datasets
-    store them); several of them, a grid of class weights, as a list: ``none,balanced,1:5``
-    (consecutive pairs make one dict; ``;`` separates two dicts: ``1:5,-1:1;1:10``)."""
+    store them, or the names of text labels: ``fraud:10``); several of them, a grid of class
+    weights, as a list: ``none,balanced,1:5`` (consecutive pairs make one dict; ``;``
+    separates two dicts: ``1:5,-1:1;1:10``)."""
     items: list[Any] = []
     try:
         for group in text.split(";"):
-            pairs: dict[float, float] | None = None
+            pairs: dict[Any, float] | None = None
             for item in group.split(","):
                 if item.lower() in ("none", "balanced"):
                     items.append(None if item.lower() == "none" else "balanced")
@@ -59,7 +60,7 @@ def _class_weight(text: str) -> Any:
                     if pairs is None:
                         pairs = {}
                         items.append(pairs)
-                    pairs[float(label)] = float(weight)
+                    pairs[_label(label)] = float(weight)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected 'balanced', 'none' or LABEL:WEIGHT pairs such as '1:5,-1:1' (a comma "
@@ -68,6 +69,16 @@ def _class_weight(text: str) -> Any:
         raise argparse.ArgumentTypeError(f"expected 'balanced', 'none' or LABEL:WEIGHT pairs, "
                                          f"got {text!r}")
     return items[0] if len(items) == 1 else items
+
+
+def _label(text: str) -> Any:
+    """A class label as typed: a number (1, -1, 0.5), else the name of a text label."""
+    try:
+        return float(text)
+    except ValueError:
+        if not text.strip():
+            raise
+        return text.strip()
 
 
 class ListableChoices(tuple):
@@ -137,7 +148,8 @@ HELP: dict[str, Flag] = {
     "validation_fraction": Flag("share of the rows (cocoa, bsgd: chunks) held out by "
                                 "--early-stopping",
                                 metavar="F"),
-    "class_weight": Flag("'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' (classification; "
+    "class_weight": Flag("'balanced' or LABEL:WEIGHT pairs, e.g. '1:5,-1:1' or 'fraud:10' "
+                         "(classification; "
                          "default: every class weighs 1); several (none,balanced; ';' between "
                          "two sets of pairs) train each in one grid", metavar="WEIGHTS",
                          parse=_class_weight),
