@@ -49,20 +49,26 @@ def first_non_finite(X: Any) -> tuple[int, int, float] | None:
 
 
 def first_text(X: Any) -> tuple[int, int, str] | None:
-    """(row, column, value) of the first value of the rows ``X`` that is not a number (text
-    such as ``'Oslo'``), or None. Searched only once numbers were refused (a loop in Python)."""
+    """(row, column, value) of the first value that is not a number (text such as
+    ``'Oslo'``) in the first column of the rows ``X`` that has one, or None. Searched only
+    once numbers were refused: each column converted at once, a loop only over the one."""
     try:
         rows = np.asarray(X, dtype=object)
     except (TypeError, ValueError):
         return None
     if rows.ndim != 2:
         return None
-    for r in range(rows.shape[0]):
-        for c in range(rows.shape[1]):
+    for c in range(rows.shape[1]):
+        try:
+            rows[:, c].astype(np.float64)
+            continue
+        except (TypeError, ValueError):
+            pass
+        for r, value in enumerate(rows[:, c]):
             try:
-                float(rows[r, c])
+                float(value)
             except (TypeError, ValueError):
-                return r, c, str(rows[r, c])
+                return r, c, str(value)
     return None
 
 
