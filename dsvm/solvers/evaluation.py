@@ -62,7 +62,6 @@ class EvalCounts:
             return float("nan")
         return 1.0 - self.sq_err / ss_tot
 
-
     def class_rates(self) -> dict[str, Any]:
         """What the confusion counts say beyond accuracy, for data whose classes are not
         balanced (click logs, rare topics), where accuracy alone misleads:

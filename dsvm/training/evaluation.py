@@ -20,7 +20,7 @@ from dsvm.solvers.base import LocalSolver, SolverState
 from dsvm.solvers.evaluation import EvalCounts, add_counts
 from dsvm.training.inputs import validation_source
 from dsvm.training.layout import in_space
-from dsvm.training.record import FittedModel
+from dsvm.training.record import FittedModel, text_classes
 from dsvm.training.spec import FitSpec
 
 
@@ -67,8 +67,7 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
     validation data (R^2 for regressors); None without validation data."""
     if validation is None:
         return None
-    text = record.classes if record.classes is not None and \
-        record.classes.dtype.kind not in "biuf" else None
+    text = text_classes(record.classes)
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text)
     check_validation_features(source, record.n_features_in, record.feature_names)

@@ -35,7 +35,7 @@ from dsvm.training.layout import in_space, to_space
 from dsvm.training.loop import StoppingRule
 from dsvm.training.prepare import prepare_fit
 from dsvm.training.progress import EpochProgress
-from dsvm.training.record import FittedModel
+from dsvm.training.record import FittedModel, text_classes
 from dsvm.training.scaling import fold_init
 from dsvm.training.spec import FitSpec
 
@@ -175,8 +175,7 @@ def _stop_reason(spec: FitSpec, result: Any) -> str:
 
 def text_of(warm: Any) -> np.ndarray | None:
     """The text labels of the estimator a warm start continues (None: numbers, or none)."""
-    classes = None if warm is None else getattr(warm, "classes_", None)
-    return classes if classes is not None and classes.dtype.kind not in "biuf" else None
+    return text_classes(None if warm is None else getattr(warm, "classes_", None))
 
 
 def _validator(engine: Engine, spec: FitSpec, values: np.ndarray, data: FitData,

@@ -12,6 +12,13 @@ from dsvm.features.maps import FeatureMap
 from dsvm.features.scaling import Scaling
 from dsvm.solvers.base import SolverState
 
+
+def text_classes(classes: np.ndarray | None) -> np.ndarray | None:
+    """``classes`` when they are text labels (the rows' codes are then their indices), else
+    None (numbers, or a regressor's none)."""
+    return classes if classes is not None and classes.dtype.kind not in "biuf" else None
+
+
 # The ``solver`` of a model file's record (dsvm.estimators.loading): its model continues as a
 # stochastic fit's start, as another solver's model does (training.stochastic)
 LOADED = "a model file"

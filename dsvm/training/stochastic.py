@@ -47,7 +47,7 @@ from dsvm.training.prepare import (
     start_record,
     training_map,
 )
-from dsvm.training.record import LOADED, FittedModel
+from dsvm.training.record import LOADED, FittedModel, text_classes
 from dsvm.training.scaling import scale_stage, warn_unscaled_batch
 from dsvm.training.spec import FitSpec
 
@@ -184,11 +184,8 @@ def partial_fit_stochastic(spec: FitSpec, previous: FittedModel | None, X: Any, 
                            sample_weight: Any = None, *, classes: Any = None,
                            validation: Any = None) -> FittedModel:
     """One more epoch over ``X``, continuing ``previous`` (None: the first call)."""
-    text = None
-    if previous is not None and previous.classes is not None \
-            and previous.classes.dtype.kind not in "biuf":
-        text = previous.classes
-    elif previous is None and classes is not None and np.asarray(classes).dtype.kind not in "biuf":
+    text = None if previous is None else text_classes(previous.classes)
+    if previous is None and classes is not None and np.asarray(classes).dtype.kind not in "biuf":
         text = np.unique(np.asarray(classes).astype(str))  # the full label set, up front
     with engine_for(X, spec.client, spec.n_workers) as engine:
         source, text = source_of(X, y, sample_weight, classify=spec.classifies,
@@ -246,9 +243,8 @@ def continued_from_model(spec: FitSpec, engine: Engine, source: Source,
         coef, intercept = other.state.coef, other.state.intercept * bias
     else:
         coef, intercept = other.state.model()
-    text = other.classes if other.classes is not None and other.classes.dtype.kind not in \
-        "biuf" else None  # (text labels: the rows' codes are their indices)
-    record = start(spec, engine, source, classes=other.classes, text=text, seed=other.seed,
+    record = start(spec, engine, source, classes=other.classes,
+                   text=text_classes(other.classes), seed=other.seed,
                    fmap=None)
     state = record.state
     state.coef[:], state.intercept[:] = coef, intercept
