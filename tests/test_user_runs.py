@@ -878,3 +878,19 @@ def test_a_validation_frame_and_evaluate_hash_a_text_column_as_the_fit_did():
     assert clf.history_[-1]["val_accuracy"] == pytest.approx(score, abs=0.02)
     measured = clf.evaluate(Xv, yv)
     assert measured["accuracy"] == pytest.approx(score) and measured["n_samples"] == 300
+
+
+def test_partial_fit_of_a_frame_after_a_dask_frame_fit_warns_nothing():
+    """A model of a Dask frame with a text column knows the frame's column names; a later
+    ``partial_fit`` of a pandas frame checked its hashed rows (no names) against them:
+    scikit-learn's "X does not have valid feature names" on every call."""
+    people = _people(1200)
+    X = people.drop(columns="label")
+    clf = SVMClassifier(random_state=0, max_epochs=3).fit(dd.from_pandas(X, npartitions=2),
+                                                          dd.from_pandas(people.label,
+                                                                         npartitions=2))
+    assert list(clf.feature_names_in_) == ["age", "score", "city"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.partial_fit(X.iloc[:200], people.label.iloc[:200])
+    assert clf.score(X, people.label) > 0.7

@@ -9,6 +9,7 @@ what differs between classification and regression (labels, ``predict``, ``score
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -220,9 +221,13 @@ class SVMBase(BaseEstimator):
             check_hashing(getattr(self, "hashing_", None), hashing,
                           "The DataFrame" if hashing_of(X) is None else _name_of(X))
         if in_memory(X):
-            X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
-                                                  sample_weight,
-                                                  reset=not hasattr(self, "_fit_record"))
+            with warnings.catch_warnings():
+                if hashing is not None:  # (its columns were checked by name: check_hashing;
+                    # a model of a Dask frame knows their names, which hashed rows lack)
+                    warnings.filterwarnings("ignore", "X does not have valid feature names")
+                X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
+                                                      sample_weight,
+                                                      reset=not hasattr(self, "_fit_record"))
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
