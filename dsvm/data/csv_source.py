@@ -147,7 +147,7 @@ def sniff_labels(fields: list[str], second: list[str] | None, label_at: int | No
     if not header or label_at is None or second is None or label_at >= len(second):
         return header
     only_label = all(is_number(f) for i, f in enumerate(fields)
-                     if i != label_at and i not in skip)
+                     if i != label_at and i not in skip and f.strip())
     return not (only_label and not is_number(second[label_at]))
 
 
@@ -192,7 +192,8 @@ class CSVSource:
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)
-        header = not all(is_number(f) for f in fields)
+        # an empty field is a missing value, as in every later row, not a column's name
+        header = not all(is_number(f) for f in fields if f.strip())
         given = label_column
         label_column = resolve_label_column(label_column, fields if header else None,
                                             skip=list(drop), n_cols=len(fields))

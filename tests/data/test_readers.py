@@ -365,6 +365,22 @@ def test_csv_without_a_header_names_columns_by_position(tmp_path):
         convert(src, tmp_path / "o.zarr")
 
 
+@pytest.mark.parametrize("first", ["1,0.5,", "1,,2"])
+def test_a_csv_without_a_header_whose_first_row_misses_a_value_keeps_that_row(tmp_path, first):
+    """An empty field is a missing value on line 1 as on every other: the first row is not
+    taken for a header (which lost the row and named the columns by its values)."""
+    src = tmp_path / "t.csv"
+    src.write_text(first + "\n-1,1,1\n1,0.25,3\n")
+    with pytest.raises(DataFormatError, match=r"t\.csv, line 1: column \d is empty"):
+        convert(src, tmp_path / "o.zarr")
+    ds = convert(src, tmp_path / "o.zarr", fill_missing=0)
+    X, y, _ = collect(ds)
+    assert ds.n_samples == 3
+    np.testing.assert_array_equal(y, [1, -1, 1])
+    expected = [float(v) if v else 0.0 for v in first.split(",")[1:]]
+    np.testing.assert_array_equal(X, np.array([expected, [1, 1], [0.25, 3]], np.float32))
+
+
 @pytest.mark.parametrize("bad, match", [
     ("yes,1,b", "column 'y': 'yes' is not a number (the first row's label is a number"),
     ("1,old,b", "column 'a': 'old' is not a number (a text column is hashed with --categorical"),
