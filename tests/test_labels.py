@@ -55,3 +55,38 @@ def test_string_labels_from_dask_arrays(three_classes, local_client):
     assert clf.classes_.tolist() == ["cat", "dog", "emu"]
     pred = clf.predict(dX).compute()
     assert (pred == y).mean() > 0.85
+
+
+@pytest.mark.parametrize("kind", ["bool", "int8"])
+def test_bool_and_integer_labels_keep_their_dtype_from_every_input_and_in_the_file(
+        three_classes, local_client, tmp_path, kind):
+    """A Dask array or DataFrame's bool labels were classes 0.0 and 1.0 (a pandas frame's are
+    False and True), and a model of bool labels was saved but not loaded ("array 'classes'
+    has dtype bool, not numeric or text")."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, _, codes = three_classes
+    y = (codes == 1) if kind == "bool" else (codes == 1).astype(np.int8)
+    frame = pd.DataFrame(X, columns=list("abcd")).assign(y=y)
+    kw = dict(max_epochs=2, tol=None, random_state=0, client=local_client)
+    fits = {
+        "numpy": SVMClassifier(**kw).fit(X, y),
+        "pandas": SVMClassifier(**kw).fit(frame[list("abcd")], frame.y),
+        "dask array": SVMClassifier(**kw).fit(da.from_array(X, chunks=1000),
+                                              da.from_array(y, chunks=1000)),
+        "dask frame": SVMClassifier(**kw).fit(*_features_and_label(dd.from_pandas(frame, 3))),
+    }
+    for name, clf in fits.items():
+        assert clf.classes_.dtype == y.dtype, name
+        assert clf.classes_.tolist() == [0, 1], name
+        assert clf.predict(X[:5]).dtype == y.dtype, name
+    path = tmp_path / "m.dsvm"
+    fits["dask frame"].save(path)
+    loaded = dsvm.load(path)
+    assert loaded.classes_.dtype == y.dtype
+    np.testing.assert_array_equal(loaded.predict(frame[list("abcd")]),
+                                  fits["dask frame"].predict(frame[list("abcd")]))
+
+
+def _features_and_label(ddf):
+    return ddf[list("abcd")], ddf["y"]

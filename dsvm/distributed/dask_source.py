@@ -142,6 +142,9 @@ class DaskSource(ArraysShape):
     class_counts: np.ndarray | None = None
     # text labels: y holds their codes (indices into these names), for the fit's messages
     label_names: np.ndarray | None = None
+    # the labels' own dtype (bool, integers) for the classes a fit shows, as NumPy's y keeps
+    # them (None: y's own, float64 for a frame's column, which is read as float64)
+    label_dtype: np.dtype | None = None
     on_cluster: bool = field(init=False, default=False, repr=False, compare=False)
     _graphs: Any = field(init=False, default=None, repr=False, compare=False)
 
@@ -164,6 +167,8 @@ class DaskSource(ArraysShape):
                 f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}; they must match."
             )
         self.on_cluster = any(_holds_futures(a) for a in (self.X, self.y, self.sample_weight))
+        if self.label_dtype is None and self.y.dtype.kind in "biu":
+            self.label_dtype = np.dtype(self.y.dtype)
 
     @property
     def n_chunks(self) -> int:
@@ -184,12 +189,18 @@ class DaskSource(ArraysShape):
         import dask.array as da
 
         if self.labels is not None:  # (a DataFrame's y chunk is its whole partition, read)
-            return np.asarray(self.labels, dtype=np.float64)
+            return self._shown(self.labels)
         from dsvm.distributed.client import compute_watched
 
         # A reduction on the cluster: only the distinct labels come back.
         (labels,) = compute_watched(da.unique(self.y), what="finding the labels")
-        return np.asarray(labels, dtype=np.float64)
+        return self._shown(labels)
+
+    def _shown(self, labels: Any) -> np.ndarray:
+        """The distinct labels in their own dtype: a bool y's classes are False and True,
+        not 0.0 and 1.0 (the values the kernels see are float64 whatever this is)."""
+        values = np.asarray(labels, dtype=np.float64)
+        return values if self.label_dtype is None else values.astype(self.label_dtype)
 
     def label_counts(self) -> tuple[np.ndarray, np.ndarray]:
         import dask.array as da

@@ -133,9 +133,9 @@ def decode(data: bytes, *, path: str, fmt: str, version: int, what: str,
             f"this dsvm reads up to {version}). Upgrade dsvm."
         )
     for name, arr in arrays.items():
-        if arr.dtype.kind not in "fiuU":  # numbers, or fixed-width text labels (no pickle)
-            raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric "
-                                   "or text.")
+        if arr.dtype.kind not in "bfiuU":  # numbers, bool or fixed-width text labels (no pickle)
+            raise ModelFormatError(f"{path}: array {name!r} has dtype {arr.dtype}, not numeric, "
+                                   "bool or text.")
     return arrays, meta
 
 

@@ -101,9 +101,18 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
                                        text_classes=text_classes, held=True)
     source.feature_names = [str(c) for c in X.columns]
+    if classify and label is not None and not text:
+        source.label_dtype = label_dtype_of(joined[label].dtype)
     if classify and label is not None:  # counted by the first pass
         source.labels, source.class_counts = _class_counts(parts, text_classes if text else None)
     return source, text_classes
+
+
+def label_dtype_of(dtype: Any) -> np.dtype | None:
+    """A frame's label column's dtype when it is NumPy's bool or an integer, for the classes a
+    fit shows, as a pandas column's are (None: float64; scikit-learn shows the nullable
+    ``Int64`` and ``boolean`` as floats too)."""
+    return dtype if isinstance(dtype, np.dtype) and dtype.kind in "biu" else None
 
 
 def _class_counts(parts: list[_Part], text_classes: np.ndarray | None
