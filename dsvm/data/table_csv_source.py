@@ -48,7 +48,13 @@ from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
 from dsvm.data.label_column import AUTO, require_named, resolve_label_column
 from dsvm.data.label_names import LabelNames
-from dsvm.data.text import is_number, iter_text_blocks, open_text, text_encoding
+from dsvm.data.text import (
+    is_number,
+    is_truth_word,
+    iter_text_blocks,
+    open_text,
+    text_encoding,
+)
 from dsvm.exceptions import DataFormatError
 
 BLOCK_BYTES = 8 << 20
@@ -141,6 +147,10 @@ class TableCSVSource:
         cats = [c for c in cats if c not in dropped]
         numeric = [c for c in self.names if c != self.label and c not in cats + list(dropped)]
         self.spec = hash_spec(cats, hash_bits, numeric, numeric_transform, dropped)
+        # True/False columns (pandas' to_csv of a bool column) are read as bools, then 1/0
+        row = first_row or []
+        self.bools = [c for c in numeric if self.names.index(c) < len(row)
+                      and is_truth_word(row[self.names.index(c)])]
         self.labeled = self.label is not None
         self.converter = BatchConverter(numeric, self.label, self.dtype,
                                         None if fill_missing == MEAN else fill_missing,
@@ -176,7 +186,8 @@ class TableCSVSource:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        types = {c: pa.float64() for c in self.converter.numeric}
+        types = {c: pa.bool_() if c in self.bools else pa.float64()
+                 for c in self.converter.numeric}
         if self.label is not None:
             types[self.label] = pa.float64() if self.label_names is None else pa.string()
         for c in self.spec.categorical if self.spec else []:

@@ -395,11 +395,24 @@ def _parse_numbers(text: _Text, *, exact: bool) -> tuple[np.ndarray, np.ndarray]
         values /= scale
     np.negative(values, out=values, where=negative)
     for j in np.flatnonzero(fallback).tolist():
+        token = text.buf[starts[j]:stops[j]]
         try:
-            values[j] = float(text.buf[starts[j]:stops[j]])
+            values[j] = float(token)
         except ValueError:
-            raise _BadToken(j) from None
+            truth = TRUTH_WORDS.get(token.lower())  # (pandas writes a bool column so)
+            if truth is None:
+                raise _BadToken(j) from None
+            values[j] = truth
     return values, ~(signed | has_dot | fallback)
+
+
+# A bool column as pandas' to_csv writes it (True/False) reads as 1/0, as the same column of a
+# DataFrame trains (Python's spelling in any case; not yes/no, which are labels' words).
+TRUTH_WORDS = {b"true": 1.0, b"false": 0.0}
+
+
+def is_truth_word(text: str) -> bool:
+    return text.strip().lower().encode() in TRUTH_WORDS
 
 
 def _token_text(buf: bytes, pos: int) -> str:

@@ -381,6 +381,31 @@ def test_a_csv_without_a_header_whose_first_row_misses_a_value_keeps_that_row(tm
     np.testing.assert_array_equal(X, np.array([expected, [1, 1], [0.25, 3]], np.float32))
 
 
+@pytest.mark.parametrize("categorical", [[], ["city"]])
+def test_a_true_false_column_as_pandas_writes_it_reads_as_one_and_zero(tmp_path, categorical):
+    """``df.to_csv`` writes a bool column as True/False: it was "'False' is not a number",
+    where the same column of a DataFrame trains as 1/0. Both CSV readers (the plain one, and
+    pyarrow's where a column is hashed) read it so; a word that is not a truth value is still
+    refused."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"y": [1, -1, 1, -1], "vip": [False, True, True, False],
+                          "x": [0.5, 1.0, 2.0, 3.0], "city": ["oslo", "rome", "oslo", "lima"]})
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    text = src.read_text()
+    assert "False" in text and "True" in text
+    src.write_text(text.replace("True\n", "TRUE\n", 1))  # (spelt in capitals on a line)
+    drop = [] if categorical else ["city"]
+    ds = convert(src, tmp_path / "o.zarr", categorical=categorical, drop=drop)
+    X, y, _ = collect(ds)
+    X = X.toarray() if sp.issparse(X) else X
+    np.testing.assert_array_equal(y, frame.y)
+    np.testing.assert_array_equal(X[:, :2], frame[["vip", "x"]].to_numpy(dtype=np.float32))
+    src.write_text(src.read_text().replace("False", "maybe", 1))
+    with pytest.raises(DataFormatError, match="line 2.*'maybe'"):
+        convert(src, tmp_path / "p.zarr", categorical=categorical, drop=drop)
+
+
 @pytest.mark.parametrize("bad, match", [
     ("yes,1,b", "column 'y': 'yes' is not a number (the first row's label is a number"),
     ("1,old,b", "column 'a': 'old' is not a number (a text column is hashed with --categorical"),
