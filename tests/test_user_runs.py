@@ -333,6 +333,36 @@ def test_a_column_of_free_text_is_refused_not_hashed_into_a_useless_model(tmp_pa
     assert clf.score(frame.drop(columns="label"), frame.label) > 0.75
 
 
+def test_a_column_of_dates_is_refused_with_how_to_make_numbers_of_it(tmp_path, capsys):
+    """A CSV's timestamps, as read_csv gives them (text), were refused as free text with a
+    vectoriser for words as the fix; parsed (datetime64) or as durations, the advice was
+    "convert it to text, to hash it", which then met that refusal. Each now says how to make
+    numbers of it, and the numbers it names train."""
+    from dsvm.cli import main
+
+    frame = _people(600)
+    stamps = pd.Series(pd.date_range("2024-01-01", periods=600, freq="h"))
+    X = frame.drop(columns="label")
+    with pytest.raises(ValueError, match=r"column 'seen', row 0: '2024-01-01 00:00:00': the "
+                                         r"column holds dates or times as text .*"
+                                         r"parse_dates=\['seen'\]"):
+        SVMClassifier(max_epochs=2).fit(X.assign(seen=stamps.astype(str).to_numpy()),
+                                        frame.label)
+    for values, hint in ((stamps, r"df\['seen'\]\.dt\.hour"),
+                         (stamps - stamps[0], r"df\['seen'\]\.dt\.total_seconds\(\)")):
+        with pytest.raises(ValueError, match=r"column 'seen' has dtype \w+64\[\w+\]: .*" + hint):
+            SVMClassifier(max_epochs=2).fit(X.assign(seen=values.to_numpy()), frame.label)
+    hours = X.assign(hour=stamps.dt.hour.to_numpy(),
+                     seconds=(stamps - stamps[0]).dt.total_seconds().to_numpy())
+    clf = SVMClassifier(random_state=0).fit(hours, frame.label)
+    assert clf.score(hours, frame.label) > 0.75
+    frame.assign(seen=stamps.astype(str).to_numpy()).to_csv(tmp_path / "t.csv", index=False)
+    code = main(["convert", str(tmp_path / "t.csv"), str(tmp_path / "t.zarr"),
+                 "--categorical", "city,seen"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "line 2, column 'seen'" in err and "dates or times" in err, err
+
+
 def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path, local_client):
     """UCI's files mark a missing number with '?': read_csv then gives the column as text,
     and fit hashed it as one category per distinct number, silently. Such a column is now

@@ -112,6 +112,19 @@ class FrameColumns:
                              shape=(block.n_samples, self.spec.n_features))
 
 
+def _to_numbers(col: Any, dtype: Any) -> str:
+    """What to do with a column of ``dtype`` that is not a feature: a date or a duration has
+    numbers in it (as text each timestamp would be a token of its own, refused as free text)."""
+    kind = getattr(dtype, "kind", "")
+    if kind == "M" or "datetime" in str(dtype) or "timestamp" in str(dtype):
+        return (f"turn it into numbers first, e.g. its parts (df[{col!r}].dt.hour, "
+                f".dt.dayofweek, .dt.month) or seconds since a start "
+                f"((df[{col!r}] - start).dt.total_seconds())")
+    if kind == "m" or "timedelta" in str(dtype) or "duration" in str(dtype):
+        return f"turn it into numbers first, e.g. df[{col!r}].dt.total_seconds()"
+    return "convert it to numbers (or to text, to hash it)"
+
+
 def frame_columns(columns: Sequence[Any], dtypes: Sequence[Any],
                   hash_bits: int = DEFAULT_HASH_BITS) -> FrameColumns:
     """The features of a frame with ``columns`` of ``dtypes``: numbers as they are, text and
@@ -122,8 +135,7 @@ def frame_columns(columns: Sequence[Any], dtypes: Sequence[Any],
         kind = _kind(dtype)
         if kind == "other":
             raise ValueError(f"Feature column {col!r} has dtype {dtype}: neither numbers nor "
-                             "text/category; convert it to numbers (or to text, to hash it), "
-                             "or drop it.")
+                             f"text/category; {_to_numbers(col, dtype)}, or drop it.")
         (numeric if kind == "numeric" else hashed).append(str(col))
     spec = HashSpec(hashed, hash_bits, numeric) if hashed else None
     single = numeric and all(str(d) == "float32" for c, d in zip(columns, dtypes)

@@ -167,14 +167,32 @@ def refuse_free_text(name: str, codes: np.ndarray, values: np.ndarray, where: An
     first = int(np.flatnonzero(codes == worded[0])[0])
     example = str(values[worded[0]])
     example = example if len(example) <= 60 else example[:57] + "..."
+    counted = (f"{used.size:,} of the {present.size:,} values here are distinct, "
+               f"{len(worded):,} of the first {sample.size:,} several words")
+    if _dates([str(values[i]) for i in worded[:20]]):
+        raise DataFormatError(
+            f"{where.row(name, first)}: {example!r}: the column holds dates or times as text "
+            f"({counted}), each a feature of its own if hashed: parse it (read_csv(..., "
+            f"parse_dates=[{name!r}]) or pd.to_datetime) and turn it into numbers (its "
+            ".dt.hour, .dt.dayofweek, seconds since a start), or drop the column.")
     raise DataFormatError(
-        f"{where.row(name, first)}: {example!r}: the column holds free text ({used.size:,} of "
-        f"the {present.size:,} values here are distinct, {len(worded):,} of the first "
-        f"{sample.size:,} several words). A text column is hashed as one feature per distinct "
-        "value, so each row would get a feature of its own and the model could not "
-        "generalise: turn the text into word features first (scikit-learn's "
-        "HashingVectorizer, then fit on its sparse matrix or write it with "
-        "dsvm.write_arrays), or drop the column.")
+        f"{where.row(name, first)}: {example!r}: the column holds free text ({counted}). A "
+        "text column is hashed as one feature per distinct value, so each row would get a "
+        "feature of its own and the model could not generalise: turn the text into word "
+        "features first (scikit-learn's HashingVectorizer, then fit on its sparse matrix or "
+        "write it with dsvm.write_arrays), or drop the column.")
+
+
+def _dates(texts: list[str]) -> bool:
+    """Whether ``texts`` all read as dates or times (pandas' parser, any of its formats)."""
+    import warnings
+
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ("Could not infer format": each is parsed alone)
+        parsed = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed")
+    return bool(len(texts)) and not parsed.isna().any()
 
 
 def arrow_codes(arr: Any) -> tuple[np.ndarray, np.ndarray]:
