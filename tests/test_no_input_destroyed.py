@@ -115,6 +115,32 @@ def test_commands_never_replace_an_input_or_another_kind(things, tmp_path, capsy
     assert dsvm.open_dataset(ds.url).n_samples == 600
 
 
+def test_nothing_is_written_inside_a_dataset_or_a_prediction_store(things, tmp_path, capsys):
+    """A dataset converted to d.zarr/sub, or predictions to p.zarr/more.npy, went into the
+    store beside its arrays (exit 0): a later overwrite of the store took it along, and the
+    store held what it had not written. Refused, as an input is; a path under a file is named
+    as such, not as a folder that "does not exist"."""
+    ds, clf, notes = things
+    svm = tmp_path / "small.txt"
+    svm.write_text("+1 1:0.5 3:1\n-1 2:1\n")
+    _one_line(capsys, ["convert", svm, tmp_path / "d.zarr" / "sub", "--overwrite"], "dst",
+              "lies inside a dsvm dataset", str(tmp_path / "d.zarr"))
+    _one_line(capsys, ["predict", tmp_path / "m.dsvm", ds.url, "--out",
+                       tmp_path / "p.zarr" / "more.npy"], "--out",
+              "lies inside a dsvm prediction store")
+    _one_line(capsys, ["train", ds.url, "--out", tmp_path / "p.zarr" / "m.dsvm"],
+              "--out", "lies inside a dsvm prediction store")
+    with pytest.raises(ValueError, match="lies inside a dsvm dataset"):
+        dsvm.convert(svm, tmp_path / "d.zarr" / "sub")
+    _one_line(capsys, ["convert", svm, notes / "d.zarr"], "dst", f"{notes} is a file, not a "
+              "folder")
+    assert not (tmp_path / "d.zarr" / "sub").exists()
+    assert not (tmp_path / "p.zarr" / "more.npy").exists()
+    assert dsvm.open_dataset(ds.url).n_samples == 600
+    # beside a store, not in it: written
+    assert main(["convert", str(svm), str(tmp_path / "d2.zarr")]) == 0
+
+
 def test_overwrite_replaces_predictions_of_the_same_format(things, tmp_path, capsys):
     ds, clf, notes = things
     model = tmp_path / "m.dsvm"

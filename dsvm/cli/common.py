@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from dsvm.cli.estimator_flags import HELP, flag_of
@@ -107,7 +108,10 @@ def check_output(path: str, *, flag: str, kind: str, overwrite: bool,
     if "://" not in path:
         folder = os.path.dirname(os.path.abspath(path)) or "."
         if not os.path.isdir(folder):
-            raise FileNotFoundError(f"{label}: the folder {folder} does not exist.")
+            above = next(p for p in [Path(folder), *Path(folder).parents] if p.exists())
+            raise FileNotFoundError(
+                f"{label}: {above} is a file, not a folder." if above.is_file() else
+                f"{label}: the folder {folder} does not exist.")
         if not os.access(folder, os.W_OK):
             raise PermissionError(f"{label}: the folder {folder} is not writable.")
     check_replaceable(path, kind, overwrite=overwrite, inputs=[i for i in inputs if i],

@@ -11,6 +11,7 @@ import os
 import shutil
 import zipfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import fsspec
@@ -238,6 +239,21 @@ def kind_at(path: str | os.PathLike[str] | _Location, storage_options: dict | No
     return _file_kind(fs, fpath, head)
 
 
+def store_around(loc: _Location) -> tuple[str, str] | None:
+    """(the folder, its kind) of the dsvm dataset or prediction store that holds the local
+    path ``loc`` (a file written into one would become part of it), or None. Remote URLs are
+    not walked up (a request for each folder)."""
+    if not loc.is_local:
+        return None
+    fs, _ = loc.fs()
+    for parent in Path(loc.url).parents:
+        if (parent / "zarr.json").is_file():
+            kind = _folder_kind(fs, str(parent))
+            if kind in (DATASET, PREDICTIONS):
+                return str(parent), kind
+    return None
+
+
 def _folder_kind(fs: Any, path: str) -> str:
     try:
         meta = json.loads(fs.cat_file(path + "/zarr.json"))
@@ -360,6 +376,11 @@ def check_replaceable(
         if relation is not None:
             raise ValueError(f"{label} {relation} the input {source}; dsvm never overwrites an "
                              "input: choose another output.")
+    around = store_around(loc)
+    if around is not None:
+        folder, found = around
+        raise ValueError(f"{label} lies inside {found}, {folder}: writing there would change "
+                         "it; choose another output.")
     found = kind_at(loc)
     if found == NOTHING:
         return
