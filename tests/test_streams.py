@@ -121,3 +121,19 @@ def test_one_parquet_file_per_class_trains_on_one_stream(local_client, tmp_path,
     ref = dsvm.SVMClassifier(solver="sgd", random_state=0, n_streams=1).fit(X[perm], y[perm])
     assert clf.score(Xt, np.where(yt == 1.0, "yes", "no")) >= ref.score(Xt, yt) - 0.01
     assert list(clf.classes_) == ["no", "yes"]
+
+
+def test_n_workers_given_for_arrays_runs_that_many_streams_here():
+    """In-memory arrays train in this process whatever n_workers says: n_workers=2 trained
+    one stream, silently, where a cluster of 2 runs two. It now sets the default streams,
+    run in threads: the model of n_streams=2."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 6))
+    y = np.where(X @ np.arange(1.0, 7.0) + rng.normal(size=4000) > 0, 1, -1)
+    kw = dict(random_state=0, max_epochs=3, tol=None)
+    by_workers = dsvm.SVMClassifier(n_workers=2, **kw).fit(X, y)
+    by_streams = dsvm.SVMClassifier(n_streams=2, **kw).fit(X, y)
+    one = dsvm.SVMClassifier(**kw).fit(X, y)
+    assert (by_workers.n_streams_, by_streams.n_streams_, one.n_streams_) == (2, 2, 1)
+    np.testing.assert_array_equal(by_workers.coef_, by_streams.coef_)
+    assert not np.array_equal(by_workers.coef_, one.coef_)

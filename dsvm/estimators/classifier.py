@@ -202,7 +202,9 @@ default="auto"
     n_workers : int or None, default=None
         Worker processes of the embedded LocalCluster (``None``: one per core). A dataset
         under 256 MB given with no ``client``, no active Client and no ``n_workers`` trains in
-        this process instead (one thread per core, the same model).
+        this process instead (one thread per core, the same model). In-memory arrays always
+        train in this process: there ``n_workers`` streams (the default ``n_streams``) run in
+        threads, the model a cluster of ``n_workers`` would train.
     random_state : int, numpy Generator or None, default=None
         Seeds the chunk orders and row orders; the same seed gives the same model.
     verbose : int, default=0

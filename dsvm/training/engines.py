@@ -103,8 +103,11 @@ def engine_for(data: Any, client: Any = None, n_workers: int | None = None) -> I
     collections are inspected (chunk lengths, labels) on its cluster."""
     say_if_compiling(client)
     if runs_in_process(data):
+        local = LocalEngine()
+        if n_workers is not None:  # the streams a cluster of them would run, in threads here
+            local.n_workers = int(n_workers)
         with pass_scratch_kept():  # the passes run in this thread, one after another
-            yield LocalEngine()
+            yield local
         return
     if small_dataset_here(data, client, n_workers):
         local = LocalEngine(hold_bytes=WINDOW_BYTES)
