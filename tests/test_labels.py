@@ -90,3 +90,26 @@ def test_bool_and_integer_labels_keep_their_dtype_from_every_input_and_in_the_fi
 
 def _features_and_label(ddf):
     return ddf[list("abcd")], ddf["y"]
+
+
+def test_category_labels_are_their_categories_values_from_pandas_and_dask(three_classes,
+                                                                          local_client):
+    """A Dask frame's category label of numbers (pd.Categorical([0, 10, 20])) was taken for
+    text: classes '0', '10', '20', where pandas' frame of the same labels gives the numbers
+    0, 10, 20; a category never used is no class either way."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, names, codes = three_classes
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    kw = dict(max_epochs=2, tol=None, random_state=0, client=local_client)
+    for labels, expected in ((pd.Categorical(codes * 10), [0, 10, 20]),
+                             (pd.Categorical(names, categories=["cat", "dog", "emu", "yak"]),
+                              ["cat", "dog", "emu"])):
+        data = frame.assign(y=labels)
+        here = SVMClassifier(**kw).fit(data[list("abcd")], data.y)
+        lazy = dd.from_pandas(data, npartitions=3)
+        there = SVMClassifier(**kw).fit(lazy[list("abcd")], lazy.y)
+        for clf in (here, there):
+            assert clf.classes_.tolist() == expected
+            assert clf.classes_.dtype == here.classes_.dtype
+        assert (there.predict(X) == np.asarray(labels)).mean() > 0.85

@@ -81,7 +81,8 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     columns = frame_columns(list(X.columns), list(X.dtypes))
     joined, label, weight = _one_frame(X, y, sample_weight)
     (joined,) = held_if_spanning(joined)  # (a merge's partition cannot be computed alone)
-    text = label is not None and not is_number_dtype(joined[label].dtype)
+    label_dtype = None if label is None else values_dtype(joined[label].dtype)
+    text = label is not None and not is_number_dtype(label_dtype)
     if text and not classify:
         raise ValueError(f"y has dtype {joined[label].dtype}; regression targets must be "
                          "numbers.")
@@ -102,10 +103,17 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
                                        text_classes=text_classes, held=True)
     source.feature_names = [str(c) for c in X.columns]
     if classify and label is not None and not text:
-        source.label_dtype = label_dtype_of(joined[label].dtype)
+        source.label_dtype = label_dtype_of(label_dtype)
     if classify and label is not None:  # counted by the first pass
         source.labels, source.class_counts = _class_counts(parts, text_classes if text else None)
     return source, text_classes
+
+
+def values_dtype(dtype: Any) -> Any:
+    """The dtype of a column's values: a category column's categories' (numbers or text), as
+    pandas' own labels are read (``pd.Categorical([0, 10, 20])`` labels are numbers)."""
+    categories = getattr(dtype, "categories", None)
+    return dtype if categories is None else categories.dtype
 
 
 def label_dtype_of(dtype: Any) -> np.dtype | None:
