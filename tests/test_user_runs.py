@@ -616,6 +616,31 @@ def test_a_frame_and_its_label_column_name_fit_and_score_alike(tmp_path):
         clf.score(frame, "label"))
 
 
+def test_a_weight_column_is_named_as_the_label_column_is(local_client):
+    """``fit(df, "label", sample_weight="w")``: the label could be named, the weights not (a
+    pandas frame: "could not convert string to float: 'w'"; a Dask frame: IndexError). The
+    weights named are the column's, taken out of the features, in fit and score alike."""
+    frame = _people(800)[["age", "score", "label"]]
+    frame["w"] = np.random.default_rng(1).uniform(0.2, 3.0, len(frame))
+    features = frame[["age", "score"]]
+    kw = dict(random_state=0, max_epochs=3, client=local_client)
+    for data in (frame, dd.from_pandas(frame, npartitions=2)):
+        expected = SVMClassifier(**kw).fit(data[["age", "score"]], data.label,
+                                           sample_weight=data.w)
+        clf = SVMClassifier(**kw).fit(data, "label", sample_weight="w")
+        np.testing.assert_array_equal(clf.coef_, expected.coef_)
+        assert list(clf.feature_names_in_) == ["age", "score"]
+        assert clf.score(data, "label", sample_weight="w") == pytest.approx(
+            expected.score(features, frame.label, sample_weight=frame.w))
+    unweighted = SVMClassifier(**kw).fit(features, frame.label)
+    assert not np.array_equal(unweighted.coef_, clf.coef_)
+    with pytest.raises(ValueError, match="The sample_weight column 'weight' is not one of"):
+        clf.fit(frame, "label", sample_weight="weight")
+    with pytest.raises(ValueError, match="sample_weight='w' names a column, but X is a "
+                                         "ndarray, not a DataFrame"):
+        clf.fit(features.to_numpy(), frame.label, sample_weight="w")
+
+
 def test_a_csv_with_missing_values_converts_with_fill_missing(tmp_path, capsys):
     """A CSV with holes (pandas writes NaN as an empty field; R and databases write NA or
     null): convert refused it ("column 'a' is empty") and refused --fill-missing for a CSV

@@ -34,6 +34,7 @@ from dsvm.training.inputs import (
     check_text_columns,
     fill_values_of,
     frame_and_label,
+    frame_and_weight,
     frame_hashing,
     hashed_rows,
     hashing_of,
@@ -179,6 +180,7 @@ class SVMBase(BaseEstimator):
         if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
         X, y = frame_and_label(X, y)
+        X, sample_weight = frame_and_weight(X, sample_weight)
         X = with_number_objects(X)
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         check_text_columns(X, y)
@@ -213,6 +215,7 @@ class SVMBase(BaseEstimator):
                      validation: Any) -> SVMBase:
         self._validate()
         X, y = frame_and_label(X, y)
+        X, sample_weight = frame_and_weight(X, sample_weight)
         if self._task == "classification":  # scikit-learn's rules for classes=
             check_partial_fit_classes(self, labels_to_check(X, y), classes)
         X = with_number_objects(X)
@@ -363,6 +366,7 @@ class SVMBase(BaseEstimator):
         """``metric(y, predict(X))``; on a dataset, ``evaluate(X)[key]`` (summed on workers)."""
         self._check_fitted()
         X, y = frame_and_label(X, y)
+        X, sample_weight = frame_and_weight(X, sample_weight)
         if is_dataset_ref(X):  # (a Parquet path's label column: y)
             return float(self.evaluate(X, y)[key])  # type: ignore[attr-defined]
         pred = self.predict(X)  # type: ignore[attr-defined]

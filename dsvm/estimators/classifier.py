@@ -354,8 +354,10 @@ default="auto"
         """Train from scratch for up to ``max_epochs`` epochs.
 
         ``X``: a dataset path or URL (or :class:`dsvm.Dataset`; then ``y`` is None), dask arrays,
-        or NumPy/SciPy arrays. ``validation``: a dataset path/Dataset or an ``(X, y)`` pair,
-        scored after every epoch into ``history_[i]["val_accuracy"]``. ``init``: a fitted
+        or NumPy/SciPy arrays, or a pandas or Dask DataFrame (``y`` and ``sample_weight`` may
+        name its columns: ``fit(df, "label", sample_weight="w")``). ``validation``: a dataset
+        path/Dataset or an ``(X, y)`` pair, scored after every epoch into
+        ``history_[i]["val_accuracy"]``. ``init``: a fitted
         model (anything with ``coef_`` / ``intercept_``, e.g. an SGD fit) that
         ``solver="nesvm"`` starts from. ``resume=True``: continue from the ``checkpoint`` file
         when it exists (up to ``max_epochs`` epochs in all), else start from scratch; the

@@ -147,6 +147,20 @@ def frame_and_label(X: Any, y: Any) -> tuple[Any, Any]:
     return X.drop(columns=[y]), X[y]
 
 
+def frame_and_weight(X: Any, sample_weight: Any) -> tuple[Any, Any]:
+    """``fit(df, "label", sample_weight="w")``: a DataFrame (pandas or Dask) without its
+    weight column, and that column; any other input as given."""
+    if not isinstance(sample_weight, str):
+        return X, sample_weight
+    if getattr(X, "ndim", 0) != 2 or not hasattr(X, "columns"):
+        raise ValueError(f"sample_weight={sample_weight!r} names a column, but X is a "
+                         f"{type(X).__name__}, not a DataFrame; pass the weights as an array.")
+    if sample_weight not in X.columns:
+        raise ValueError(f"The sample_weight column {sample_weight!r} is not one of the "
+                         f"columns {list(X.columns)}.")
+    return X.drop(columns=[sample_weight]), X[sample_weight]
+
+
 def _features_and_labels(X: Any, y: Any) -> tuple[Any, Any]:
     """(features, labels) of ``fit(X, y)``: ``y`` a column name of ``X``, a one-column frame
     (its column), or labels as given."""
