@@ -383,6 +383,17 @@ class CSVSource:
         if worded:  # (text with spaces: the number parser splits it into several tokens)
             raise DataFormatError(f"{where}, {self._column_named(worded[0])}: "
                                   f"{fields[worded[0]]!r} is not a number ({TEXT_COLUMNS})")
+        split = [i for i, f in enumerate(fields) if self.delimiter in f]
+        if split:  # (quoted: the number parser splits it at the delimiter)
+            field = fields[split[0]]
+            number = is_number(field.replace(self.delimiter, "")) if self.delimiter == "," \
+                else False
+            raise DataFormatError(
+                f"{where}, {self._column_named(split[0])}: {field!r} holds the delimiter "
+                f"{self.delimiter!r} inside quotes" + (
+                    ": a number with thousands separators? Write the numbers without them "
+                    "(or read the file with pandas.read_csv(..., thousands=',') and fit the "
+                    "frame)" if number else f" ({TEXT_COLUMNS})"))
         raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
 
 

@@ -348,6 +348,8 @@ def test_tsv_without_header_label_last(tmp_path):
         ("yes,1,3", "line 4: label 'yes' is not a number (the first row's label is a number, "
                     "so the labels are read as numbers; a label column holds numbers or text"),
         ("1,nan,3", "line 4: column 'a' is nan, not a finite number"),
+        ('1,"1,234.5",3', "line 4, column 'a': '1,234.5' holds the delimiter ',' inside "
+                          "quotes: a number with thousands separators?"),
     ],
 )
 def test_csv_errors_name_file_and_line(tmp_path, bad, match):
