@@ -307,6 +307,7 @@ class CSVSource:
             values, _ = _parse_numbers(text, exact=self.dtype != np.float32)
         except _BadToken as exc:
             line_no = text.line_of(int(starts[exc.k]), first_line)
+            self._raise_if_header(buf, line_no - first_line, line_no)
             token = buf[starts[exc.k]:stops[exc.k]].decode("utf-8", "replace")
             column = int(exc.k % self.n_cols)
             if column == self.label_index:
@@ -359,6 +360,13 @@ class CSVSource:
         zeroed.starts, zeroed.stops = text.starts, text.stops  # the same tokens
         return codes, zeroed
 
+    def _raise_if_header(self, buf: bytes, offset: int, line: int) -> None:
+        text = buf.split(b"\n")[offset].decode("utf-8", "replace").rstrip("\r")
+        fields = _split_fields(text, self.delimiter)
+        said = repeated_header(self.name, line, fields, self.columns, self.header_line)
+        if said is not None:
+            raise DataFormatError(said)
+
     def _column_named(self, index: int) -> str:
         """A column in an error: by its header name, else by its 0-based position."""
         if self.columns is not None and index < len(self.columns):
@@ -395,6 +403,17 @@ class CSVSource:
                     "(or read the file with pandas.read_csv(..., thousands=',') and fit the "
                     "frame)" if number else f" ({TEXT_COLUMNS})"))
         raise DataFormatError(f"{where}: a field holds more than one value: {text!r}")
+
+
+def repeated_header(name: str, line: int, fields: list[str], header: list[str] | None,
+                    header_line: int) -> str | None:
+    """The error for a row that repeats the header (files joined with ``cat``, each with its
+    header), else None."""
+    if not header or [f.strip() for f in fields[:len(header)]] != [h.strip() for h in header]:
+        return None
+    return (f"{name}, line {line} repeats the header of line {header_line}: files joined with "
+            "their headers? Remove the repeated header lines, or convert the files as they "
+            "were (a folder or glob of CSV files, each with its header, is one dataset)")
 
 
 def _token_strings(buf: bytes, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from dsvm.data.csv_source import (
     ends_with_delimiters,
     non_blank_lines,
     position,
+    repeated_header,
     second_fields,
     sniff_delimiter,
     sniff_labels,
@@ -253,6 +254,10 @@ class TableCSVSource:
             col, value = int(found["column"]), found["value"]
             for number, fields in self._lines_from(line):
                 if col < len(fields) and fields[col] == value:
+                    header = self.names if self.has_header else None
+                    said = repeated_header(self.name, number, fields, header, self.header_line)
+                    if said is not None:
+                        return said
                     name = self.names[col] if col < len(self.names) else str(col)
                     hint = TEXT_LABELS if name == self.label else TEXT_COLUMNS
                     return (f"{self.name}, line {number}, column {name!r}: {value!r} is not a "

@@ -383,6 +383,21 @@ def test_a_csv_without_a_header_whose_first_row_misses_a_value_keeps_that_row(tm
     np.testing.assert_array_equal(X, np.array([expected, [1, 1], [0.25, 3]], np.float32))
 
 
+@pytest.mark.parametrize("labels, categorical", [(["1", "-1"], []), (["yes", "no"], []),
+                                                  (["yes", "no"], ["city"])])
+def test_files_joined_with_their_headers_are_named_as_such(tmp_path, labels, categorical):
+    """``cat a.csv b.csv > all.csv`` repeats the header inside the file: the error was about
+    its names as values ("label 'label' is not a number", "'income' is not a number")."""
+    part = "label,income,city\n" + "".join(f"{lab},{i}.5,oslo\n" for i, lab in enumerate(labels))
+    src = tmp_path / "all.csv"
+    src.write_text(part + part)
+    drop = [] if categorical else ["city"]
+    with pytest.raises(DataFormatError, match=r"all\.csv, line 4 repeats the header of line 1: "
+                                              "files joined with their headers"):
+        convert(src, tmp_path / "o.zarr", categorical=categorical, drop=drop)
+    assert not (tmp_path / "o.zarr").exists()
+
+
 @pytest.mark.parametrize("categorical", [[], ["city"]])
 def test_a_true_false_column_as_pandas_writes_it_reads_as_one_and_zero(tmp_path, categorical):
     """``df.to_csv`` writes a bool column as True/False: it was "'False' is not a number",
