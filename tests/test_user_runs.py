@@ -392,6 +392,20 @@ def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path, loc
         assert "na_values=['?']" in found[0]
 
 
+def test_a_header_line_read_as_a_row_is_refused(tmp_path):
+    """Two CSV files joined with cat, read by pandas: the second header is a row, every
+    column becomes text, and fit hashed 'income' as categories with the label 'label' as a
+    third class (a warning of a missing-value marker, and a model). Refused, by its row."""
+    frame = _people(300)[["age", "score", "label"]]
+    frame.to_csv(tmp_path / "part.csv", index=False)
+    (tmp_path / "all.csv").write_text((tmp_path / "part.csv").read_text() * 2)
+    joined = pd.read_csv(tmp_path / "all.csv")
+    with pytest.raises(ValueError, match=r"DataFrame, row 300: column 'age' holds its own "
+                                         r"name among 600 numbers: a header line read as a "
+                                         r"row \(files joined with their headers\?\)"):
+        SVMClassifier(max_epochs=1).fit(joined.drop(columns="label"), joined.label)
+
+
 def test_decimal_columns_are_numbers(tmp_path, local_client):
     """A database's NUMERIC columns exported to Parquet: read by dd.read_parquet they are
     decimal128[pyarrow] and were refused ("neither numbers nor text/category"); read by

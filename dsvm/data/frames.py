@@ -215,7 +215,8 @@ def count_numbers(part: Any, columns: list[str], where: str) -> dict[str, TextCo
 def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]]) -> None:
     """Warn of each text column whose samples are numbers but for a few values: read as text
     because of a missing-value marker (UCI's ``"?"``), it would be hashed as one category per
-    distinct number, and the numbers' order and size lost, silently."""
+    distinct number, and the numbers' order and size lost, silently. A column whose odd value
+    is its own name is refused: a header line read as a row, which no marker explains."""
 
     from dsvm.exceptions import DataTypeWarning, warn
 
@@ -239,6 +240,12 @@ def warn_numbers_as_text(counts: Sequence[dict[str, TextCount]]) -> None:
     for c, t in totals.items():
         if t.example is None or t.present < 20 or t.numbers < NUMBERS_SHARE * t.present:
             continue
+        if t.example.strip() == c:  # (no marker: a header line among the rows)
+            raise ValueError(
+                f"{t.where}: column {c!r} holds its own name among {t.numbers:,} numbers: a "
+                "header line read as a row (files joined with their headers?); drop that "
+                f"row (df[df[{c!r}] != {c!r}]) and read the column as numbers "
+                "(pd.to_numeric).")
         warn(
             f"Feature column {c!r} is text, so it is hashed as categories, yet {t.numbers:,} "
             f"of the {t.present:,} values sampled are numbers; {t.where} holds {t.example!r}. "
