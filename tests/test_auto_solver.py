@@ -126,8 +126,13 @@ def test_features_are_counted_as_the_rows_use_them_not_as_hashed_or_stored_wide(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert SVMClassifier(random_state=0).fit(wide, labels).solver_ == "cocoa"
-        used = sp.random(500, 2**18, density=4e-3, random_state=0, format="csr")
-        assert SVMClassifier(random_state=0).fit(used, labels).solver_ == "sgd"
+        # more columns in use than rows: of categories (one-hot, +-1), SGD; of weighted
+        # tokens (text's tf-idf), CoCoA+ (IMDB's reviews: see dsvm.training.auto_solver)
+        weighted = sp.random(500, 2**18, density=4e-3, random_state=0, format="csr")
+        onehot = weighted.copy()
+        onehot.data = np.where(rng.random(onehot.nnz) < 0.5, -1.0, 1.0)
+        assert SVMClassifier(random_state=0).fit(onehot, labels).solver_ == "sgd"
+        assert SVMClassifier(random_state=0).fit(weighted, labels).solver_ == "cocoa"
 
 
 def test_a_cocoa_fit_of_text_labels_is_continued_by_partial_fit_and_a_warm_start(blobs):
