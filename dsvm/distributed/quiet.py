@@ -11,6 +11,10 @@ tracebacks above what the fit says anyway:
   scheduler may close while a worker's heartbeat is on the wire (on 2 busy cores, 4 of them
   in one script of 9 fits, 30 lines each). A scheduler lost during a fit is the fit's
   SchedulerLostError.
+- "failed during get data": a worker sending a result to another that is closing (a Ctrl-C
+  closes the cluster while one stream's state is on its way to the other worker: 25 lines of
+  ConnectionResetError above ``dsvm train: interrupted``). A worker lost during a fit is the
+  fit's to say (it continues on the others, or stops with the reason).
 
 :class:`QuietWorkers`, registered on that cluster only (not on a user's, whose workers' logs
 are the user's), drops them there.
@@ -32,7 +36,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-_SAID_BY_THE_FIT = ("Compute Failed", "Failed to communicate with scheduler during heartbeat")
+_SAID_BY_THE_FIT = ("Compute Failed", "Failed to communicate with scheduler during heartbeat",
+                    "failed during get data")
 
 
 class _DropSaidByTheFit(logging.Filter):

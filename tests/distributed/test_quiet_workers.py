@@ -22,7 +22,7 @@ def test_the_records_dropped_are_distributeds_own_and_only_those():
         added = [f for f in log.filters if f not in before]
         assert len(added) == 1
         for message in ("Compute Failed\nKey: x", "Failed to communicate with scheduler during "
-                        "heartbeat."):
+                        "heartbeat.", "failed during get data with %s -> %s"):
             assert message.split("\n")[0] in source  # the wording of this distributed
             record = logging.LogRecord("distributed.worker", logging.ERROR, "", 0, message,
                                        None, None)
