@@ -142,6 +142,12 @@ class BatchConverter:
         indices = np.asarray(arr.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
         # only the names the rows use: a slice of a dictionary column keeps the whole dictionary
         used = np.unique(indices)
+        own = np.flatnonzero(names[used] == self.label)
+        if own.size:  # (text features too: nothing else in that row fails to parse)
+            r = int(np.flatnonzero(indices == used[own[0]])[0])
+            raise DataFormatError(
+                f"{where.row(self.label, r)}: the label {self.label!r} is the column's own "
+                "name: a header line among the rows (files joined with their headers?)")
         codes = np.zeros(names.shape[0], dtype=np.float64)
         codes[used] = self.names.encode(names[used])
         return codes[indices]

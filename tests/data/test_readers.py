@@ -398,6 +398,19 @@ def test_files_joined_with_their_headers_are_named_as_such(tmp_path, labels, cat
     assert not (tmp_path / "o.zarr").exists()
 
 
+def test_a_header_among_rows_of_text_only_is_not_a_class(tmp_path):
+    """Joined files whose features are all hashed text: nothing in the repeated header fails
+    to parse, and it was a row whose label, 'churn', became a third class."""
+    part = "churn,city\nyes,oslo\nno,rome\n"
+    (tmp_path / "all.csv").write_text(part + part)
+    with pytest.raises(DataFormatError, match=r"all\.csv, line 4, column 'churn': the label "
+                                              r"'churn' is the column's own name: a header "
+                                              r"line among the rows"):
+        convert(tmp_path / "all.csv", tmp_path / "o.zarr", label_column="churn",
+                categorical=["city"])
+    assert not (tmp_path / "o.zarr").exists()
+
+
 @pytest.mark.parametrize("categorical", [[], ["city"]])
 def test_a_true_false_column_as_pandas_writes_it_reads_as_one_and_zero(tmp_path, categorical):
     """``df.to_csv`` writes a bool column as True/False: it was "'False' is not a number",
