@@ -412,6 +412,7 @@ TRUTH_WORDS = {b"true": 1.0, b"false": 0.0}
 
 
 def is_truth_word(text: str) -> bool:
+    """Whether a field is one of :data:`TRUTH_WORDS` (any case), as the parser reads it."""
     return text.strip().lower().encode() in TRUTH_WORDS
 
 
