@@ -102,10 +102,9 @@ def frame_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
     source, text_classes = dask_source(Xa, y, sample_weight, classify=classify,
                                        text_classes=text_classes, held=True)
     source.feature_names = [str(c) for c in X.columns]
-    if classify and label is not None and not text:
-        source.label_dtype = label_dtype_of(label_dtype)
     if classify and label is not None:  # counted by the first pass
         source.labels, source.class_counts = _class_counts(parts, text_classes if text else None)
+        source.label_dtype = None if text else label_dtype_of(label_dtype)
     return source, text_classes
 
 
