@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
+from sklearn.metrics import mean_absolute_error
 
 import dsvm
 from dsvm import SVMClassifier, SVMRegressor
@@ -110,6 +111,32 @@ def test_targets_in_large_units_fail_loudly():
     with pytest.warns(FitFailedWarning, match="targets are in large units.*scale=True"):
         reg = SVMRegressor(scale=False, random_state=0).fit(X, y * 1000)
     assert reg.outcome_.cause == "targets" and reg.outcome_.score <= 0
+    # no better than its starting median either, by more than 10 weights on 442 rows gain
+    assert reg.outcome_.constant_loss is not None and not reg.outcome_.beats_constant_loss
+
+
+def test_a_median_fit_of_skewed_targets_is_no_failure(tmp_path, capsys):
+    """Prices, durations: a lognormal target with a weak signal. The epsilon-insensitive loss
+    (the default) fits a median, below the mean: R^2 -0.04, mean absolute error 3.25 against
+    3.35 for predicting the median. It was called failed, and ``dsvm train`` saved nothing."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 5))
+    y = np.exp(1.0 + 0.3 * X[:, 0] + rng.normal(size=len(X)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reg = SVMRegressor(random_state=0).fit(X, y)
+    assert not no_failure_warnings(caught)
+    outcome = reg.outcome_
+    assert outcome.score < 0 and not outcome.failed and outcome.loss < outcome.constant_loss
+    assert mean_absolute_error(y, reg.predict(X)) < mean_absolute_error(y, np.full_like(
+        y, np.median(y)))
+    frame = pd.DataFrame(X, columns=list("abcde")).assign(price=y)
+    frame.to_csv(tmp_path / "prices.csv", index=False)
+    assert main(["convert", str(tmp_path / "prices.csv"), str(tmp_path / "p.zarr"),
+                 "--label-column", "price"]) == 0
+    assert main(["train", str(tmp_path / "p.zarr"), "--out", str(tmp_path / "m.dsvm")]) == 0
+    assert (tmp_path / "m.dsvm").exists()
+    assert "for predicting the median" in capsys.readouterr().err
 
 
 def test_a_model_far_above_chance_is_no_failure_whatever_its_objective():

@@ -301,6 +301,7 @@ class Evaluate:
     intercept: np.ndarray
     classes: np.ndarray | None
     loss: Any
+    constant: float | None = None  # a regression: also the loss of predicting this constant
 
     @property
     def nbytes(self) -> int:
@@ -310,8 +311,24 @@ class Evaluate:
         total = EvalCounts()
         for chunk, block in iter_chunks(source, chunk_ids):
             total = total + evaluate_block(block, self.coef, self.intercept, self.classes,
-                                           self.loss, where(source, chunk))
+                                           self.loss, where(source, chunk),
+                                           constant=self.constant)
         return total
+
+
+@dataclass(frozen=True)
+class StartingConstant:
+    """The constant a regression starts from, found as :class:`Calibrate` finds it (the
+    minimiser of ``loss`` over constants on the first rows of one chunk: the median for the
+    epsilon-insensitive loss): what a fit's outcome is measured against."""
+
+    loss: str
+
+    def __call__(self, source: Source, chunk_ids: Sequence[int]) -> float:
+        chunk = chunk_ids[0]
+        block = calibration_sample(source.read_chunk(chunk))
+        codes = targets_for(block.y, None, where=where(source, chunk))
+        return initial_intercept(codes, block.sample_weight, self.loss)
 
 
 @dataclass(frozen=True)

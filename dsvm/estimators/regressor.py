@@ -68,7 +68,9 @@ class SVMRegressor(RegressorMixin, SVMBase):
         The published model measured once after ``fit`` (objective, training R^2, the targets'
         spread) and why the fit stopped. A fit whose training R^2 is at most 0 (no better than
         predicting the mean; targets in large units, unscaled features) warns
-        ``FitFailedWarning`` naming the cause and the fix (:mod:`dsvm.training.outcome`).
+        ``FitFailedWarning`` naming the cause and the fix (:mod:`dsvm.training.outcome`),
+        unless, with the epsilon-insensitive loss, its loss is below that of predicting the
+        targets' median (the centre that loss fits: on skewed targets, below the mean).
 
     Examples
     --------

@@ -32,6 +32,8 @@ class EvalCounts:
     y_sq_sum: float = 0.0
     # classification: rows of true class i predicted as class j (codes), None before any
     confusion: np.ndarray | None = None
+    # regression, when asked: the loss sum of predicting a given constant for every row
+    constant_loss_sum: float = 0.0
 
     def __add__(self, other: EvalCounts) -> EvalCounts:
         return EvalCounts(
@@ -43,6 +45,7 @@ class EvalCounts:
             self.y_sum + other.y_sum,
             self.y_sq_sum + other.y_sq_sum,
             _added(self.confusion, other.confusion),
+            self.constant_loss_sum + other.constant_loss_sum,
         )
 
     @property
@@ -52,6 +55,11 @@ class EvalCounts:
     @property
     def mean_loss(self) -> float:
         return self.loss_sum / max(self.weight_sum, 1e-300)
+
+    @property
+    def constant_mean_loss(self) -> float:
+        """The mean loss of the constant :func:`evaluate_block` was given."""
+        return self.constant_loss_sum / max(self.weight_sum, 1e-300)
 
     @property
     def r2(self) -> float:
@@ -112,17 +120,22 @@ def regression_counts(decisions: np.ndarray, block: Block) -> tuple[float, float
 
 
 def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
-                   classes: np.ndarray | None, loss: Any, where: str) -> EvalCounts:
+                   classes: np.ndarray | None, loss: Any, where: str, *,
+                   constant: float | None = None) -> EvalCounts:
     """Loss, accuracy (or regression sums when ``classes`` is None) of one block, from one
-    product of the block with the model (each sum used to make its own)."""
+    product of the block with the model (each sum used to make its own). ``constant`` (a
+    regression): also the loss sum of predicting it for every row."""
     if block.n_samples == 0:
         return EvalCounts()
     P = decision_block(coef, intercept, block)
     if classes is None:  # regression
-        loss_sum, weight_sum = loss_block(coef, intercept, block, targets_for(block.y, None, where),
-                                          loss, decisions=P)
-        return EvalCounts(float(loss_sum), float(weight_sum), 0, block.n_samples,
-                          *regression_counts(P, block))
+        y = targets_for(block.y, None, where)
+        loss_sum, weight_sum = loss_block(coef, intercept, block, y, loss, decisions=P)
+        counts = EvalCounts(float(loss_sum), float(weight_sum), 0, block.n_samples,
+                            *regression_counts(P, block))
+        if constant is not None:
+            counts.constant_loss_sum = constant_loss(y, block.sample_weight, constant, loss)
+        return counts
     codes = encode_labels(block.y, classes, where=where)
     loss_sum, weight_sum = loss_block(coef, intercept, block, codes, loss, decisions=P)
     k = max(len(classes), 2)
@@ -131,6 +144,14 @@ def evaluate_block(block: Block, coef: np.ndarray, intercept: np.ndarray,
     return EvalCounts(float(loss_sum), float(weight_sum), int(np.trace(confusion)),
                       block.n_samples, confusion=confusion)
 
+
+
+def constant_loss(y: np.ndarray, sample_weight: np.ndarray | None, constant: float,
+                  loss: Any) -> float:
+    """The (weighted) loss sum of predicting ``constant`` for targets ``y``."""
+    per_row = pointwise_losses(loss, np.full(y.shape, constant), y)
+    return float(per_row.sum() if sample_weight is None
+                 else np.asarray(sample_weight, np.float64) @ per_row)
 
 
 @dataclass

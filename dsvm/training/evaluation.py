@@ -25,10 +25,12 @@ from dsvm.training.spec import FitSpec
 
 
 def evaluate(engine: Engine, coef: np.ndarray, intercept: np.ndarray, source: Source,
-             class_values: np.ndarray | None, loss: Any) -> EvalCounts:
-    """Loss and accuracy sums (regression: the sums behind R^2) of a model over ``source``."""
+             class_values: np.ndarray | None, loss: Any, *,
+             constant: float | None = None) -> EvalCounts:
+    """Loss and accuracy sums (regression: the sums behind R^2) of a model over ``source``;
+    ``constant`` (a regression): also the loss of predicting it, in the same pass."""
     n_groups = 1 if isinstance(engine, LocalEngine) else 2 * engine.n_workers
-    return engine.reduce(Evaluate(coef, intercept, class_values, loss), source,
+    return engine.reduce(Evaluate(coef, intercept, class_values, loss, constant), source,
                          spread(source.n_chunks, n_groups), add_counts, name="evaluate",
                          what="evaluation")
 
