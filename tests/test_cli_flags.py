@@ -138,6 +138,22 @@ def test_a_mistyped_choice_gets_the_closest_one(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*args, "--penalty", "zz"])
     assert "did you mean" not in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # scikit-learn's names in capitals, as papers write them
+        main([*args, "--solver", "SGD"])
+    assert "did you mean 'sgd'?" in capsys.readouterr().err
+
+
+def test_a_required_flag_typed_otherwise_is_named_with_what_was_typed(tmp_path, capsys):
+    """``--output`` for ``--out``: argparse reports the missing flag first and never gets to
+    the unknown one, so the line said only "required: --out"."""
+    with pytest.raises(SystemExit) as code:
+        main(["train", str(tmp_path / "d.zarr"), "--output", str(tmp_path / "m.dsvm")])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "required: --out; --output is not a flag of dsvm train: did you mean --out?" in err
+    with pytest.raises(SystemExit):
+        main(["train", str(tmp_path / "d.zarr")])
+    assert "did you mean" not in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("typed", "meant"), [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -418,7 +419,9 @@ class CommandParser(argparse.ArgumentParser):
     def parse_known_args(self, args: Iterable[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> Any:
         self.add_deferred()
-        return super().parse_known_args(args, namespace)  # type: ignore[arg-type]
+        args = sys.argv[1:] if args is None else list(args)
+        self._typed = args  # what error() looks through for a flag mistyped
+        return super().parse_known_args(args, namespace)
 
     def parse_args(self, args: Iterable[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> Any:
@@ -452,15 +455,27 @@ class CommandParser(argparse.ArgumentParser):
         """A mistyped command line is one line on stderr, exit 2: argparse's message names
         the flag or value (``unrecognized arguments: --epoch 5``), and the usage it would
         print first (25 lines for ``dsvm train``) hid it; ``--help`` shows the usage. A
-        mistyped choice gets the closest one (``--loss log_loss``: 'logistic')."""
-        self.exit(2, f"{self.prog}: error: {message}{closest_choice(message)} "
-                     f"(see {self.prog} --help)\n")
+        mistyped choice gets the closest one (``--loss log_loss``: 'logistic'), a required
+        flag missing the flag typed for it (``--output``: --out)."""
+        hint = closest_choice(message)
+        meant = flag_meant(self, getattr(self, "_typed", []))
+        if message.startswith("the following arguments are required") and meant:
+            hint = f"; {meant[0]} is not a flag of {self.prog}: did you mean {meant[1]}?"
+        self.exit(2, f"{self.prog}: error: {message}{hint} (see {self.prog} --help)\n")
 
 
 def closest_flag(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
     """"; did you mean --epochs?" for the first unknown flag of ``extras`` that is close to
-    one of ``parser``'s flags, or that names its parameter as in Python (``--max-epochs`` or
-    ``--max_epochs`` for ``max_epochs=``, whose flag is ``--epochs``), else ""."""
+    one of ``parser``'s flags (:func:`flag_meant`), else ""."""
+    meant = flag_meant(parser, extras)
+    return f"; did you mean {meant[1]}?" if meant else ""
+
+
+def flag_meant(parser: argparse.ArgumentParser,
+               extras: Sequence[str]) -> tuple[str, str] | None:
+    """(typed, meant) for the first unknown flag of ``extras`` that is close to one of
+    ``parser``'s flags, or that names its parameter as in Python (``--max-epochs`` or
+    ``--max_epochs`` for ``max_epochs=``, whose flag is ``--epochs``), else None."""
     import difflib
 
     flags: dict[str, str] = {}  # what a user may type -> the flag it means
@@ -476,8 +491,8 @@ def closest_flag(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
             close = difflib.get_close_matches(typed, list(flags), n=1, cutoff=0.75)
             meant = flags[close[0]] if close else None
         if meant is not None and meant != typed:
-            return f"; did you mean {meant}?"
-    return ""
+            return typed, meant
+    return None
 
 
 def closest_choice(message: str) -> str:
@@ -490,5 +505,6 @@ def closest_choice(message: str) -> str:
     if found is None:
         return ""
     choices = re.findall(r"'([^']*)'", found[2])
-    close = difflib.get_close_matches(found[1], choices, n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    by_case = {c.lower(): c for c in choices}  # ('SGD': 'sgd')
+    close = difflib.get_close_matches(found[1].lower(), list(by_case), n=1, cutoff=0.5)
+    return f"; did you mean {by_case[close[0]]!r}?" if close else ""
