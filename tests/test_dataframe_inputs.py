@@ -142,6 +142,11 @@ def test_a_pandas_frame_is_hashed_as_convert_hashes_the_same_rows(tmp_path):
     assert clf.n_features_in_ == 3 + 2**18
     assert clf.hashing_["categorical"] == ["city", "dev"] and clf.hashing_["numeric"] == [
         "a", "b", "n"]
+    # the frame's columns are its feature_names_in_, as a Dask frame's are (they were none)
+    assert list(clf.feature_names_in_) == FEATURES
+    partial = SVMClassifier(random_state=0).partial_fit(frame[FEATURES], frame["label"],
+                                                        classes=["no", "yes"])
+    assert list(partial.feature_names_in_) == FEATURES
     assert clf.score(frame[FEATURES], frame["label"]) > 0.9
     with pytest.warns(DataConversionWarning):  # scikit-learn's word on a (n, 1) y
         one_column = SVMClassifier(random_state=0, max_epochs=3, tol=None).fit(

@@ -36,6 +36,7 @@ from dsvm.training.inputs import (
     frame_and_label,
     frame_and_weight,
     frame_hashing,
+    hashed_frame_names,
     hashed_rows,
     hashing_of,
     is_dask_collection,
@@ -149,8 +150,9 @@ class SVMBase(BaseEstimator):
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
 
-    def _publish(self, record: FittedModel) -> None:
-        """The fitted attributes of ``record`` (kept whole for a later ``partial_fit``)."""
+    def _publish(self, record: FittedModel, names: np.ndarray | None = None) -> None:
+        """The fitted attributes of ``record`` (kept whole for a later ``partial_fit``);
+        ``names``: the columns of a pandas DataFrame it hashed."""
         self._fit_record = record
         self.coef_ = record.coef
         self.intercept_ = record.intercept
@@ -159,6 +161,8 @@ class SVMBase(BaseEstimator):
         self.n_features_in_ = record.n_features_in
         if record.feature_names is not None:  # a Dask DataFrame's columns
             self.feature_names_in_ = np.asarray(record.feature_names, dtype=object)
+        elif names is not None:
+            self.feature_names_in_ = names
         self.n_iter_ = record.n_iter
         self.t_ = record.t
         self.history_ = record.history
@@ -184,6 +188,7 @@ class SVMBase(BaseEstimator):
         X = with_number_objects(X)
         hashing = hashing_of(X) or frame_hashing(X, y)  # a DataFrame's text/category columns
         check_text_columns(X, y)
+        names = hashed_frame_names(X, hashing)
         if in_memory(X):
             X, y, sample_weight = check_fit_input(self, hashed_rows(X, hashing), y,
                                                   sample_weight, reset=True)
@@ -192,7 +197,7 @@ class SVMBase(BaseEstimator):
         spec = self._spec()
         record = self._train(spec, X, y, sample_weight=sample_weight,
                              validation=validation, init=init, resume=resume, warm=warm)
-        self._publish(record)
+        self._publish(record, names)
         self._keep_hashing(hashing)
         fill = fill_values_of(X)
         if fill is not None:  # (dsvm eval/predict fill raw rows' holes with the same means)
@@ -223,6 +228,7 @@ class SVMBase(BaseEstimator):
         if hashing is not None:
             check_hashing(getattr(self, "hashing_", None), hashing,
                           "The DataFrame" if hashing_of(X) is None else _name_of(X))
+        names = hashed_frame_names(X, hashing)
         if in_memory(X):
             with warnings.catch_warnings():
                 if hashing is not None:  # (its columns were checked by name: check_hashing;
@@ -234,7 +240,7 @@ class SVMBase(BaseEstimator):
         record = _training.partial_fit(self._spec(), getattr(self, "_fit_record", None), X, y,
                                        classes=classes, sample_weight=sample_weight,
                                        validation=validation)
-        self._publish(record)
+        self._publish(record, names)
         self._keep_hashing(hashing)
         return self
 

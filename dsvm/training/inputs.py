@@ -338,6 +338,14 @@ def check_text_columns(X: Any, y: Any = None) -> None:
         warn_numbers_as_text([count_numbers(X, columns, "DataFrame")])
 
 
+def hashed_frame_names(X: Any, hashing: dict[str, Any] | None) -> np.ndarray | None:
+    """The columns of a pandas DataFrame whose text a model hashes (its ``feature_names_in_``,
+    as a Dask DataFrame's are), else None: the hashed rows it trains on have no names."""
+    if not hashing or not is_pandas_frame(X):
+        return None
+    return np.asarray([str(c) for c in X.columns], dtype=object)
+
+
 def hashed_rows(X: Any, hashing: dict[str, Any] | None) -> Any:
     """A pandas DataFrame as the rows a model hashing ``hashing`` sees (CSR, the text and
     category columns hashed); anything else, or nothing to hash, as it is."""
