@@ -363,6 +363,23 @@ def test_a_column_of_dates_is_refused_with_how_to_make_numbers_of_it(tmp_path, c
     assert code == 2 and "line 2, column 'seen'" in err and "dates or times" in err, err
 
 
+@pytest.mark.parametrize("written", ["%Y-%m-%d", "%d.%m.%Y", "%m/%d/%Y"])
+def test_a_column_of_days_is_refused_as_dates_and_words_that_read_as_dates_are_not(written):
+    """A date without a time is one token: 60 days over 600 rows hashed as 60 categories,
+    silently, none of which a later day has. Months and codes that pandas would also parse
+    as dates ('Jan', '1-2') stay categories."""
+    frame = _people(600)
+    days = pd.Series(pd.date_range("2024-01-01", periods=60)).dt.strftime(written)
+    X = frame.drop(columns="label").assign(
+        signup=np.resize(days.to_numpy(), 600),
+        month=np.resize(["Jan", "Feb", "Mar"], 600), code=np.resize(["1-2", "A-12"], 600))
+    with pytest.raises(ValueError, match=r"column 'signup', row 0: .*dates or times as text "
+                                         r"\(60 distinct in 600 values here\)"):
+        SVMClassifier(max_epochs=2).fit(X, frame.label)
+    clf = SVMClassifier(max_epochs=2).fit(X.drop(columns="signup"), frame.label)
+    assert clf.hashing_["categorical"] == ["city", "month", "code"]
+
+
 def test_a_number_column_read_as_text_because_of_a_marker_is_named(tmp_path, local_client):
     """UCI's files mark a missing number with '?': read_csv then gives the column as text,
     and fit hashed it as one category per distinct number, silently. Such a column is now

@@ -16,6 +16,7 @@ the dataset stores (attribute ``hashing``), so that raw rows can later be hashed
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +154,7 @@ def refuse_free_text(name: str, codes: np.ndarray, values: np.ndarray, where: An
     sentences: 0.51 held-out accuracy, exit 0). Words as features are what such a column
     needs, and that is the user's vectoriser's job. ``codes``/``values``: as
     :func:`arrow_codes` gives them; ``where``: a :class:`dsvm.data.arrow_blocks.Where`."""
+    refuse_dates(name, codes, values, where)
     present = codes[codes >= 0]
     # (the dictionary bounds the distinct values: a category column stops here, unsorted)
     if present.size < FREE_TEXT_MIN_VALUES or values.size * 2 < present.size:
@@ -170,17 +172,43 @@ def refuse_free_text(name: str, codes: np.ndarray, values: np.ndarray, where: An
     counted = (f"{used.size:,} of the {present.size:,} values here are distinct, "
                f"{len(worded):,} of the first {sample.size:,} several words")
     if _dates([str(values[i]) for i in worded[:20]]):
-        raise DataFormatError(
-            f"{where.row(name, first)}: {example!r}: the column holds dates or times as text "
-            f"({counted}), each a feature of its own if hashed: parse it (read_csv(..., "
-            f"parse_dates=[{name!r}]) or pd.to_datetime) and turn it into numbers (its "
-            ".dt.hour, .dt.dayofweek, seconds since a start), or drop the column.")
+        raise _dates_error(name, first, example, counted, where)
     raise DataFormatError(
         f"{where.row(name, first)}: {example!r}: the column holds free text ({counted}). A "
         "text column is hashed as one feature per distinct value, so each row would get a "
         "feature of its own and the model could not generalise: turn the text into word "
         "features first (scikit-learn's HashingVectorizer, then fit on its sparse matrix or "
         "write it with dsvm.write_arrays), or drop the column.")
+
+
+# A date written as text: 2024-01-31, 2024/1/31, 31.01.2024, 1/31/24, with a time or not.
+DATE_TEXT = re.compile(r"(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})"
+                       r"([ T]\d{1,2}:\d{2}.*)?")
+
+
+def refuse_dates(name: str, codes: np.ndarray, values: np.ndarray, where: Any) -> None:
+    """Refuse a text column of dates given to be hashed, however few days it has.
+
+    Hashed, each day is a category of its own: rows of days the training data has not seen
+    (every later day) get nothing from it, and what a date says (the weekday, the season,
+    the time since) is lost. Timestamps are caught as free text too; a date alone is one
+    token, and a few hundred days over many rows read as any category column."""
+    texts = [str(v) for v in values[:40] if v][:20]
+    if len(texts) < 2 or not all(DATE_TEXT.fullmatch(t) for t in texts) or not _dates(texts):
+        return
+    present = codes[codes >= 0]
+    first = int(np.flatnonzero(codes >= 0)[0])
+    counted = f"{np.unique(present).size:,} distinct in {present.size:,} values here"
+    raise _dates_error(name, first, str(values[codes[first]]), counted, where)
+
+
+def _dates_error(name: str, first: int, example: str, counted: str,
+                 where: Any) -> DataFormatError:
+    return DataFormatError(
+        f"{where.row(name, first)}: {example!r}: the column holds dates or times as text "
+        f"({counted}), each a feature of its own if hashed: parse it (read_csv(..., "
+        f"parse_dates=[{name!r}]) or pd.to_datetime) and turn it into numbers (its "
+        ".dt.hour, .dt.dayofweek, seconds since a start), or drop the column.")
 
 
 def _dates(texts: list[str]) -> bool:
