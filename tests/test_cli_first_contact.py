@@ -391,6 +391,48 @@ def test_eval_takes_the_raw_rows_predict_takes(criteo, capsys):
     assert result["accuracy"] == pytest.approx(np.mean(np.load(root / "p.npy") == labels))
 
 
+def _svmlight(path, X, y):
+    path.write_text("".join(f"{label:+d} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in
+                                                      enumerate(x) if v) + "\n"
+                            for x, label in zip(X, y)))
+    return path
+
+
+def test_an_svmlight_test_set_whose_rows_stop_short_scores_as_its_raw_file(tmp_path, capsys):
+    """LIBSVM's a9a has 123 features and a9a.t 122: a converted svmlight file's width is its
+    largest index, so the converted test set was refused by eval, predict, --validation and
+    score ("has 122 features, but the model was trained on 123"), while the raw file,
+    converted with the model's width, scored. The features it lacks are zeros."""
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 6))
+    y = np.where(X[:, 0] + X[:, 5] > 0, 1, -1)
+    test = X.copy()
+    test[:, 5] = 0.0  # no test row uses the last feature
+    _svmlight(tmp_path / "tr.svm", X, y)
+    _svmlight(tmp_path / "te.svm", test, y)
+    model, out = str(tmp_path / "m.dsvm"), tmp_path / "p.npy"
+    for name in ("tr", "te"):
+        assert main(["convert", str(tmp_path / f"{name}.svm"), str(tmp_path / f"{name}.zarr")]) == 0
+    assert dsvm.open_dataset(tmp_path / "te.zarr").n_features == 5
+    assert main(["train", str(tmp_path / "tr.zarr"), "--out", model, "--validation",
+                 str(tmp_path / "te.zarr")]) == 0, capsys.readouterr().err
+    clf = dsvm.load(model)
+    expected = clf.predict(np.hstack([test[:, :5], np.zeros((300, 1))]))
+    assert clf.score(str(tmp_path / "te.zarr")) == pytest.approx(np.mean(expected == y))
+    assert clf.history_[-1]["val_accuracy"] == pytest.approx(np.mean(expected == y))
+    for rows in ("te.zarr", "te.svm"):
+        capsys.readouterr()
+        assert main(["predict", model, str(tmp_path / rows), "--out", str(out),
+                     "--overwrite"]) == 0, capsys.readouterr().err
+        np.testing.assert_array_equal(np.load(out), expected)
+    # rows of columns (not svmlight's numbered features) keep their width
+    dsvm.write_arrays(tmp_path / "dense.zarr", test[:, :5], y)
+    _one_line_error(_Run(capsys, "eval", model, tmp_path / "dense.zarr"),
+                    "has 5 features, but the model")
+
+
 def test_eval_and_predict_take_a_raw_svmlight_file(small, tmp_path, capsys):
     """#25: a raw svmlight file (LIBSVM's test files, a9a.t) needs nothing but the model's
     number of features: eval and predict both convert it; other raw rows for a model trained

@@ -182,6 +182,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
+    from dsvm.data.sources import width_for
 
     check_outputs(args)
     dataset = open_dataset(args.dataset)
@@ -189,7 +190,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     validation = open_dataset(args.validation) if args.validation else None
     if validation is not None:
         validation.require_labels("validate")
-    if validation is not None and validation.n_features != dataset.n_features:
+    if validation is not None and width_for(validation, dataset.n_features) \
+            != dataset.n_features:
         raise ValueError(f"--validation {args.validation} has {validation.n_features} features "
                          f"but the training data {args.dataset} has {dataset.n_features}.")
     task = resolve_task(args.task, dataset)

@@ -366,6 +366,51 @@ class MappedSource(SourceWrapper):
         return f"{self.inner.describe()} through the {self.fmap.describe()}"
 
 
+@dataclass(frozen=True)
+class ZeroColumns:
+    """Rows seen over ``n_output_features`` columns, the ones beyond their own all zero: a
+    :class:`ChunkMap` (see :func:`as_wide_as`). CSR rows keep their arrays; dense ones are
+    copied with the zero columns appended."""
+
+    n_output_features: int
+
+    @property
+    def named_in_descriptions(self) -> bool:
+        return False  # (the rows are the file's own)
+
+    def transform_block(self, block: Block) -> Block:
+        if isinstance(block, CSRBlock):
+            return replace(block, n_features=self.n_output_features)
+        X = np.zeros((block.n_samples, self.n_output_features), dtype=block.X.dtype)
+        X[:, :block.n_features] = block.X
+        return replace(block, X=X)
+
+    def describe(self) -> str:
+        return f"{self.n_output_features} columns"
+
+
+def as_wide_as(source: Source, n_features: int) -> Source:
+    """``source`` over a model's ``n_features`` columns where it is a dataset converted from
+    svmlight/libsvm text whose rows reach fewer; any other source as it is.
+
+    Such a file says no width: its dataset's is the largest index found, so a test file whose
+    rows never use the last features is narrower than its training file (LIBSVM's a9a.t:
+    122 features, a9a: 123), and the features it lacks are zeros, as the format says of every
+    feature a row does not list (stored sparse or dense alike). Columns of any other data are
+    not numbered so."""
+    dataset = source.dataset
+    if (dataset is None or source.n_features >= n_features or dataset.feature_order != "given"
+            or (dataset.attrs.get("provenance") or {}).get("format") != "libsvm"):
+        return source
+    return MappedSource(source, ZeroColumns(n_features))
+
+
+def width_for(dataset: Dataset, n_features: int) -> int:
+    """The number of features ``dataset`` is read with by a model of ``n_features``
+    (:func:`as_wide_as`), from its metadata."""
+    return int(as_wide_as(DatasetSource(dataset), n_features).n_features)
+
+
 @dataclass
 class ChunkSubset(SourceWrapper):
     """Some whole chunks of a source (``chunk_ids``), renumbered 0..k-1: the training or the

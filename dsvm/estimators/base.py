@@ -279,7 +279,7 @@ class SVMBase(BaseEstimator):
         text = text if text is not None and text.dtype.kind not in "biuf" else None
         source, named = source_of(X, y, classify=self._task == "classification",
                                   chunk_rows=self.chunk_rows, text_classes=text,
-                                  purpose=purpose)
+                                  purpose=purpose, width=self.n_features_in_)
         if text is None and named is not None and purpose is not None:  # a dataset's names
             raise ValueError(f"{source.describe()} has text labels {list(named)}, but this "
                              f"model's classes are numbers {self.classes_.tolist()}.")

@@ -71,7 +71,8 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
         return None
     text = text_classes(record.classes)
     source = validation_source(validation, classify=spec.classifies,
-                               chunk_rows=spec.chunk_rows, text_classes=text)
+                               chunk_rows=spec.chunk_rows, text_classes=text,
+                               width=record.n_features_in)
     check_validation_features(source, record.n_features_in, record.feature_names)
     # the states scored are in the fit's feature ids and scaled units (training.layout,
     # training.scaling)
