@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -34,11 +35,14 @@ from dsvm.solvers.base import encode_labels
 from dsvm.solvers.cocoa import (
     CocoaSolver,
     LocalModel,
+    LocalPasses,
     chunk_rng,
     dcd_block,
+    enough_gain,
     gap_terms,
     local_passes,
     row_costs,
+    window_objective,
     with_weights,
 )
 from dsvm.solvers.cocoa_grid import CocoaCandidates
@@ -126,12 +130,20 @@ class CocoaRound:
         # the duals themselves
         own = [np.ascontiguousarray(duals[:, grid.rows(k, stacked)])
                for k in range(grid.n_candidates)]
+        passes = LocalPasses({k: enough_gain(grid.solvers[k], partial(
+            window_objective, grid.solvers[k], rows, codes, costs[k], own[k],
+            self.coef[grid.rows(k, stacked)], self.intercept[grid.rows(k, stacked)]))
+            for k in grid.training()})
         for order in local_passes(rows.n_samples, self.solver.local_iters,
                                   chunk_rng(self.seed, self.epoch, window[0][0])):
-            for k in grid.training():
-                out.n_changed += dcd_block(grid.solvers[k], rows, codes, costs[k], own[k],
-                                           local.rows(grid.rows(k, stacked)), order,
-                                           self.sigma)
+            for k in passes.active():
+                changed, spread = dcd_block(grid.solvers[k], rows, codes, costs[k], own[k],
+                                            local.rows(grid.rows(k, stacked)), order,
+                                            self.sigma)
+                out.n_changed += changed
+                passes.record(k, spread)
+            if not passes.active():
+                break
         duals = own[0] if len(own) == 1 else np.hstack(own)  # (frozen ones: as read)
         start = 0
         for (chunk, _), (block, _, _, _) in zip(window, parts):

@@ -173,7 +173,9 @@ default="auto"
         window of ``shuffle_window`` chunks while the window is in memory (CoCoA+'s H =
         local_iters x the round's rows; fractions allowed; more local work costs no extra
         reads). The default is measured: epochs to 0.1% of LIBLINEAR's optimum on a9a / w8a
-        fell from over 10 with 1 pass to 3 / 5 with 50 (see :mod:`dsvm.solvers.cocoa`).
+        fell from over 10 with 1 pass to 3 / 5 with 50 (see :mod:`dsvm.solvers.cocoa`). With
+        a ``tol``, a window's passes stop early once one gains far less than that tol asks
+        (:data:`dsvm.solvers.cocoa.LOCAL_GAIN_SHARE`).
         Values must be in the range (0, inf).
     rounds_per_epoch : int, default=1
         ``solver="cocoa"``: communication rounds per epoch; each reads 1/rounds_per_epoch of

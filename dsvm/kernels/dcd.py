@@ -95,18 +95,21 @@ class DcdParams(NamedTuple):
 
 
 @njit_serial
-def dcd_pass(X, codes, cost, duals, model, order, params):
+def dcd_pass(X, codes, cost, duals, model, order, params, gain):
     """Coordinate steps on the rows of ``X`` in ``order`` (row indices, repeats allowed).
 
     X : dense (n, d) C-contiguous rows or a CSR triple (O(nnz) per step), walked through
     :mod:`dsvm.kernels.rows`; cost : (n,) float64 C_i; duals : (n, K) float64 in/out; model :
-    :class:`DcdModel` (in/out); params : :class:`DcdParams`. Returns the number of steps
-    that changed a dual.
+    :class:`DcdModel` (in/out); params : :class:`DcdParams`; gain : (1,) float64 out, what
+    the steps took off the local subproblem's objective (each step's ``-(G d + q d^2 / 2)``
+    for a change ``d``, exact on the quadratic). Returns the number of steps that changed a
+    dual.
     """
     V, dW, vb, db = model
     sigma, loss, bias = params
     n_outputs = V.shape[0]
     changed = 0
+    total = 0.0
     for t in range(order.shape[0]):
         i = order[t]
         c = cost[i]
@@ -130,9 +133,11 @@ def dcd_pass(X, codes, cost, duals, model, order, params):
                 j, xj = row_entry(X, i, jj)
                 dot += xj * V[k, j]
             a = duals[i, k]
-            new = _step(a, yk * dot - 1.0 + dii * a, q, upper)
+            G = yk * dot - 1.0 + dii * a
+            new = _step(a, G, q, upper)
             if new == a:
                 continue
+            total -= (G + 0.5 * q * (new - a)) * (new - a)
             duals[i, k] = new
             step = (new - a) * yk
             for jj in range(lo, hi):
@@ -142,4 +147,5 @@ def dcd_pass(X, codes, cost, duals, model, order, params):
             db[k] += step * bias
             vb[k] += sigma * step * bias
             changed += 1
+    gain[0] = total
     return changed
