@@ -35,17 +35,19 @@ from benchmarks.bench_cv import SEED, load, timed
 TITLE = "#27: a grid of alphas in one read with CoCoA+ (SVMClassifierCV(solver='cocoa'))"
 CHUNK_ROWS = 4096
 READING = (
-    'Reading: CoCoA+ reads each chunk once per round and then runs local_iters (50) passes '
-    "of dual coordinate steps over the window's rows in memory, so a round is bound by that"
-    ' arithmetic, not by the read: in process on a9a (one stream, 2 epochs, profiled) 97% '
-    "of the grid's time is in the K candidates' DCD passes (dsvm.kernels.dcd.dcd_pass). The"
-    " grid therefore costs about the sum of its candidates' passes, less the reads, starts "
-    'and closing passes of 7 fits: 2.3-2.4x faster than the 8 fits one after another, but '
-    '3.9-6.6x one fit of the median alpha (the small alphas, large C, change more duals per'
-    " pass and cost more than the median's), above the issue's 2x, which holds for the "
-    'stochastic grid whose pass is a read. Per-candidate stopping (each relative duality '
-    'gap at most tol=1e-3, or the held-out objective stalled) brings it to 2.2-4.6x. The '
-    'gap to the best of the 8 is within 0.3 points on both sets.')
+    'Reading: CoCoA+ reads each chunk once per round and then runs up to local_iters (50) '
+    "passes of dual coordinate steps over the window's rows in memory, so a round is bound "
+    'by that arithmetic, not by the read: in process on a9a (one stream, 2 epochs, '
+    "profiled) 97% of the grid's time is in the K candidates' DCD passes "
+    "(dsvm.kernels.dcd.dcd_pass). The grid therefore costs about the sum of its candidates'"
+    ' passes, less the reads, starts and closing passes of 7 fits: 1.6-2.3x faster than the'
+    ' 8 fits one after another, but 3.8-4.9x one fit of the median alpha (the small alphas,'
+    " large C, change more duals per pass and cost more than the median's), above the "
+    "issue's 2x, which holds for the stochastic grid whose pass is a read. Per-candidate "
+    'stopping (each relative duality gap at most tol=1e-3, or the held-out objective '
+    "stalled; with a tol, each window's passes also stop once one gains less than 1e-3 x "
+    'tol of its part of the objective) brings it to 2.3-2.5x. The gap to the best of the 8 '
+    'is within 0.3 points on both sets.')
 
 
 def set_rows(name: str, work: Path, client: Any, epochs: int,
