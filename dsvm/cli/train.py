@@ -295,7 +295,8 @@ def cli_advice(outcome: Any) -> str:
                 "scales them in the fit")
     if outcome.scaled:
         return ("the problem is hard at this alpha (the columns were scaled): a larger "
-                "--alpha, more --epochs, or --solver auto")
+                "--alpha, more --epochs, or --solver auto; or the features do not predict the "
+                "labels")
     return ("the features are probably not on a common scale: --scale true scales them in the "
             "fit (the default, auto, only scales columns above 16 in magnitude), or try a "
             "larger --alpha; or, with scaled features, its steps have not settled yet: more "

@@ -211,7 +211,7 @@ def api_advice(outcome: FitOutcome, estimator: str) -> str:
                 f"{estimator}(...), transformer=sklearn.preprocessing.StandardScaler()))")
     if outcome.scaled:  # the fit scaled the columns: not the cause
         return ("the problem is hard at this alpha (the columns were scaled): a larger alpha, "
-                "more max_epochs, or solver='auto'")
+                "more max_epochs, or solver='auto'; or the features do not predict the target")
     # both causes are named: features within [-1, 1] (a9a) fail so too when a few epochs of
     # Pegasos at a small alpha have not settled, and the outcome does not see the features
     return ("the features are probably not scaled: scale=True scales them in the fit (the "
