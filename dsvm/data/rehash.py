@@ -82,7 +82,7 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     """Convert raw rows for a model fitted on named columns of numbers (``feature_names_in_``:
     ``columns``, no hashing; a DataFrame's, or a CSV/Parquet header's at conversion): its
     columns taken by name from Parquet, or from a CSV/TSV whose header has them in the
-    model's order. Whatever else the file holds is not read, but for the label
+    model's order or another. Whatever else the file holds is not read, but for the label
     (``label_column``, by default as :func:`_label_of` finds it)."""
     fmt = format or ("parquet" if is_parquet_path(src, storage_options) else "csv")
     common: dict[str, Any] = dict(fill_missing=fill_missing, storage_options=storage_options)
@@ -96,7 +96,7 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                               f"header, not {fmt} rows.")
     names = _header(src, delimiter, storage_options)
     label, others = _label_of(src, names, columns, label_column)
-    _check_order(src, names, columns)
+    # (columns in another order are read by name: dsvm.data.sources.in_model_columns)
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, drop=others or None, **common)
 

@@ -354,6 +354,11 @@ class MappedSource(SourceWrapper):
     def n_input_features(self) -> int:
         return input_features(self.inner)  # (the rows as given, under every map)
 
+    @property
+    def feature_names(self) -> list[str] | None:
+        own = getattr(self.fmap, "feature_names", None)  # (a map that names its columns)
+        return self.inner.feature_names if own is None else list(own)
+
     def read_chunk(self, i: int) -> Block:
         return self.fmap.transform_block(self.inner.read_chunk(i))
 
@@ -403,6 +408,56 @@ def as_wide_as(source: Source, n_features: int) -> Source:
             or (dataset.attrs.get("provenance") or {}).get("format") != "libsvm"):
         return source
     return MappedSource(source, ZeroColumns(n_features))
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnOrder:
+    """Rows seen with their columns in another order: column ``j`` is the stored column
+    ``order[j]``, named ``names[j]`` (a :class:`ChunkMap`, see :func:`in_model_columns`)."""
+
+    order: np.ndarray
+    names: tuple[str, ...]
+
+    @property
+    def n_output_features(self) -> int:
+        return int(self.order.shape[0])
+
+    @property
+    def named_in_descriptions(self) -> bool:
+        return False  # (the rows are the file's own)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.names)
+
+    def transform_block(self, block: Block) -> Block:
+        if isinstance(block, CSRBlock):
+            from dsvm.data.feature_layout import renumbered
+
+            new_ids = np.empty_like(self.order)
+            new_ids[self.order] = np.arange(self.order.shape[0], dtype=self.order.dtype)
+            return renumbered(block, new_ids)
+        return replace(block, X=np.ascontiguousarray(block.X[:, self.order]))
+
+    def describe(self) -> str:
+        return "the model's column order"
+
+
+def in_model_columns(source: Source, names: Any) -> Source:
+    """``source`` with its named columns in the order of a model's (``names``) where they are
+    the same columns in another order: a CSV's header names its columns, so a file written
+    with them in another order (another query, another export) is read by name. Any other
+    source as it is (a width or a name that differs is refused by the checks of those)."""
+    got = source.feature_names
+    dataset = source.dataset
+    if (names is None or got is None or dataset is None or dataset.attrs.get("hashing")
+            or len(got) != len(names) or list(got) == [str(n) for n in names]):
+        return source
+    position = {name: i for i, name in enumerate(got)}
+    if len(position) != len(got) or set(position) != {str(n) for n in names}:
+        return source
+    order = np.array([position[str(n)] for n in names], dtype=np.int64)
+    return MappedSource(source, ColumnOrder(order, tuple(str(n) for n in names)))
 
 
 def width_for(dataset: Dataset, n_features: int) -> int:

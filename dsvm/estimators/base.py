@@ -95,12 +95,10 @@ def check_frame_columns(est: Any, X: Any) -> None:
                          f"got {columns}, expected {list(names)}.")
 
 
-def check_dataset_columns(est: Any, dataset: Any) -> None:
+def check_dataset_columns(est: Any, names: list[str] | None, url: str) -> None:
     """A dataset converted from a CSV/Parquet header has the columns the estimator was fitted
-    on, in order (a test file written with its columns in another order would meet every
-    weight with another column's values)."""
-    check_same_columns(getattr(est, "feature_names_in_", None), dataset.feature_names,
-                       dataset.url)
+    on (``names``: as read, in the model's order where they were in another)."""
+    check_same_columns(getattr(est, "feature_names_in_", None), names, url)
 
 
 def hashed_validation(validation: Any, hashing: dict[str, Any] | None) -> Any:
@@ -279,7 +277,8 @@ class SVMBase(BaseEstimator):
         text = text if text is not None and text.dtype.kind not in "biuf" else None
         source, named = source_of(X, y, classify=self._task == "classification",
                                   chunk_rows=self.chunk_rows, text_classes=text,
-                                  purpose=purpose, width=self.n_features_in_)
+                                  purpose=purpose, width=self.n_features_in_,
+                                  names=getattr(self, "feature_names_in_", None))
         if text is None and named is not None and purpose is not None:  # a dataset's names
             raise ValueError(f"{source.describe()} has text labels {list(named)}, but this "
                              f"model's classes are numbers {self.classes_.tolist()}.")
@@ -287,7 +286,7 @@ class SVMBase(BaseEstimator):
         dataset = getattr(source, "dataset", None)  # opened already: no second read
         if dataset is not None:
             check_hashing(getattr(self, "hashing_", None), hashing_of(dataset), dataset.url)
-            check_dataset_columns(self, dataset)
+            check_dataset_columns(self, source.feature_names, dataset.url)
         return source
 
     def _decision(self, X: Any) -> Any:

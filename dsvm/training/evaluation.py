@@ -72,7 +72,7 @@ def validation_scorer(engine: Engine, spec: FitSpec, record: FittedModel, solver
     text = text_classes(record.classes)
     source = validation_source(validation, classify=spec.classifies,
                                chunk_rows=spec.chunk_rows, text_classes=text,
-                               width=record.n_features_in)
+                               width=record.n_features_in, names=record.feature_names)
     check_validation_features(source, record.n_features_in, record.feature_names)
     # the states scored are in the fit's feature ids and scaled units (training.layout,
     # training.scaling)

@@ -31,7 +31,13 @@ from dsvm.data.frames import (
     text_columns,
     warn_numbers_as_text,
 )
-from dsvm.data.sources import ArraySource, DatasetSource, Source, as_wide_as
+from dsvm.data.sources import (
+    ArraySource,
+    DatasetSource,
+    Source,
+    as_wide_as,
+    in_model_columns,
+)
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.training.cluster import compute, held_if_spanning
 
@@ -500,19 +506,22 @@ def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_ro
 def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: bool = True,
               chunk_rows: int = 65536, text_classes: np.ndarray | None = None,
               purpose: str | None = "train", width: int | None = None,
-              ) -> tuple[Source, np.ndarray | None]:
+              names: Any = None) -> tuple[Source, np.ndarray | None]:
     """(source, text label set or None) for user input ``X``/``y``/``sample_weight``.
 
     ``text_classes``: the label set of the fit so far, when its labels are text (a later
     ``partial_fit``, validation data, or ``partial_fit(classes=...)``). ``width``: the
     number of features of the model that scores the rows: a dataset of an svmlight test file
-    whose rows stop short of it is seen over it (:func:`dsvm.data.sources.as_wide_as`).
+    whose rows stop short of it is seen over it (:func:`dsvm.data.sources.as_wide_as`);
+    ``names``: that model's columns, a dataset's in another order read in its order
+    (:func:`dsvm.data.sources.in_model_columns`).
     """
     if is_parquet_ref(X):
         X = read_parquet(X)
     elif is_dataset_ref(X):
-        source, text = dataset_source(X, y, sample_weight, purpose, classify=classify,
+        stored, text = dataset_source(X, y, sample_weight, purpose, classify=classify,
                                       text_classes=text_classes)
+        source = in_model_columns(stored, names)
         return (source if width is None else as_wide_as(source, width)), text
     if is_dask_frame(X):
         return frame_source(X, y, sample_weight, classify=classify, text_classes=text_classes)
@@ -525,15 +534,18 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
 
 
 def validation_source(validation: Any, *, classify: bool, chunk_rows: int,
-                      text_classes: np.ndarray | None, width: int | None = None) -> Source:
+                      text_classes: np.ndarray | None, width: int | None = None,
+                      names: Any = None) -> Source:
     """The source of ``fit(..., validation=...)``: a dataset, or an ``(X, y)`` pair
-    (``width``: as :func:`source_of` takes it)."""
+    (``width``, ``names``: as :func:`source_of` takes them)."""
     if isinstance(validation, tuple) and len(validation) == 2:
         source, _ = source_of(validation[0], validation[1], classify=classify,
-                              chunk_rows=chunk_rows, text_classes=text_classes, width=width)
+                              chunk_rows=chunk_rows, text_classes=text_classes, width=width,
+                              names=names)
         return source
     source, _ = source_of(validation, None, classify=classify, chunk_rows=chunk_rows,
-                          text_classes=text_classes, purpose="validate a fit", width=width)
+                          text_classes=text_classes, purpose="validate a fit", width=width,
+                          names=names)
     return source
 
 
