@@ -210,11 +210,10 @@ def _check_rows(clf: Any, args: argparse.Namespace) -> str | None:
             raise ValueError(f"--format, --fill-missing, --label-column and --zero-based are "
                              f"for raw rows; {args.dataset} is a dsvm dataset already")
         import dsvm
-        from dsvm.data.sources import DatasetSource, as_wide_as
+        from dsvm.data.model_columns import width_for
 
         # (its metadata only; an svmlight test file's rows may stop short of the model's)
-        width = as_wide_as(DatasetSource(dsvm.open_dataset(args.dataset)),
-                           clf.n_features_in_).n_features
+        width = width_for(dsvm.open_dataset(args.dataset), clf.n_features_in_)
         if width != clf.n_features_in_:  # named by the files typed, not "X" (#25's rule)
             raise ValueError(f"{args.dataset} has {width:,} features, but the model "
                              f"{args.model} was trained on {clf.n_features_in_:,}: convert "

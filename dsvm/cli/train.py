@@ -182,7 +182,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from dsvm import open_dataset
-    from dsvm.data.sources import width_for
+    from dsvm.data.model_columns import width_for
 
     check_outputs(args)
     dataset = open_dataset(args.dataset)

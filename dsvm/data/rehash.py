@@ -96,7 +96,7 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                               f"header, not {fmt} rows.")
     names = _header(src, delimiter, storage_options)
     label, others = _label_of(src, names, columns, label_column)
-    # (columns in another order are read by name: dsvm.data.sources.in_model_columns)
+    # (columns in another order are read by name: dsvm.data.model_columns.in_model_columns)
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, drop=others or None, **common)
 

@@ -31,13 +31,8 @@ from dsvm.data.frames import (
     text_columns,
     warn_numbers_as_text,
 )
-from dsvm.data.sources import (
-    ArraySource,
-    DatasetSource,
-    Source,
-    as_wide_as,
-    in_model_columns,
-)
+from dsvm.data.model_columns import as_wide_as, in_model_columns
+from dsvm.data.sources import ArraySource, DatasetSource, Source
 from dsvm.data.zarr_store import Dataset, open_dataset
 from dsvm.training.cluster import compute, held_if_spanning
 
@@ -512,9 +507,9 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
     ``text_classes``: the label set of the fit so far, when its labels are text (a later
     ``partial_fit``, validation data, or ``partial_fit(classes=...)``). ``width``: the
     number of features of the model that scores the rows: a dataset of an svmlight test file
-    whose rows stop short of it is seen over it (:func:`dsvm.data.sources.as_wide_as`);
+    whose rows stop short of it is seen over it (:func:`dsvm.data.model_columns.as_wide_as`);
     ``names``: that model's columns, a dataset's in another order read in its order
-    (:func:`dsvm.data.sources.in_model_columns`).
+    (:func:`dsvm.data.model_columns.in_model_columns`).
     """
     if is_parquet_ref(X):
         X = read_parquet(X)
