@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
@@ -39,10 +38,9 @@ from dsvm.solvers.cocoa import (
     chunk_rng,
     dcd_block,
     enough_gain,
-    gap_terms,
     local_passes,
+    round_start,
     row_costs,
-    window_objective,
     with_weights,
 )
 from dsvm.solvers.cocoa_grid import CocoaCandidates
@@ -91,9 +89,10 @@ class CocoaRound:
         return out if out.n_rows or out.held_out is not None else None
 
     def read_chunk(self, source: Source, chunk: int, block: Block, out: AddPartial
-                   ) -> tuple[Block, np.ndarray, np.ndarray, np.ndarray]:
-        """A chunk's training rows, their class codes, each candidate's C_i (K, rows) and the
-        duals of version ``epoch``; its held rows scored, and its gap terms added to ``out``."""
+                   ) -> tuple[Block, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A chunk's training rows, their class codes, each candidate's C_i (K, rows), the
+        duals of version ``epoch`` and each candidate's part of the primal objective (K,);
+        its held rows scored, and its gap terms added to ``out``."""
         grid = self.candidates
         codes = encode_labels(block.y, self.classes, where=where(source, chunk))
         if grid.held is not None:  # scored with the round's models, then left out
@@ -107,11 +106,14 @@ class CocoaRound:
         # the gap terms of the model and duals this round starts from (a frozen candidate's
         # are not measured: it costs no compute)
         terms = out.terms.reshape(grid.n_candidates, 4)
+        objective = np.zeros(grid.n_candidates)
         for k in grid.training():
             own = grid.rows(k, self.coef.shape[0])
-            terms[k] += gap_terms(grid.solvers[k], block, codes, costs[k], duals[:, own],
-                                  self.coef[own], self.intercept[own])
-        return block, codes, costs, duals
+            chunk_terms, objective[k] = round_start(grid.solvers[k], block, codes, costs[k],
+                                                    duals[:, own], self.coef[own],
+                                                    self.intercept[own])
+            terms[k] += chunk_terms
+        return block, codes, costs, duals, objective
 
     def solve_window(self, source: Source, window: list[tuple[int, Block]], local: LocalModel,
                      out: AddPartial) -> None:
@@ -130,10 +132,9 @@ class CocoaRound:
         # the duals themselves
         own = [np.ascontiguousarray(duals[:, grid.rows(k, stacked)])
                for k in range(grid.n_candidates)]
-        passes = LocalPasses({k: enough_gain(grid.solvers[k], partial(
-            window_objective, grid.solvers[k], rows, codes, costs[k], own[k],
-            self.coef[grid.rows(k, stacked)], self.intercept[grid.rows(k, stacked)]))
-            for k in grid.training()})
+        objective = np.sum([p[4] for p in parts], axis=0)  # (the window's, by candidate)
+        passes = LocalPasses({k: enough_gain(grid.solvers[k], float(objective[k]))
+                              for k in grid.training()})
         for order in local_passes(rows.n_samples, self.solver.local_iters,
                                   chunk_rng(self.seed, self.epoch, window[0][0])):
             for k in passes.active():
@@ -146,7 +147,7 @@ class CocoaRound:
                 break
         duals = own[0] if len(own) == 1 else np.hstack(own)  # (frozen ones: as read)
         start = 0
-        for (chunk, _), (block, _, _, _) in zip(window, parts):
+        for (chunk, _), (block, *_) in zip(window, parts):
             if block.n_samples:
                 self.store.write(chunk, self.epoch + 1, duals[start:start + block.n_samples])
                 start += block.n_samples

@@ -39,7 +39,7 @@ Where this differs from the paper, and why:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -108,7 +108,7 @@ def row_costs(block: Block, n_total: int, alpha: float) -> np.ndarray:
 
 # A window's local passes stop once a pass takes less off the local subproblem than this
 # share of tol times the window's part of the primal objective the round started from
-# (:func:`window_objective`): the fit stops on a relative duality gap of tol, and such passes
+# (:func:`round_start`): the fit stops on a relative duality gap of tol, and such passes
 # re-read rows whose duals barely move. Measured (in process, default settings, tol=1e-3):
 # 1,000,000 x 20 dense rows 7.6 -> 3.4-4.4 s, w8a 0.75 -> 0.53 s, ijcnn1 0.33 -> 0.19 s,
 # a9a unchanged (its passes gain more than this to the 50th); 0.01 stalled a9a and w8a
@@ -136,13 +136,12 @@ class LocalPasses:
             self._active.remove(k)
 
 
-def enough_gain(solver: CocoaSolver, objective: Callable[[], float]) -> float | None:
+def enough_gain(solver: CocoaSolver, objective: float) -> float | None:
     """What a pass over a window must gain for the next pass to run, from the window's part
-    of the primal objective (``objective``, computed only with a tol); None without a tol:
-    every pass runs."""
+    of the primal objective (:func:`round_start`); None without a tol: every pass runs."""
     if solver.tol is None:
         return None
-    return LOCAL_GAIN_SHARE * float(solver.tol) * objective()
+    return LOCAL_GAIN_SHARE * float(solver.tol) * objective
 
 
 def local_passes(n_rows: int, local_iters: float, rng: np.random.Generator
@@ -222,28 +221,35 @@ def dual_curvature(solver: CocoaSolver, cost: np.ndarray, duals: np.ndarray) -> 
     return np.where((cost > 0)[:, None], (0.5 / safe)[:, None] * duals * duals, 0.0)
 
 
+def round_start(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.ndarray,
+                duals: np.ndarray, coef: np.ndarray, intercept: np.ndarray
+                ) -> tuple[np.ndarray, float]:
+    """What a round needs of its rows at its starting (w, alpha), from one product of them
+    with the model: their :func:`gap_terms` and their part of LIBLINEAR's primal objective,
+    sum_i C_i loss_i + alpha_i m_i / 2 with m_i = y_i w.x_i (since w = sum_i alpha_i y_i x_i,
+    ||w||^2 = sum_i alpha_i m_i, and these parts add up to P over all rows)."""
+    margins = row_margins(solver, block, codes, coef, intercept)
+    losses = primal_loss(solver.loss, margins)
+    terms = np.zeros(4)
+    terms[0] = float(cost @ losses.sum(axis=1))
+    terms[1] = float(duals.sum())
+    terms[2] = float(dual_curvature(solver, cost, duals).sum())
+    weights = np.ones(block.n_samples) if block.sample_weight is None else block.sample_weight
+    terms[3] = float(np.asarray(weights, dtype=np.float64) @ losses.sum(axis=1))
+    return terms, terms[0] + 0.5 * float(np.sum(duals * margins))
+
+
 def gap_terms(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.ndarray,
               duals: np.ndarray, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
     """[sum C_i loss_i(w), sum alpha, sum D_ii alpha^2, sum s_i loss_i(w)] over the rows and
     outputs, at the round's starting (w, alpha): the parts of LIBLINEAR's primal and dual."""
-    losses = primal_loss(solver.loss, row_margins(solver, block, codes, coef, intercept))
-    out = np.zeros(4)
-    out[0] = float(cost @ losses.sum(axis=1))
-    out[1] = float(duals.sum())
-    out[2] = float(dual_curvature(solver, cost, duals).sum())
-    weights = np.ones(block.n_samples) if block.sample_weight is None else block.sample_weight
-    out[3] = float(np.asarray(weights, dtype=np.float64) @ losses.sum(axis=1))
-    return out
+    return round_start(solver, block, codes, cost, duals, coef, intercept)[0]
 
 
 def window_objective(solver: CocoaSolver, block: Block, codes: np.ndarray, cost: np.ndarray,
                      duals: np.ndarray, coef: np.ndarray, intercept: np.ndarray) -> float:
-    """The rows' part of LIBLINEAR's primal objective at (w, alpha), sum_i C_i loss_i +
-    alpha_i m_i / 2 with m_i = y_i w.x_i: since w = sum_i alpha_i y_i x_i, ||w||^2 =
-    sum_i alpha_i m_i, and these parts add up to P over all rows."""
-    margins = row_margins(solver, block, codes, coef, intercept)
-    parts = cost[:, None] * primal_loss(solver.loss, margins) + 0.5 * duals * margins
-    return float(parts.sum())
+    """The rows' part of LIBLINEAR's primal objective at (w, alpha) (:func:`round_start`)."""
+    return round_start(solver, block, codes, cost, duals, coef, intercept)[1]
 
 
 def duality_gap(alpha: float, coef: np.ndarray, intercept: np.ndarray, bias: float,
