@@ -267,6 +267,14 @@ class HeldWindows:
 _COMPILED: set[tuple[Any, ...]] = set()
 
 
+def calibration_rows(source: Source, chunk: int, classes: np.ndarray | None
+                     ) -> tuple[Block, np.ndarray]:
+    """The rows a solver calibrates on (the first of ``chunk``) and their class codes, or
+    (``classes`` None) their targets."""
+    block = calibration_sample(source.read_chunk(chunk))
+    return block, targets_for(block.y, classes, where=where(source, chunk))
+
+
 @dataclass(frozen=True)
 class Calibrate:
     """Data-dependent constants of a solver (SGD's eta0, a regression's starting intercept) from
@@ -282,9 +290,7 @@ class Calibrate:
         return self.state.nbytes
 
     def __call__(self, source: Source, chunk_ids: Sequence[int]) -> SolverState:
-        chunk = chunk_ids[0]
-        block = calibration_sample(source.read_chunk(chunk))
-        codes = targets_for(block.y, self.classes, where=where(source, chunk))
+        block, codes = calibration_rows(source, chunk_ids[0], self.classes)
         block = with_class_weight(block, codes, self.class_weight)
         state = self.state.copy()
         if self.classes is None and getattr(self.solver, "fit_intercept", False):
@@ -325,10 +331,8 @@ class StartingConstant:
     loss: str
 
     def __call__(self, source: Source, chunk_ids: Sequence[int]) -> float:
-        chunk = chunk_ids[0]
-        block = calibration_sample(source.read_chunk(chunk))
-        codes = targets_for(block.y, None, where=where(source, chunk))
-        return initial_intercept(codes, block.sample_weight, self.loss)
+        block, targets = calibration_rows(source, chunk_ids[0], None)
+        return initial_intercept(targets, block.sample_weight, self.loss)
 
 
 @dataclass(frozen=True)
