@@ -130,6 +130,15 @@ def test_a_median_fit_of_skewed_targets_is_no_failure(tmp_path, capsys):
     assert outcome.score < 0 and not outcome.failed and outcome.loss < outcome.constant_loss
     assert mean_absolute_error(y, reg.predict(X)) < mean_absolute_error(y, np.full_like(
         y, np.median(y)))
+    # a text column hashed into 2^18 columns, of which its 3 categories are used: d of the
+    # chance gain is those (as its 2^18 columns, the 5% cap made this fit fail)
+    plan = np.random.default_rng(1).choice(["free", "pro", "team"], len(X))
+    texted = pd.DataFrame(X, columns=list("abcde")).assign(plan=plan)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hashed = SVMRegressor(random_state=0).fit(texted, y)
+    assert hashed.n_features_in_ > 2**18 and not no_failure_warnings(caught)
+    assert not hashed.outcome_.failed and hashed.outcome_.chance_gain < 1e-3
     frame = pd.DataFrame(X, columns=list("abcde")).assign(price=y)
     frame.to_csv(tmp_path / "prices.csv", index=False)
     assert main(["convert", str(tmp_path / "prices.csv"), str(tmp_path / "p.zarr"),
