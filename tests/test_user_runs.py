@@ -48,6 +48,36 @@ def test_a_comparison_of_pyarrow_strings_is_a_bool_label_not_text():
     np.testing.assert_array_equal(source.labels, [0.0, 1.0])
 
 
+def test_labels_of_a_frames_column_as_a_dask_array_of_objects_are_bools_not_text(local_client):
+    # `(df.label == "yes").to_dask_array()` is an array of Python bools (dtype object: dask
+    # converts bool[pyarrow] so); they were read as text, classes_ became ['False', 'True'],
+    # predict returned those strings and score(X, y) raised on the mix
+    frame = dd.from_pandas(_people(), npartitions=3)
+    X = frame[["age", "score"]].to_dask_array()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # dask's, on converting bool[pyarrow]
+        y = (frame["label"].astype("string[pyarrow]") == "yes").to_dask_array()
+    assert y.dtype == object
+    clf = SVMClassifier(random_state=0, max_epochs=5).fit(X, y)
+    assert clf.classes_.dtype == bool and clf.classes_.tolist() == [False, True]
+    assert clf.score(X, y) > 0.75
+    in_memory = np.asarray(y.compute(), dtype=object)  # and a NumPy array of them
+    fitted = SVMClassifier(random_state=0, max_epochs=5).fit(X.compute(), in_memory)
+    assert fitted.classes_.tolist() == [False, True] and fitted.predict(X.compute()).dtype == bool
+
+
+@pytest.mark.parametrize("dask", [False, True])
+def test_text_labels_of_one_class_are_refused_as_numbers_of_one_class_are(dask):
+    # a filter that keeps one class (one day's clicks): a model of one class was fitted,
+    # warned about imbalance and saved; numeric labels were refused already
+    frame = _people()
+    frame = frame[frame.label == "yes"]
+    X = frame[["age", "score"]]
+    X = dd.from_pandas(X, npartitions=2) if dask else X
+    with pytest.raises(ValueError, match=r"one class only \(\['yes'\]\); a classifier needs"):
+        SVMClassifier().fit(X, frame.label.to_numpy())
+
+
 def test_a_bool_pyarrow_feature_column_is_a_number():
     # pd.read_parquet(dtype_backend="pyarrow") gives bool[pyarrow] columns: a 0/1 feature,
     # once refused as "neither numbers nor text/category"

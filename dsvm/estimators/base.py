@@ -44,6 +44,7 @@ from dsvm.training.inputs import (
     is_dataset_ref,
     is_pandas_frame,
     is_parquet_ref,
+    native_labels,
     source_of,
     with_number_objects,
 )
@@ -380,7 +381,7 @@ class SVMBase(BaseEstimator):
                 pred, y = compute(pred, y, what="scoring")
             else:
                 (pred,) = compute(pred, what="scoring")
-        return float(metric(np.asarray(y), pred, sample_weight=sample_weight))
+        return float(metric(native_labels(y), pred, sample_weight=sample_weight))
 
     # -- persistence and display -----------------------------------------------------------------
     def save(self, path: str | os.PathLike, storage_options: dict | None = None, *,

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from dsvm.training.inputs import native_labels
+
 _FLOATS = [np.float64, np.float32]
 
 
@@ -165,6 +167,7 @@ def check_fit_input(est: Any, X: Any, y: Any, sample_weight: Any, *,
                     ensure_all_finite=False, y_numeric=not classifier)
     check_finite(X, columns=getattr(est, "feature_names_in_", None))
     if classifier:
+        y = native_labels(y)  # (Python bools as objects: scikit-learn's "unknown" type)
         check_classification_targets(y)
     elif np.asarray(y).dtype.kind not in "biuf":
         raise ValueError(f"y must hold numeric labels (regression targets); got dtype "

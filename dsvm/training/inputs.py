@@ -394,6 +394,31 @@ def codes_of(y: np.ndarray, known: np.ndarray) -> np.ndarray:
     return idx.astype(np.float64)
 
 
+def native_dtype(distinct: Any) -> np.dtype | None:
+    """The dtype of labels held as Python objects that are all bools, or all numbers (a Dask
+    array of a pyarrow ``bool`` column is one of objects: ``(df.y == "yes").to_dask_array()``),
+    so that they are classes as the same values in a NumPy array are, not text ('True'); None
+    for text or anything else."""
+    values = list(np.asarray(distinct, dtype=object).ravel())
+    if not values or any(isinstance(v, (str, bytes)) for v in values):
+        return None
+    try:
+        dtype = np.asarray(values).dtype
+    except (TypeError, ValueError):
+        return None
+    return dtype if dtype.kind in "biuf" else None
+
+
+def native_labels(y: Any) -> np.ndarray:
+    """``y`` as a NumPy array; labels held as Python objects that are all bools or all
+    numbers in their own dtype (:func:`native_dtype`)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "O":
+        return y
+    native = native_dtype(list(dict.fromkeys(y.ravel().tolist())))
+    return y if native is None else y.astype(native)
+
+
 def text_label_set(known: np.ndarray | None, distinct: Callable[[], Any]) -> np.ndarray:
     """The sorted text label set of a fit: ``known`` if given, else of ``distinct()``."""
     if known is not None:
@@ -464,6 +489,9 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
                                                                       "sample_weight")
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    if y.dtype.kind == "O" and text_classes is None:
+        native = native_dtype(compute(da.unique(y), what="finding the labels")[0])
+        y = y if native is None else y.astype(native)
     if classify and y.dtype.kind not in "biuf":
         text_classes = text_label_set(
             text_classes, lambda: compute(da.unique(y), what="finding the labels")[0])
@@ -488,7 +516,7 @@ def array_source(X: Any, y: Any, sample_weight: Any, *, classify: bool, chunk_ro
     X = X if sp.issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features); got shape {X.shape}.")
-    y_arr = np.asarray(y)
+    y_arr = np.asarray(y) if text_classes is not None else native_labels(y)
     if classify and y_arr.dtype.kind not in "biuf":
         text_classes = text_label_set(text_classes, lambda: y_arr)
         y_arr = codes_of(y_arr, text_classes)

@@ -155,6 +155,9 @@ def class_values(spec: FitSpec, source: Source, classes: Any, text: np.ndarray |
                 "(dsvm train --task classification).")
         return None, None
     if text is not None:
+        if len(text) < 2:
+            raise ValueError(f"The training data ({source.describe()}) has one class only "
+                             f"({np.asarray(text).tolist()}); a classifier needs at least two.")
         return text, np.arange(len(text), dtype=np.float64)
     values = np.unique(np.asarray(classes if classes is not None else source.label_values()))
     if values.dtype.kind not in "biuf":
