@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
+from sklearn.base import clone
 
-from dsvm import SVMClassifier
+from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressor, SVMRegressorCV
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,25 @@ def test_a_misspelt_option_gets_the_closest_one(params, close, blobs):
     with pytest.raises(ValueError) as far:
         SVMClassifier(loss="xyz").fit(X, y)
     assert "Did you mean" not in str(far.value)
+
+
+@pytest.mark.parametrize("cls, params, told", [
+    (SVMClassifier, {"C": 1.0}, r"no parameter 'C': dsvm's regularisation is alpha.*"
+                                r"alpha = 1 / \(C \* n_samples\)"),
+    (SVMRegressor, {"max_iter": 5}, r"no parameter 'max_iter': dsvm's is max_epochs"),
+    (SVMClassifier, {"n_jobs": 2}, r"no parameter 'n_jobs': dsvm's are n_workers"),
+    (SVMClassifier, {"epochs": 3}, r"no parameter 'epochs': did you mean 'max_epochs'\?$"),
+    (SVMClassifierCV, {"alpha": 1e-3}, r"no parameter 'alpha': did you mean 'alphas'\?$"),
+    (SVMRegressorCV, {"class_weights": [None]}, r"no parameter 'class_weights': its "
+                                                r"parameters are alphas, average"),
+])
+def test_a_parameter_of_another_library_is_told_dsvms_name(cls, params, told):
+    """scikit-learn's names (LinearSVC's C, max_iter, n_jobs) or a typo: Python's own
+    "unexpected keyword argument 'C'" said nothing of alpha."""
+    with pytest.raises(TypeError, match=told):
+        cls(**params)
+    clone(cls(verbose=0))  # the accepted names still construct, clone and pickle
+    pickle.loads(pickle.dumps(cls(tol=1e-4)))
 
 
 def test_one_class_is_refused(blobs):

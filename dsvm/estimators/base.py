@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, clone
 
 from dsvm._validation import validate_params
 from dsvm.estimators import persistence
+from dsvm.estimators.param_names import accepted_parameters, unknown_parameter_error
 from dsvm.estimators.validation import (
     check_fit_input,
     check_partial_fit_classes,
@@ -125,6 +126,13 @@ class SVMBase(BaseEstimator):
 
     _task: ClassVar[str]
     _parameter_constraints: ClassVar[dict[str, Any]]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # before __init__, so that scikit-learn's names (C=, max_iter=) are told dsvm's
+        error = unknown_parameter_error(cls.__name__, kwargs, accepted_parameters(cls))
+        if error is not None:
+            raise error
+        return super().__new__(cls)
 
     # -- parameters ------------------------------------------------------------------------------
     def _validate(self) -> None:
