@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging.handlers
+import lzma
 import re
 import warnings
 
 import numpy as np
 import pytest
 
+import dsvm
 from dsvm import SVMClassifier
 from dsvm.exceptions import DataFormatError
 from dsvm.training.inputs import source_of
@@ -752,7 +754,10 @@ def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
     table = pd.DataFrame({"id": rng.permutation(100) + 10_000, "a": rng.normal(size=100),
                           "outcome": rng.integers(0, 2, 100)})
     table.to_csv(tmp_path / "t.csv", index=False)
-    table.to_csv(tmp_path / "rows.csv", index=False, header=False)
+    # (the last column is the label where the first cannot be classes and the last can:
+    # test_a_table_without_a_header_whose_class_is_last_trains_on_its_class)
+    table.assign(outcome=rng.normal(size=100)).to_csv(tmp_path / "rows.csv", index=False,
+                                                      header=False)
     with pytest.warns(UserWarning, match=r"rows.csv: the labels, its first column 0 .* are "
                                          r"100 distinct whole numbers .* a row id\?"):
         dsvm.convert(tmp_path / "rows.csv", tmp_path / "t.zarr")
@@ -763,6 +768,49 @@ def test_an_id_taken_as_the_label_by_default_is_named(tmp_path):
         # nor of a target found by its name whose values are distinct whole numbers (counts)
         table.rename(columns={"id": "target"}).to_csv(tmp_path / "r.csv", index=False)
         dsvm.convert(tmp_path / "r.csv", tmp_path / "r.zarr")
+
+
+def test_a_table_without_a_header_whose_class_is_last_trains_on_its_class(tmp_path, capsys):
+    """UCI's Skin_NonSkin.txt: B, G, R (0-255) and the class (1/2) last, tab-separated, no
+    header. Its first column was taken as the label (the LIBSVM habit), and ``dsvm train``
+    fitted a regressor of the blue channel, exit 0. Now the last column is the label where
+    the first rows say the first cannot be classes and the last can; where both can (or
+    neither), the first, as before."""
+    from dsvm.cli import main
+    from tests.conftest import shared_file
+
+    with lzma.open(shared_file("skin_nonskin/Skin_NonSkin.txt.xz"), "rt") as f:
+        lines = f.readlines()  # sorted by class: 50,859 skin, then non-skin
+    src = tmp_path / "skin.txt"
+    src.write_text("".join(lines[::40]))
+    assert main(["convert", str(src), str(tmp_path / "s.zarr"), "--format", "csv"]) == 0
+    said = capsys.readouterr().out
+    assert re.search(r"6127 rows x 3 features.*labels: column 3 \(the last column: the first "
+                     r"holds \d+ distinct values in the first 500 rows", said), said
+    model = str(tmp_path / "m.dsvm")
+    assert main(["train", str(tmp_path / "s.zarr"), "--out", model]) == 0
+    clf = dsvm.load(model)
+    assert clf.classes_.tolist() == [1, 2]
+    table = np.loadtxt(src, dtype=np.float64)
+    assert clf.score(table[:, :3], table[:, 3]) > 0.9  # LinearSVC: 0.92 on the whole file
+
+    rng = np.random.default_rng(0)
+    binary_last = np.column_stack([rng.integers(0, 2, 200), rng.normal(size=200),
+                                   rng.integers(0, 2, 200)])
+    np.savetxt(tmp_path / "b.csv", binary_last, delimiter=",", fmt="%g")
+    assert dsvm.convert(tmp_path / "b.csv", tmp_path / "b.zarr").attrs["provenance"][
+        "label_column"] == 0  # both can be classes: the first
+    both_continuous = rng.normal(size=(200, 3))
+    np.savetxt(tmp_path / "c.csv", both_continuous, delimiter=",")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        stored = dsvm.convert(tmp_path / "c.csv", tmp_path / "c.zarr")
+    assert stored.attrs["provenance"]["label_column"] == 0  # neither: the first
+    iris_like = "".join(f"{5 + i % 7 / 10},{3 + i % 5 / 10},{['setosa', 'virginica'][i % 2]}\n"
+                        for i in range(60))
+    (tmp_path / "iris.data").write_text(iris_like)  # a text class last
+    named = dsvm.convert(tmp_path / "iris.data", tmp_path / "i.zarr", format="csv")
+    assert named.label_names == ["setosa", "virginica"] and named.n_features == 2
 
 
 @pytest.mark.slow

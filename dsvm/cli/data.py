@@ -126,7 +126,8 @@ def _label_said(ds: Any, given: str | None) -> str:
         return ""
     from dsvm.data.label_column import named_label
 
-    how = "by its name" if named_label([str(column)]) is not None else "the first column"
+    how = ("by its name" if named_label([str(column)]) is not None else
+           _provenance(ds).get("label_reason") or "the first column")
     return f", labels: column {column!r} ({how}; --label-column to choose another)"
 
 
@@ -190,7 +191,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
                         "header's column named label, target, class, y or click, case aside; "
-                        "a header naming none is refused; no header: the first column)")
+                        "a header naming none is refused; no header: the first column, or the "
+                        "last where the first cannot be classes and the last can)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "

@@ -386,8 +386,10 @@ def convert(
     - ``label_column``: CSV/Parquet label column, by position or name; "auto" (default): the
       one header column named ``label``, ``labels``, ``target`` or ``class`` (else ``y``,
       else ``click``), case aside; a header naming none (or several) is an error naming its
-      columns; rows without a header: the first column (dsvm.data.label_column; a warning
-      when that reads like a row id); the column taken is kept in
+      columns; rows without a header: the first column, or the last where the first rows
+      say the first cannot be classes and the last can (more than 20 distinct numbers or
+      fractions against a few whole numbers or names: dsvm.data.label_column; a warning
+      when the first reads like a row id); the column taken is kept in
       the provenance (``label_column``). A header's feature names are kept as the attribute
       ``feature_names`` (a model trained on the dataset takes them as ``feature_names_in_``,
       so that ``dsvm predict`` reads new CSV/Parquet rows by name). Numbers (Parquet
@@ -488,6 +490,8 @@ def _convert(o: _Options) -> Dataset:
     label_name = getattr(opened.source, "label_name", None)
     if label_name is not None and o.kind in ("csv", "parquet"):
         provenance["label_column"] = label_name  # (chosen by "auto" unless given)
+        if getattr(opened.source, "label_reason", None):
+            provenance["label_reason"] = opened.source.label_reason
     logger.info("converting %s (%s) to %s: layout=%s chunk_rows=%d", o.name, o.kind,
                 os.fspath(o.dst), layout, chunk_rows)
     dataset = _write(blocks, o.dst, name=o.name, n_features=opened.n_features, layout=layout,

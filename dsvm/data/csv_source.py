@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from dsvm.data.blocks import DenseBlock
-from dsvm.data.label_column import require_named, resolve_label_column
+from dsvm.data.label_column import (
+    AUTO,
+    SNIFFED_ROWS,
+    headerless_label,
+    require_named,
+    resolve_label_column,
+)
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     _QUOTE,
@@ -126,6 +132,19 @@ def second_fields(lines: list[tuple[bytes, int]], delimiter: str,
                          f"{name}, line {number}")
 
 
+def sampled_rows(src: str | os.PathLike[str], storage_options: dict | None, delimiter: str,
+                 trailing: bool, points: bool, name: str) -> list[list[str]]:
+    """The fields of a table's first ``SNIFFED_ROWS`` lines, as its reader will split them
+    (a trailing delimiter's empty field left off, decimal commas as points)."""
+    rows = []
+    for text, number in _first_lines(src, storage_options, SNIFFED_ROWS):
+        fields = _split_fields(text.decode("utf-8", "replace").rstrip("\r"), delimiter,
+                               f"{name}, line {number}")
+        fields = fields[:-1] if trailing else fields
+        rows.append((with_points(fields) or []) if points else fields)
+    return rows
+
+
 def position(column: int | str | None, n_cols: int) -> int | None:
     """A column given by position (an int, or a string of digits) in range; else None."""
     if isinstance(column, str) and column.lstrip("-").isdigit():
@@ -133,6 +152,16 @@ def position(column: int | str | None, n_cols: int) -> int | None:
     if isinstance(column, (int, np.integer)) and -n_cols <= column < n_cols:
         return int(column) % n_cols
     return None
+
+
+def _rows_alike(fields: list[str], second: list[str]) -> bool:
+    """Whether two lines hold numbers in the same columns, one at least (empty fields, missing
+    values, go with either)."""
+    if len(fields) != len(second):
+        return False
+    kinds = [(is_number(a), is_number(b)) for a, b in zip(fields, second)
+             if a.strip() and b.strip()]
+    return any(a for a, _ in kinds) and all(a == b for a, b in kinds)
 
 
 def sniff_labels(fields: list[str], second: list[str] | None, label_at: int | None,
@@ -143,7 +172,11 @@ def sniff_labels(fields: list[str], second: list[str] | None, label_at: int | No
 
     A first line whose only text outside ``skip`` is its label is a header above numeric
     labels (feature names that are numbers) or a first row with a text label: the second line
-    decides, its label a number (a header, as before text labels were read) or text (rows)."""
+    decides, its label a number (a header, as before text labels were read) or text (rows).
+    A first line with numbers, whose every field is a number where the second line's is
+    (and text where it is text) is a row: UCI's iris.data, its class last as text."""
+    if header and second is not None and _rows_alike(fields, second):
+        return False
     if not header or label_at is None or second is None or label_at >= len(second):
         return header
     only_label = all(is_number(f) for i, f in enumerate(fields)
@@ -200,6 +233,11 @@ class CSVSource:
         self.has_header = sniff_labels(fields, second, position(label_column, len(fields)),
                                        header)
         require_named(given, fields if self.has_header else None, list(drop), self.name)
+        self.label_reason: str | None = None  # (why the label is not the first column)
+        if given == AUTO and not self.has_header:
+            label_column, self.label_reason = headerless_label(
+                sampled_rows(src, storage_options, self.delimiter, self.trailing,
+                             self.decimal_comma, self.name), list(drop), len(fields))
         self.columns = fields if self.has_header else None
         self.n_cols = len(fields)
         self.labeled = label_column is not None

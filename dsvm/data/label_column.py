@@ -8,11 +8,15 @@ and ``dsvm train`` a regressor of it), so a header naming one label column decid
 that names none is refused, naming its columns: a house-price CSV (sqft, bedrooms, age,
 price) had its first column taken, and ``dsvm train`` reported "training R^2 0.9757" for a
 model of the floor area. Rows without a header keep the first column as the label (the
-LIBSVM/Vowpal habit), and the conversion says which column it took.
+LIBSVM/Vowpal habit), and the conversion says which column it took, unless the first column
+cannot be class labels and the last can (:func:`headerless_label`): UCI's tables put the class
+last, and Skin_NonSkin.txt (B, G, R, class 1/2, no header) had its blue channel taken as the
+label, and ``dsvm train`` a regressor of it, exit 0.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +66,79 @@ def resolve_label_column(label_column: int | str | None, names: Sequence[str] | 
     if named is not None:
         return named
     return free[0] if free else 0
+
+
+# What the first rows of a column without a header must look like to be class labels: text,
+# or whole numbers, of at most this many distinct values (a table's class column; a feature
+# such as a colour channel or an age has more).
+MAX_SNIFFED_CLASSES = 20
+SNIFFED_ROWS = 500
+
+
+def headerless_label(rows: Sequence[Sequence[str]], skip: Sequence[int | str] = (),
+                     n_cols: int = 0) -> tuple[int, str | None]:
+    """(the label column of a table without a header, why when it is not the first): the
+    first of its ``n_cols`` columns not in ``skip``, unless the first ``rows`` (their fields)
+    say it cannot hold class labels while the last can (:func:`could_be_classes`). Both or
+    neither: the first, as before (a regression target has no such sign); a first column of
+    text too (names of classes, or a row's name: the conversion says which)."""
+    free = _free(None, skip, n_cols)
+    if not free:
+        return 0, None
+    first, last = free[0], free[-1]
+    head, tail = _column_values(rows, first), _column_values(rows, last)
+    if first == last or _has_text(head) or could_be_classes(head) \
+            or not could_be_classes(tail):
+        return first, None
+    return last, (f"the last column: the first holds {_distinct_said(head)} in the first "
+                  f"{len(rows):,} rows, the last {len(set(tail))} distinct")
+
+
+def could_be_classes(values: Sequence[str]) -> bool:
+    """Whether a column's values could be class labels: at most ``MAX_SNIFFED_CLASSES``
+    distinct ones, text or whole numbers."""
+    distinct = set(values)
+    if not distinct or len(distinct) > MAX_SNIFFED_CLASSES:
+        return False
+    for v in distinct:
+        try:
+            number = float(v)
+        except ValueError:
+            continue  # text: a class's name
+        if not _whole(number):
+            return False
+    return True
+
+
+def _has_text(values: Sequence[str]) -> bool:
+    try:
+        for v in values:
+            float(v)
+    except ValueError:
+        return True
+    return False
+
+
+def _column_values(rows: Sequence[Sequence[str]], i: int) -> list[str]:
+    return [row[i].strip() for row in rows if i < len(row) and row[i].strip()]
+
+
+def _distinct_said(values: Sequence[str]) -> str:
+    n = len(set(values))
+    if n > MAX_SNIFFED_CLASSES:
+        return f"{n:,} distinct values"
+    return f"numbers with fractions ({next(v for v in values if _fraction(v))})"
+
+
+def _fraction(v: str) -> bool:
+    try:
+        return not _whole(float(v))
+    except ValueError:
+        return False
+
+
+def _whole(number: float) -> bool:
+    return math.isfinite(number) and number == math.floor(number)
 
 
 def require_named(label_column: int | str | None, header: Sequence[str] | None,

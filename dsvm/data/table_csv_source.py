@@ -39,6 +39,7 @@ from dsvm.data.csv_source import (
     non_blank_lines,
     position,
     repeated_header,
+    sampled_rows,
     second_fields,
     sniff_delimiter,
     sniff_labels,
@@ -47,7 +48,7 @@ from dsvm.data.csv_source import (
 )
 from dsvm.data.fill import MEAN, Fill, column_means
 from dsvm.data.hashing import hash_spec
-from dsvm.data.label_column import AUTO, require_named, resolve_label_column
+from dsvm.data.label_column import AUTO, headerless_label, require_named, resolve_label_column
 from dsvm.data.label_names import LabelNames
 from dsvm.data.text import (
     is_number,
@@ -122,6 +123,7 @@ class TableCSVSource:
         self.decimal_comma = decimal_comma(self.delimiter, [fields, second])
         if self.decimal_comma:
             fields, second = with_points(fields) or [], with_points(second)
+        self.label_reason: str | None = None  # (why the label is not the first column)
         if column_names is not None:
             self.has_header, self.names = False, list(column_names)
             if len(fields) != len(self.names):
@@ -139,6 +141,11 @@ class TableCSVSource:
             self.names = fields if self.has_header else [str(i) for i in range(len(fields))]
             require_named(given, fields if self.has_header else None, [*drop, *categorical],
                           self.name)
+            if given == AUTO and not self.has_header:
+                label_column, self.label_reason = headerless_label(
+                    sampled_rows(src, storage_options, self.delimiter, self.trailing,
+                                 self.decimal_comma, self.name), [*drop, *categorical],
+                    len(fields))
         self.label = None if label_column is None else self._column(label_column, "label_column")
         first_row = second if self.has_header else fields
         named = self.label is not None and text_labels(first_row, self.names.index(self.label))
