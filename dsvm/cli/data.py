@@ -140,6 +140,11 @@ def _column_list(text: str) -> list[str]:
 
 
 def add_data_commands(sub: Any) -> None:
+    _add_demo_command(sub)
+    _add_convert_command(sub)
+
+
+def _add_demo_command(sub: Any) -> None:
     p = sub.add_parser("demo", help="convert the bundled a9a, train on a LocalCluster, test")
     p.add_argument("--epochs", type=int, default=10, help="Pegasos epochs over a9a")
     p.add_argument("--workers", type=int, default=None, metavar="N",
@@ -151,6 +156,8 @@ def add_data_commands(sub: Any) -> None:
     p.add_argument("--overwrite", action="store_true", help="with --data: replace the files")
     p.set_defaults(func=cmd_demo)
 
+
+def _add_convert_command(sub: Any) -> None:
     p = sub.add_parser("convert",
                        help="convert libsvm/svmlight, .npy/.npz or CSV to a zarr dataset")
     p.add_argument("src", help="input file or URL: svmlight/libsvm text (plain, .gz, .bz2, "
@@ -190,9 +197,9 @@ def add_data_commands(sub: Any) -> None:
     add_zero_based_arg(p)
     p.add_argument("--label-column", default=None, metavar="COLUMN",
                    help="CSV/TSV/Parquet label column, a position or a name (default: the "
-                        "header's column named label, target, class, y or click, case aside; "
-                        "a header naming none is refused; no header: the first column, or the "
-                        "last where the first cannot be classes and the last can)")
+                        "header's column named label, target, class, y or click; a header "
+                        "naming none is refused; no header: the first column, or the last "
+                        "where the first cannot be classes and the last can)")
     p.add_argument("--no-labels", action="store_true",
                    help="the data has no labels (svmlight lines of index:value only, CSV "
                         "without a label column): a dataset for predict only. .npy/.npz "
