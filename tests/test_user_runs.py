@@ -301,6 +301,30 @@ def test_convert_names_the_line_and_column_of_a_field_that_is_not_a_number(tmp_p
     assert not any(p.suffix == ".zarr" for p in tmp_path.iterdir())
 
 
+def test_a_parquet_folder_fits_on_its_column_named_label_as_convert_takes_it(tmp_path,
+                                                                           local_client):
+    """``dsvm convert out.parquet`` finds the column named ``label``; ``fit("out.parquet")``
+    said "y is required with a DataFrame", though a path has no other way to give y than a
+    name. A folder as Spark writes it (part files, ``_SUCCESS``, ``.crc`` files)."""
+    folder = tmp_path / "out.parquet"
+    folder.mkdir()
+    frame = _people()
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        name = f"part-0000{i}-abc.snappy.parquet"
+        frame.iloc[part].to_parquet(folder / name, index=False)
+        (folder / f".{name}.crc").write_bytes(b"crc")
+    (folder / "_SUCCESS").write_bytes(b"")
+    clf = SVMClassifier(random_state=0, max_epochs=5).fit(folder)
+    named = SVMClassifier(random_state=0, max_epochs=5).fit(folder, "label")
+    assert list(clf.feature_names_in_) == ["age", "score", "city"]
+    assert clf.score(folder) == named.score(folder, "label") > 0.75
+    frame.rename(columns={"label": "outcome"}).to_parquet(tmp_path / "o.parquet")
+    with pytest.raises(ValueError, match=r"o\.parquet: no column is named like a label .* "
+                                         r"'outcome'\]: pass the label column's name as y, e\.g\. "
+                                         r"fit\('.*o\.parquet', 'outcome'\)"):
+        SVMClassifier().fit(tmp_path / "o.parquet")
+
+
 def test_a_parquet_part_whose_numeric_column_holds_text_is_named(tmp_path):
     # one file of a folder wrote "age" as text: pyarrow's "Failed to parse string: 'forty' as
     # a scalar of type double" named neither the file, the column nor the row

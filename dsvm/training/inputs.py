@@ -382,6 +382,24 @@ def read_parquet(path: Any) -> Any:
     return dd.read_parquet(os.fspath(path))
 
 
+def parquet_label(path: Any, y: Any, purpose: str | None) -> Any:
+    """``y`` of ``fit(path)`` for a Parquet path: as given, else the one column named like a
+    label (label, target, class; y; click), as ``dsvm convert`` takes it; none: an error
+    naming the path and its columns (``purpose`` None, predicting: no label needed)."""
+    if y is not None or purpose is None:
+        return y
+    from dsvm.data.label_column import named_label
+    from dsvm.data.parquet_source import column_names
+
+    columns = column_names(path)
+    label = named_label(columns)
+    if label is None:
+        raise ValueError(f"{os.fspath(path)}: no column is named like a label (label, target, "
+                         f"class, y, click); its columns are {columns[:12]}: pass the label "
+                         f"column's name as y, e.g. fit({os.fspath(path)!r}, {columns[-1]!r}).")
+    return label
+
+
 def codes_of(y: np.ndarray, known: np.ndarray) -> np.ndarray:
     """Float64 indices of labels ``y`` in the sorted label set ``known`` (compared as text)."""
     text = np.asarray(y).astype(str)
@@ -540,7 +558,7 @@ def source_of(X: Any, y: Any = None, sample_weight: Any = None, *, classify: boo
     (:func:`dsvm.data.model_columns.in_model_columns`).
     """
     if is_parquet_ref(X):
-        X = read_parquet(X)
+        X, y = read_parquet(X), parquet_label(X, y, purpose)
     elif is_dataset_ref(X):
         stored, text = dataset_source(X, y, sample_weight, purpose, classify=classify,
                                       text_classes=text_classes)
