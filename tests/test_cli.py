@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -175,7 +176,11 @@ def test_the_workers_server_starts_at_once_as_a_nanny_would_start_it(tmp_path):
     assert preloads == "True"
     assert (omp, seed) == ("b'1'", "b'6640'")  # the server's environment, as a nanny's
     assert here == "None"  # this process's own environment is left as it was
-    assert float(took) < 2.0, took  # it does not wait for the server's imports (~3 s)
+    # it does not wait for the server's imports: well under what they take in a process of
+    # their own, timed now under the same load (~0.5 s against ~3 s on an idle 2-core VM)
+    tic = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import dsvm.estimators"], check=True, env=env)
+    assert float(took) < 0.75 * (time.perf_counter() - tic), took
 
 
 def test_version_and_help():
