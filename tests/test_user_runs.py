@@ -837,6 +837,37 @@ def test_a_table_without_a_header_whose_class_is_last_trains_on_its_class(tmp_pa
     assert named.label_names == ["setosa", "virginica"] and named.n_features == 2
 
 
+def test_a_count_taken_for_classes_is_said_and_a_regressor_predicts_with_decision(tmp_path,
+                                                                                   capsys):
+    """Bike rentals per hour, 0-62: ``dsvm train`` took the 63 whole numbers for classes
+    without a word, saved a classifier at chance level (exit 0), and its advice named class
+    weights and alpha, never regression. And ``dsvm predict`` of a regressor with
+    ``--decision`` to .npy or .csv failed with a traceback (its zarr output worked)."""
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"temp": rng.uniform(-5, 35, 3000), "workday": rng.integers(0, 2, 3000)})
+    table["rentals"] = np.minimum(rng.poisson(np.exp(1 + 0.06 * table.temp
+                                                     + 0.8 * table.workday)), 62)
+    assert table.rentals.nunique() > 30
+    table.to_csv(tmp_path / "bike.csv", index=False)
+    data, model = str(tmp_path / "bike.zarr"), str(tmp_path / "bike.dsvm")
+    assert main(["convert", str(tmp_path / "bike.csv"), data, "--label-column", "rentals"]) == 0
+    capsys.readouterr()
+    assert main(["train", data, "--out", model]) == 0
+    err = capsys.readouterr().err
+    n = table.rentals.nunique()
+    assert f"are {n} distinct whole numbers (0 to {table.rentals.max()}): training a " \
+           f"classifier of {n} classes (pass --task regression if they are a count" in err
+    assert f"its {n} classes are numbers: if they are a count or an amount, not classes, " \
+           "--task regression regresses them" in err
+    assert main(["train", data, "--out", model, "--task", "regression", "--overwrite"]) == 0
+    for out in ("y.npy", "y.csv"):
+        assert main(["predict", model, data, "--out", str(tmp_path / out), "--decision"]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"),
+                               dsvm.load(model).predict(data), rtol=1e-6)
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):

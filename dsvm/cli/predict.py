@@ -285,7 +285,9 @@ def _predict(clf: Any, dataset: Any, args: argparse.Namespace, kind: str) -> int
                                     overwrite=args.overwrite)
         print(f"wrote {dataset.n_samples} {what} to {url} (zarr, written by the workers)")
         return 0
-    values = clf.decision_function(dataset) if args.decision else clf.predict(dataset)
+    # (a regressor's decision values are its predictions, as write_predictions writes them)
+    decide = args.decision and hasattr(clf, "decision_function")
+    values = clf.decision_function(dataset) if decide else clf.predict(dataset)
     write_values(args.out, kind, values, what, getattr(clf, "classes_", None))
     print(f"wrote {len(values)} {what} to {args.out}")
     return 0

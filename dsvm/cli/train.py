@@ -29,6 +29,8 @@ def resolve_task(task: str, dataset: Any) -> str:
     """The task to train: as asked, or inferred from the dataset's labels (with a message)."""
     import numpy as np
 
+    from dsvm.training.outcome import MANY_NUMBER_CLASSES
+
     if task != "auto":
         return task
     if getattr(dataset, "label_names", None):  # text labels are class names, however many
@@ -39,6 +41,11 @@ def resolve_task(task: str, dataset: Any) -> str:
     else:
         values = np.asarray(classes, dtype=np.float64)
         if len(values) <= MAX_CLASSES_FOR_AUTO and np.all(values == np.round(values)):
+            if len(values) > MANY_NUMBER_CLASSES:  # (a count of rentals, 0-62: 63 classes?)
+                print(f"dsvm train: the labels of {dataset.url} are {len(values)} distinct "
+                      f"whole numbers ({values.min():g} to {values.max():g}): training a "
+                      f"classifier of {len(values)} classes (pass --task regression if they "
+                      "are a count or an amount)", file=sys.stderr)
             return "classification"
         reason = (f"{len(values)} distinct values" if len(values) > MAX_CLASSES_FOR_AUTO
                   else "non-integer values")
@@ -290,6 +297,14 @@ def saved_line(args: argparse.Namespace, est: Any, task: str) -> str:
 
 def cli_advice(outcome: Any) -> str:
     """What a command-line user can do about a failed fit."""
+    if getattr(outcome, "numeric_classes", 0):
+        return (f"its {outcome.numeric_classes} classes are numbers: if they are a count or an "
+                "amount, not classes, --task regression regresses them; else "
+                + _scaling_advice(outcome))
+    return _scaling_advice(outcome)
+
+
+def _scaling_advice(outcome: Any) -> str:
     if outcome.cause == "targets":
         return (f"the labels are in large units ({outcome.spread_text()}): --scale true "
                 "scales them in the fit")

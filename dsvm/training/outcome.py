@@ -46,6 +46,7 @@ import logging
 import math
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -69,6 +70,9 @@ MIN_GAIN = 0.1
 # The most a regressor's chance gain over the median's loss (d weights on n rows: d / n) is
 # taken to be, for more weights than rows.
 MAX_CHANCE_GAIN = 0.05
+# More classes than this, all numbers: the advice of a failed classifier names regression (a
+# count of bike rentals, 0-62, trained as 63 classes: accuracy 0.003, R^2 0.75 as a regressor).
+MANY_NUMBER_CLASSES = 10
 # Targets spread wider than this (standard deviation) are named as the likely cause of a
 # regressor's failure: with unit-scale features, w must grow to their scale, which the
 # regulariser and the step schedule (Pegasos' ball of radius 1/sqrt(alpha)) hold back.
@@ -91,6 +95,8 @@ class FitOutcome:
     constant_loss : a regressor's mean loss (epsilon-insensitive) of predicting the constant it
         started from, the targets' median; None for other losses.
     chance_gain : the share of ``constant_loss`` a model must remove to be better than it.
+    numeric_classes : a classifier's classes when they are numbers, more than
+        ``MANY_NUMBER_CLASSES`` of them (a count or an amount taken for classes?); else 0.
     """
 
     task: str
@@ -105,6 +111,7 @@ class FitOutcome:
     scaled: bool = False  # whether the fit scaled the columns (training.scaling)
     constant_loss: float | None = None
     chance_gain: float = 0.0
+    numeric_classes: int = 0
 
     @property
     def classifies(self) -> bool:
@@ -206,6 +213,14 @@ def max_epochs_reason(spec: FitSpec, unit: str = "") -> str:
 
 def api_advice(outcome: FitOutcome, estimator: str) -> str:
     """What to do, in Python terms."""
+    if outcome.numeric_classes:
+        return (f"its {outcome.numeric_classes} classes are numbers: if they are a count or "
+                "an amount, not classes, SVMRegressor regresses them; else "
+                + _scaling_advice(outcome, estimator))
+    return _scaling_advice(outcome, estimator)
+
+
+def _scaling_advice(outcome: FitOutcome, estimator: str) -> str:
     if outcome.cause == "targets":
         return (f"the targets are in large units ({outcome.spread_text()}): scale=True "
                 "scales them in the fit (or use sklearn.compose.TransformedTargetRegressor("
@@ -268,12 +283,21 @@ def measure(engine: Engine, spec: FitSpec, record: FittedModel, source: Source,
         return FitOutcome(spec.task, stop_reason, objective, loss,
                           zero_objective(spec, int(record.coef.shape[0])), counts.accuracy,
                           majority_rate(source, record.class_values), counts.n_rows,
-                          scaled=scaled_features(record))
+                          scaled=scaled_features(record),
+                          numeric_classes=many_number_classes(record.classes))
     return FitOutcome(spec.task, stop_reason, objective, loss, None, counts.r2, 0.0,
                       counts.n_rows, target_spread(counts), scaled=scaled_features(record),
                       constant_loss=None if constant is None else counts.constant_mean_loss,
                       chance_gain=min(weights_used(record.coef) / max(counts.n_rows, 1),
                                       MAX_CHANCE_GAIN))
+
+
+def many_number_classes(classes: Any) -> int:
+    """How many classes there are when they are numbers, more than ``MANY_NUMBER_CLASSES``
+    of them; else 0."""
+    values = np.asarray(classes if classes is not None else [])
+    return len(values) if values.dtype.kind in "biuf" and len(values) > MANY_NUMBER_CLASSES \
+        else 0
 
 
 def weights_used(coef: np.ndarray) -> int:
