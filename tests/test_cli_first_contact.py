@@ -156,8 +156,10 @@ def _finished(proc, timeout):
 @pytest.mark.distributed
 def test_scheduler_mistakes_are_one_line_and_quick(small, tmp_path):
     """An unreachable scheduler, the dashboard's HTTP port given by mistake (it used to hang
-    until killed), and a scheduler file that does not exist. The three commands run at once:
-    most of their time is waiting for an answer that does not come."""
+    until killed), a scheduler file that does not exist, one its scheduler left behind when it
+    stopped and one that is not a scheduler file (the last two: tracebacks of OSError and
+    AssertionError from distributed). The commands run at once: most of their time is
+    waiting for an answer that does not come."""
     from distributed import LocalCluster
 
     _, train, _, _ = small
@@ -171,8 +173,20 @@ def test_scheduler_mistakes_are_one_line_and_quick(small, tmp_path):
                                 tmp_path / "sched.json")
         dashboard = _dsvm_started("train", train, "--out", tmp_path / "c.dsvm", "--scheduler",
                                   f"tcp://127.0.0.1:{port}", env=env)
+        stale, broken = tmp_path / "stale.json", tmp_path / "broken.json"
+        stale.write_text(json.dumps({"type": "Scheduler",
+                                     "address": f"tcp://127.0.0.1:{_free_port()}"}))
+        broken.write_text("\n")
+        left = _dsvm_started("train", train, "--out", tmp_path / "d.dsvm", "--scheduler", stale,
+                             env=env)
+        not_one = _dsvm_started("train", train, "--out", tmp_path / "e.dsvm", "--scheduler",
+                                broken)
         _one_line_error(_finished(unreachable, 120), "Could not connect to a Dask scheduler")
         _one_line_error(_finished(no_file, 120), "No scheduler file")
+        _one_line_error(_finished(left, 120), "Could not connect to a Dask scheduler at tcp://",
+                        "(the address in the scheduler file ",
+                        "stale.json, which a scheduler that stopped leaves behind)")
+        _one_line_error(_finished(not_one, 120), "broken.json is not a Dask scheduler file")
         _one_line_error(_finished(dashboard, 60), "did not answer as a Dask scheduler")
         assert time.monotonic() - tic < 30
 

@@ -42,6 +42,26 @@ def _looks_like_a_file(address: str) -> bool:
                                      or os.sep in address or os.path.exists(address))
 
 
+def scheduler_file_address(path: str) -> str:
+    """The scheduler's address in a scheduler file (JSON, as ``dask scheduler
+    --scheduler-file`` writes it); a file that is not one: ClusterConnectionError naming it."""
+    import json
+
+    from dsvm.exceptions import ClusterConnectionError
+
+    try:
+        with open(path) as f:
+            found = json.load(f).get("address")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ClusterConnectionError(
+            f"{path} is not a Dask scheduler file (JSON with the scheduler's address, as "
+            f"dask scheduler --scheduler-file writes it): {type(exc).__name__}: {exc}") from None
+    if not isinstance(found, str) or not found:
+        raise ClusterConnectionError(f"{path} is not a Dask scheduler file: it has no "
+                                     "\"address\"")
+    return found
+
+
 def connect(address: str, *, security: Any = None, timeout: float | str | None = None) -> Client:
     """Connect to a scheduler by address, or by a scheduler file if ``address`` is a path.
 
@@ -61,10 +81,15 @@ def connect(address: str, *, security: Any = None, timeout: float | str | None =
         import dask.config
 
         timeout = dask.config.get("dsvm.connect-timeout", DEFAULT_CONNECT_TIMEOUT)
+    where = ""
     if _looks_like_a_file(address):
         if not os.path.isfile(address):
             raise FileNotFoundError(f"No scheduler file at {address!r}.")
-        return Client(scheduler_file=address, security=security, timeout=timeout)
+        # read here, not by distributed: a stale file (its scheduler gone, as after a crash
+        # on a shared filesystem) or a broken one raised OSError or AssertionError there
+        where = (f" (the address in the scheduler file {address}, which a scheduler that "
+                 "stopped leaves behind)")
+        address = scheduler_file_address(address)
     seconds = float(parse_timedelta(timeout, default="seconds"))
     outcome: dict[str, Any] = {}
 
@@ -79,12 +104,12 @@ def connect(address: str, *, security: Any = None, timeout: float | str | None =
     thread.join(seconds + 2.0)
     if thread.is_alive():
         raise ClusterConnectionError(
-            f"{address} did not answer as a Dask scheduler within {seconds:g}s (is it the "
-            "dashboard's port? a scheduler listens on 8786 by default).")
+            f"{address}{where} did not answer as a Dask scheduler within {seconds:g}s (is it "
+            "the dashboard's port? a scheduler listens on 8786 by default).")
     if "error" in outcome:
         error = outcome["error"]
-        raise ClusterConnectionError(f"Could not connect to a Dask scheduler at {address}: "
-                                     f"{type(error).__name__}: {error}") from None
+        raise ClusterConnectionError(f"Could not connect to a Dask scheduler at {address}"
+                                     f"{where}: {type(error).__name__}: {error}") from None
     return outcome["client"]
 
 
