@@ -1114,6 +1114,28 @@ def test_partial_fit_of_a_frame_after_a_dask_frame_fit_warns_nothing():
     assert clf.score(X, people.label) > 0.7
 
 
+def test_partial_fit_of_dask_frames_keeps_their_columns_and_refuses_another_order(
+        local_client):
+    """``partial_fit`` of Dask batches kept no ``feature_names_in_``: a later batch with its
+    columns in another order trained silently (each weight met another column's values),
+    and scoring a pandas frame warned that the model had no feature names. Pandas batches
+    follow scikit-learn's rule; Dask batches now do too."""
+    people = _people(1200)
+    X = people[["age", "score"]].assign(oslo=(people.city == "oslo").astype(float))
+    batch = dd.from_pandas(X.iloc[:600], npartitions=2)
+    clf = SVMClassifier(random_state=0)
+    clf.partial_fit(batch, dd.from_pandas(people.label.iloc[:600], npartitions=2),
+                    classes=["no", "yes"])
+    assert list(clf.feature_names_in_) == ["age", "score", "oslo"]
+    turned = dd.from_pandas(X.iloc[600:, ::-1], npartitions=2)
+    with pytest.raises(ValueError, match=r"got \['oslo', 'score', 'age'\], expected "
+                                         r"\['age', 'score', 'oslo'\]"):
+        clf.partial_fit(turned, dd.from_pandas(people.label.iloc[600:], npartitions=2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a pandas frame of those columns: nothing to say
+        assert clf.score(X, people.label) > 0.5  # (one pass over raw ages)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_a_table_with_the_models_columns_in_another_order_is_read_by_name(tmp_path, capsys,
                                                                           sparse):

@@ -236,6 +236,10 @@ class SVMBase(BaseEstimator):
             check_hashing(getattr(self, "hashing_", None), hashing,
                           "The DataFrame" if hashing_of(X) is None else _name_of(X))
         names = hashed_frame_names(X, hashing)
+        if is_dask_frame(X):  # its columns, as a pandas batch's are (scikit-learn's rule)
+            check_frame_columns(self, X)
+            names = np.asarray([str(c) for c in X.columns], dtype=object) \
+                if names is None else names
         if in_memory(X):
             with warnings.catch_warnings():
                 if hashing is not None:  # (its columns were checked by name: check_hashing;
