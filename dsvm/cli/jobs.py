@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from dsvm.cli.common import add_tls_args, client_arg
+from dsvm.cli.common import add_tls_args, check_output, client_arg
 
 
 def _connect(args: argparse.Namespace) -> Any:
@@ -78,9 +78,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 
 def cmd_attach(args: argparse.Namespace) -> int:
+    from dsvm.data.location import MODEL
     from dsvm.training.jobs import attach
     from dsvm.training.progress import format_epoch
 
+    if args.out:  # before following the job, as train checks --out before the fit
+        check_output(args.out, flag="--out", kind=MODEL, overwrite=args.overwrite)
     with _connect(args) as client:
         job = attach(args.job_id, client)
         info = job.info()
@@ -132,6 +135,8 @@ def add_job_commands(sub: Any) -> None:
     p.add_argument("job_id", help="the id dsvm train --detach printed")
     p.add_argument("--out", metavar="MODEL",
                    help="also save the fitted model here (default: only where the job saves it)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a model file at --out (nothing else is ever replaced)")
     p.add_argument("--no-wait", action="store_true", help="print the progress so far and exit")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="stop following after this long (default: until the job ends)")

@@ -115,6 +115,23 @@ def _absolute(X: Any) -> Any:
     return X
 
 
+def _check_before_submitting(est: Any, X: Any, out: str | None, validation: Any) -> None:
+    """What would fail the job only on the cluster, after its fit, checked now: the
+    parameters, a local input that is not there, and ``out`` (nothing there, or a model file,
+    which ``save`` replaces; never anything else: a job whose ``out`` was a dataset trained
+    every epoch, then lost its model)."""
+    from dsvm.data.location import MODEL, check_replaceable
+
+    est._validate()
+    paths = [p for p in (X, validation) if isinstance(p, str) and "://" not in p]
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"No dataset at {path} (seen from this process; the "
+                                    "workers read the same path).")
+    if out is not None:
+        check_replaceable(out, MODEL, overwrite=True, inputs=paths, label=f"out={out}")
+
+
 def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | None = None,
            job_id: str | None = None, keep_failed: bool = False, **fit_kwargs: Any) -> Job:
     """Run ``estimator.fit(X, y, **fit_kwargs)`` as a detached job on ``client``'s cluster;
@@ -132,6 +149,9 @@ def submit(estimator: Any, X: Any, y: Any = None, *, client: Client, out: str | 
         fit_kwargs.setdefault("resume", True)  # a re-run task (lost worker) continues from it
     X = _absolute(X)
     out = None if out is None else _absolute(out)
+    if "validation" in fit_kwargs:  # a path, resolved here as X is (not a pair of arrays)
+        fit_kwargs["validation"] = _absolute(fit_kwargs["validation"])
+    _check_before_submitting(est, X, out, fit_kwargs.get("validation"))
     record: dict[str, Any] = {
         "id": job_id, "status": "queued", "submitted": time.time(), "epoch": 0,
         "max_epochs": int(est.max_epochs), "history": [], "data": _describe(X),

@@ -3,6 +3,7 @@ away, another client (or the shell) attaches, follows the history and gets the m
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -75,6 +76,36 @@ def test_shell_detach_jobs_attach(process_cluster, dataset, tmp_path):
     from dsvm.cli import main
 
     assert main(["attach", "nope", "--scheduler", addr]) == 2  # "No dsvm job 'nope' ..."
+    # another model at --out is replaced only with --overwrite, as everywhere else (it was
+    # replaced silently), and checked before the job is followed
+    again = _dsvm("attach", job_id, "--scheduler", addr, "--out", str(tmp_path / "a.dsvm"),
+                  check=False)
+    assert again.returncode == 2 and "already exists; pass --overwrite" in again.stderr
+    _dsvm("attach", job_id, "--scheduler", addr, "--out", str(tmp_path / "a.dsvm"),
+          "--overwrite")
+
+
+def test_submit_checks_first_what_would_fail_the_job_on_the_cluster(process_cluster, dataset,
+                                                                     tmp_path, monkeypatch):
+    """``out=`` a dataset ran the whole fit, then failed to save (the model lost); a missing
+    validation set or a bad parameter failed on the cluster; a relative ``validation`` path
+    was resolved in the worker's directory (X, out and checkpoint were resolved here)."""
+    from distributed import Client
+
+    monkeypatch.chdir(os.path.dirname(dataset.url))
+    data = os.path.basename(dataset.url)
+    with Client(process_cluster.address) as client:
+        before = len(dsvm.jobs(client))
+        with pytest.raises(ValueError, match="is the input .* dsvm never overwrites an input"):
+            dsvm.submit(_clf(), data, client=client, out=data)
+        with pytest.raises(FileNotFoundError, match="No dataset at .*nothere.zarr"):
+            dsvm.submit(_clf(), data, client=client, validation="nothere.zarr")
+        with pytest.raises(ValueError, match="'alpha' parameter"):
+            dsvm.submit(_clf(alpha=-1.0), data, client=client)
+        assert len(dsvm.jobs(client)) == before  # none of them was submitted
+        job = dsvm.submit(_clf(max_epochs=1), data, client=client, validation=data,
+                          out=str(tmp_path / "v.dsvm"))
+        assert job.result(timeout=120).history_[-1]["val_accuracy"] > 0.5
 
 
 def test_cancel_stops_a_running_job(process_cluster, dataset):
