@@ -123,6 +123,12 @@ def cluster_client(
 ) -> Iterator[Client]:
     """Yield the Client to use; close whatever this function itself started."""
     if isinstance(client, Client):
+        if client.status in ("closing", "closed"):  # (a notebook's cell re-run after close())
+            from dsvm.exceptions import ClusterConnectionError
+
+            raise ClusterConnectionError(
+                f"The Client given (client=) is {client.status}: create a new one, e.g. "
+                "Client(cluster) or Client('tcp://scheduler:8786'), and pass it.")
         _maybe_tune_malloc(client)
         # current for the fit: its own computes (row counts, a merge held for the fit) find
         # it as the active client; a Client made with set_as_default=False was not found,

@@ -177,6 +177,20 @@ def test_two_fits_at_once_on_one_cluster(process_cluster, dataset, reference):
     assert int(da.ones(10, chunks=5).sum().compute()) == 10
 
 
+def test_a_closed_client_is_said_to_be_closed(process_cluster, dataset):
+    """A notebook cell re-run after ``client.close()``: the fit failed with a bare
+    ``KeyError: 'workers'`` from reading the closed client's scheduler info."""
+    from distributed import Client
+
+    from dsvm.exceptions import ClusterConnectionError
+
+    client = Client(process_cluster.address)
+    client.close()
+    with pytest.raises(ClusterConnectionError, match=r"The Client given \(client=\) is "
+                                                      r"closed: create a new one"):
+        _clf(client).fit(dataset)
+
+
 def test_a_grid_of_alphas_survives_a_killed_worker(cluster, dataset, process_cluster):
     """#27: the grid's epochs (K stacked states) and its held-out scores go through the same
     engine as every epoch: a worker SIGKILLed while the grid trains costs a re-run of its
