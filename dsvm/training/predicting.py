@@ -121,6 +121,23 @@ class StoreRequest(NamedTuple):
     storage_options: dict | None = None
 
 
+# Names of files in another format than the zarr store write_predictions writes: a folder of
+# zarr arrays named p.parquet was written, which pandas then failed to read ("Parquet magic
+# bytes not found").
+OTHER_FORMATS = (".parquet", ".pq", ".csv", ".tsv", ".txt", ".npy", ".npz", ".json")
+
+
+def check_store_name(path: Any) -> None:
+    """Refuse a prediction store's ``path`` whose name says another format."""
+    name = os.fspath(path).rstrip("/")
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in OTHER_FORMATS:
+        raise ValueError(
+            f"write_predictions writes a zarr store, and {name} names a {suffix} file: give a "
+            "path ending in .zarr (dsvm predict --out p.parquet/.csv/.npy writes those "
+            "formats; in Python, write predict()'s values yourself).")
+
+
 def write_predictions(source: Source, model: LinearModel, request: StoreRequest, *,
                       client: Any = None, n_workers: int | None = None) -> str:
     """Predict a dataset's ``source`` into a zarr prediction store, each chunk read,
@@ -128,6 +145,7 @@ def write_predictions(source: Source, model: LinearModel, request: StoreRequest,
     A failed prediction leaves nothing at ``request.path``."""
     if source.dataset is None:  # (a Parquet path is a dataset path too, but not a store)
         raise TypeError(f"write_predictions needs a zarr dataset; got {source.describe()}.")
+    check_store_name(request.path)
     store = PredictionStore(
         request.path, n_rows=source.n_samples, chunk_rows=source.dataset.chunk_n_rows(0),
         kind="decision" if request.labels is None else "labels", classes=request.classes,

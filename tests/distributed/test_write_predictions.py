@@ -59,6 +59,12 @@ def test_text_labels_and_in_process(problem, tmp_path):
     got = dsvm.read_predictions(url)
     assert got.dtype.kind == "U"
     np.testing.assert_array_equal(got, clf.predict(X))
+    # a name of another format: a zarr folder named p.parquet was written, which pandas
+    # then could not read; refused before anything is written
+    with pytest.raises(ValueError, match=r"writes a zarr store, and .*p\.parquet names a "
+                                         r"\.parquet file: give a path ending in \.zarr"):
+        clf.write_predictions(ds, tmp_path / "p.parquet")
+    assert not (tmp_path / "p.parquet").exists()
 
 
 def test_regressor_writes_its_predictions(tmp_path):
