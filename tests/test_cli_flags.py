@@ -156,6 +156,25 @@ def test_a_required_flag_typed_otherwise_is_named_with_what_was_typed(tmp_path, 
     assert "did you mean" not in capsys.readouterr().err
 
 
+def test_flags_that_contradict_or_say_nothing_are_named(tmp_path, capsys):
+    """``--workers 2 --scheduler ADDR`` trained on the scheduler's cluster without a word of
+    --workers; ``--scheduler ""`` trained in this process; ``dsvm info`` of a missing model
+    file said "no dsvm dataset at"."""
+    data = str(dsvm.write_synthetic(tmp_path / "d.zarr", 200, 3, chunk_rows=100).url)
+    for flags, said in [
+            (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
+             "--workers 2 starts dsvm's own LocalCluster, and --scheduler tcp://127.0.0.1:1 "
+             "names a running one: give one of them"),
+            (["--scheduler", ""], "--scheduler is empty: give the scheduler's address")]:
+        assert main(["train", data, "--out", str(tmp_path / "m.dsvm"), *flags]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err, err
+    assert not (tmp_path / "m.dsvm").exists()
+    assert main(["info", str(tmp_path / "m.dsvm")]) == 2
+    assert "m.dsvm does not exist (dsvm info reads a dataset, a model file or a checkpoint)" \
+        in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("typed", "meant"), [
     ("--max-epochs", "--epochs"),  # the parameter's name, as in Python
     ("--max_epochs", "--epochs"),

@@ -155,6 +155,13 @@ def client_arg(args: argparse.Namespace) -> Any:
     """What ``client=`` gets from ``--scheduler`` (and the TLS flags): None, an address that
     dsvm opens and closes, or a connected client for TLS."""
     address = getattr(args, "scheduler", None)
+    if address is not None and not address.strip():
+        raise ValueError("--scheduler is empty: give the scheduler's address (tcp://host:8786) "
+                         "or its scheduler file, or leave the flag out to train here")
+    workers = getattr(args, "n_workers", None) or getattr(args, "workers", None)
+    if address and workers:
+        raise ValueError(f"--workers {workers} starts dsvm's own LocalCluster, and "
+                         f"--scheduler {address} names a running one: give one of them")
     if not address:
         return None
     tls = tuple(getattr(args, k, None) for k in ("tls_ca_file", "tls_cert", "tls_key"))

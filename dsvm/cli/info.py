@@ -9,6 +9,9 @@ from typing import Any
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    if "://" not in args.dataset and not os.path.exists(args.dataset):
+        raise FileNotFoundError(f"{args.dataset} does not exist (dsvm info reads a dataset, a "
+                                "model file or a checkpoint)")
     if not is_file(args.dataset):
         info = dataset_info(args.dataset, args.json)
     elif _is_checkpoint(args.dataset):

@@ -100,8 +100,10 @@ class Window:
         elif self.capped:
             why += f", capped at {WINDOW_BYTES >> 20} MB of rows"
         if held < self.chunks:  # say why the window is smaller than asked for
-            why += (f"; each of {self.streams} streams reads at most {self.limit} chunks an "
-                    "epoch" if self.streams else f"; the dataset has {self.limit} chunks")
+            chunks = f"{self.limit} chunk{'s' if self.limit != 1 else ''}"
+            why += ((f"; each of {self.streams} streams reads at most {chunks} an epoch"
+                     if self.streams > 1 else f"; its one stream reads {chunks} an epoch")
+                    if self.streams else f"; the dataset has {chunks}")
         return f"{what} ({why})"
 
 

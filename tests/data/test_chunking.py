@@ -119,4 +119,6 @@ def test_the_window_line_reports_the_chunks_a_window_holds(tmp_path):
     window = window_for(None, DatasetSource(ds), n_streams=2)
     assert window.describe().startswith("2 chunks (16,280 rows, 2.1 MB)")
     assert "each of 2 streams reads at most 2 chunks" in window.describe()
+    one_each = window_for(None, DatasetSource(ds), n_streams=4).describe()
+    assert "each of 4 streams reads at most 1 chunk an epoch" in one_each, one_each  # ("1 chunks")
     assert window.chunks == 8  # what the passes are given is unchanged: same models
