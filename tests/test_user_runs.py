@@ -868,6 +868,38 @@ def test_a_count_taken_for_classes_is_said_and_a_regressor_predicts_with_decisio
                                dsvm.load(model).predict(data), rtol=1e-6)
 
 
+def test_the_index_to_csv_writes_is_not_a_feature(tmp_path, capsys):
+    """``DataFrame.to_csv`` writes the index first, unnamed: ``dsvm convert`` trained it as a
+    feature (a row counter: on rows in time order, their time), and the model then refused
+    the same rows as Parquet, which has no such column ("the model's columns [''] are not in
+    its header"). pandas reads it back as 'Unnamed: 0', a feature there too."""
+    from dsvm.cli import main
+
+    people = _people()
+    table = people[["age", "score"]].assign(label=people.label)
+    table.to_csv(tmp_path / "t.csv")  # (index=True, the default)
+    table.to_parquet(tmp_path / "t.parquet", index=False)
+    data, model = str(tmp_path / "t.zarr"), str(tmp_path / "m.dsvm")
+    assert main(["convert", str(tmp_path / "t.csv"), data]) == 0
+    err = capsys.readouterr().err
+    assert "t.csv: its first column has no name and counts the rows (0, 1, 2, ...): the " \
+           "index DataFrame.to_csv writes" in err
+    assert dsvm.open_dataset(data).attrs["feature_names"] == ["age", "score"]
+    assert main(["train", data, "--out", model]) == 0
+    capsys.readouterr()
+    for rows in ("t.parquet", "t.csv"):  # read by name, the index left out
+        assert main(["eval", model, str(tmp_path / rows), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["accuracy"] > 0.75
+    read_back = pd.read_csv(tmp_path / "t.csv")
+    with pytest.warns(UserWarning, match="The column 'Unnamed: 0' counts the rows: the index "
+                                         r"to_csv wrote.*index_col=0"):
+        SVMClassifier(max_epochs=2).fit(read_back.drop(columns="label"), read_back.label)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # read with its index: nothing to say
+        frame = pd.read_csv(tmp_path / "t.csv", index_col=0)
+        SVMClassifier(max_epochs=2, tol=None).fit(frame.drop(columns="label"), frame.label)
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -21,7 +21,7 @@ from dsvm.data.arrays import write_arrays
 from dsvm.data.attrs import DEFAULT_CODEC, check_codec
 from dsvm.data.blocks import Block
 from dsvm.data.csv_files import CSVFiles
-from dsvm.data.csv_source import CSVSource, _first_line
+from dsvm.data.csv_source import CSVSource, _first_line, written_index
 from dsvm.data.dataset import Dataset, open_dataset
 from dsvm.data.feature_layout import check_feature_order
 from dsvm.data.fill import MEAN, Fill, check_fill
@@ -190,11 +190,12 @@ def _text_files(o: _Options) -> list[str] | None:
 
 
 def _open_csv(o: _Options) -> _Opened:
+    files = _text_files(o)
+    o = _without_written_index(o, o.src if files is None else files[0])
     # pyarrow's reader knows missing values, and does not read the columns dropped (an id, a
     # name, a ticket: text the plain reader, which parses every field as a number, refused)
     if o.categorical or o.fill_missing is not None or o.drop:
         return _open_table_csv(o)
-    files = _text_files(o)
 
     def csv_source(path: Any) -> CSVSource:
         return CSVSource(path, label_column=o.label_column, delimiter=o.delimiter,
@@ -208,6 +209,21 @@ def _open_csv(o: _Options) -> _Opened:
         )
     assert source.n_features is not None
     return _Opened(source, source.n_features, source.count_rows() if o.shuffle else None)
+
+
+def _without_written_index(o: _Options, first: Any) -> _Options:
+    """``o`` with the index ``DataFrame.to_csv`` wrote (an unnamed first column counting the
+    rows) dropped, and a warning: it trained as a feature, a row counter (on rows in time
+    order, their time), and raw rows without it (Parquet, or a CSV written with
+    index=False) were then refused for missing the model's column ''."""
+    named = {str(c) for c in (o.drop or ())} | {str(c) for c in (o.categorical or ())}
+    if named & {"", "0"} or o.label_column in ("", 0, "0") \
+            or not written_index(first, o.storage_options, o.delimiter):
+        return o
+    warn(f"{o.name}: its first column has no name and counts the rows (0, 1, 2, ...): the "
+         "index DataFrame.to_csv writes (index=False leaves it out), not a feature; it is not "
+         "read", UserWarning)
+    return replace(o, drop=[*(o.drop or ()), ""])
 
 
 def _open_numpy(o: _Options) -> _Opened:

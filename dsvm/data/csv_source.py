@@ -145,6 +145,27 @@ def sampled_rows(src: str | os.PathLike[str], storage_options: dict | None, deli
     return rows
 
 
+def written_index(src: str | os.PathLike[str], storage_options: dict | None,
+                  delimiter: str | None) -> bool:
+    """Whether a CSV starts with the index ``DataFrame.to_csv`` writes by default: a first
+    column with no name in a header of names, whose values count the rows (0, 1, 2, ...)."""
+    name = os.fspath(src)
+    try:  # (a file that is no CSV is named so by its reader, with its line)
+        lines = _first_lines(src, storage_options, 2)
+        if len(lines) < 2:
+            return False
+        delimiter = delimiter or sniff_delimiter(name, lines)
+        header = _split_fields(lines[0][0].decode("utf-8", "replace").rstrip("\r"), delimiter)
+        names = [f for f in header[1:] if f.strip()]
+        if len(header) < 2 or header[0].strip() or not names or all(map(is_number, names)):
+            return False
+        rows = sampled_rows(src, storage_options, delimiter, False, False, name)[1:]
+        counted = [int(row[0]) for row in rows if row]
+    except (DataFormatError, ValueError):
+        return False
+    return len(counted) >= 2 and counted == list(range(counted[0], counted[0] + len(counted)))
+
+
 def position(column: int | str | None, n_cols: int) -> int | None:
     """A column given by position (an int, or a string of digits) in range; else None."""
     if isinstance(column, str) and column.lstrip("-").isdigit():

@@ -122,7 +122,8 @@ def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
     if label_column is not None and label_column not in extra:
         raise DataFormatError(f"{os.fspath(src)}: --label-column {label_column!r} is not a "
                               f"column besides the model's; those are {extra}")
-    candidates = [c for c in extra if c not in set(dropped or ())]
+    # (an unnamed column is no label: the index DataFrame.to_csv writes first)
+    candidates = [c for c in extra if c not in set(dropped or ()) and c.strip()]
     label = label_column or (candidates[0] if len(candidates) == 1
                              else named_label(candidates))
     return label, [c for c in extra if c != label]

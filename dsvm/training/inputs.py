@@ -337,6 +337,26 @@ def check_text_columns(X: Any, y: Any = None) -> None:
     columns = text_columns(list(X.columns), list(X.dtypes))
     if columns:
         warn_numbers_as_text([count_numbers(X, columns, "DataFrame")])
+    warn_written_index(X)
+
+
+# The name pandas gives the unnamed first column of a CSV: the index to_csv wrote.
+READ_BACK_INDEX = "Unnamed: 0"
+
+
+def warn_written_index(X: Any) -> None:
+    """Warn of a pandas DataFrame's column ``Unnamed: 0`` that counts the rows: the index
+    ``to_csv`` wrote, read back by ``read_csv`` as a feature (a row counter; on rows in time
+    order, their time)."""
+    if READ_BACK_INDEX not in X.columns:
+        return
+    values = X[READ_BACK_INDEX].to_numpy()
+    if values.dtype.kind in "iu" and len(values) > 1 and np.all(np.diff(values) == 1):
+        import warnings
+
+        warnings.warn(f"The column {READ_BACK_INDEX!r} counts the rows: the index to_csv wrote, "
+                      "read back as a feature; pd.read_csv(..., index_col=0) keeps it out (or "
+                      "write the file with index=False)", UserWarning, stacklevel=5)
 
 
 def hashed_frame_names(X: Any, hashing: dict[str, Any] | None) -> np.ndarray | None:
