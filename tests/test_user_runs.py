@@ -900,6 +900,31 @@ def test_the_index_to_csv_writes_is_not_a_feature(tmp_path, capsys):
         SVMClassifier(max_epochs=2, tol=None).fit(frame.drop(columns="label"), frame.label)
 
 
+def test_raw_rows_without_a_header_score_with_a_model_of_rows_without_one(tmp_path, capsys):
+    """A table without a header, its text column hashed by position (``--categorical 2``):
+    ``dsvm eval`` of raw test rows in the same layout took their first row for a header and
+    said "the model's columns ['0', '1'] are not in its header ['61', '0.42', ...]" (or
+    matched a column by a chance value). They are now read by position, as the model's
+    columns were named."""
+    from dsvm.cli import main
+
+    people = _people(2000)
+    rows = people[["age", "score", "city"]].assign(label=people.label)
+    rows.iloc[:1500].to_csv(tmp_path / "train.csv", index=False, header=False)
+    rows.iloc[1500:].to_csv(tmp_path / "test.csv", index=False, header=False)
+    model = str(tmp_path / "m.dsvm")
+    for name in ("train", "test"):
+        assert main(["convert", str(tmp_path / f"{name}.csv"), str(tmp_path / f"{name}.zarr"),
+                     "--categorical", "2", "--label-column", "3"]) == 0
+    assert main(["train", str(tmp_path / "train.zarr"), "--out", model]) == 0
+    capsys.readouterr()
+    scores = []
+    for rows_given in ("test.csv", "test.zarr"):
+        assert main(["eval", model, str(tmp_path / rows_given), "--json"]) == 0
+        scores.append(json.loads(capsys.readouterr().out)["accuracy"])
+    assert scores[0] == scores[1] > 0.75
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):

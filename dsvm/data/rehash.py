@@ -65,7 +65,7 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                              hashing.get("dropped"))
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        label_column=label, labeled=label is not None, **common)
-    names = _header(src, delimiter, storage_options)
+    names = _by_position(_header(src, delimiter, storage_options), list(hashing["numeric"]))
     used = [*hashing["numeric"], *hashing["categorical"]]
     label, others = _label_of(src, names, used, label_column, hashing.get("dropped"))
     _check_order(src, names, list(hashing["numeric"]))
@@ -99,6 +99,18 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     # (columns in another order are read by name: dsvm.data.model_columns.in_model_columns)
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, drop=others or None, **common)
+
+
+def _by_position(first: list[str], numeric: list[str]) -> list[str]:
+    """The names of a CSV's columns: its first line, or their positions ("0", "1", ...) when
+    the model named its numeric columns so (its training file had no header) and the first
+    line holds numbers there, a row like every other (it was taken for a header: "the
+    model's columns ['0', '1', '2'] are not in its header ['1374.57', '1958', '3']")."""
+    positions = [int(c) for c in numeric if str(c).isdigit()]
+    if not numeric or len(positions) != len(numeric) or max(positions) >= len(first) \
+            or not all(is_number(first[i]) for i in positions):
+        return first
+    return [str(i) for i in range(len(first))]
 
 
 def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
