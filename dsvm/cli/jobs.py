@@ -115,8 +115,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
     with _connect(args) as client:
         job = attach(args.job_id, client)
+        status = job.status
         job.cancel()
+    if status in ("queued", "running"):
         print(f"cancelled dsvm job {job.id} (it stops after its current epoch)")
+    else:  # (it ran to its end: what cancel does then is drop its result from the cluster)
+        print(f"dsvm job {job.id} had {status} already: its result is dropped from the "
+              "cluster (a model it saved to its --out stays)")
     return 0
 
 

@@ -83,6 +83,9 @@ def test_shell_detach_jobs_attach(process_cluster, dataset, tmp_path):
     assert again.returncode == 2 and "already exists; pass --overwrite" in again.stderr
     _dsvm("attach", job_id, "--scheduler", addr, "--out", str(tmp_path / "a.dsvm"),
           "--overwrite")
+    # cancelling a finished job said "cancelled ... (it stops after its current epoch)"
+    cancelled = _dsvm("cancel", job_id, "--scheduler", addr).stdout
+    assert f"dsvm job {job_id} had finished already: its result is dropped" in cancelled
 
 
 def test_submit_checks_first_what_would_fail_the_job_on_the_cluster(process_cluster, dataset,
