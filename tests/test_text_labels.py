@@ -143,6 +143,13 @@ def test_numeric_labels_are_not_scored_against_a_models_names(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "numeric.zarr" in err[0], err
     assert len(clf.predict(str(numeric.url))) == 20  # predicting reads no labels
+    # and the other way: the names as written ("[np.str_('cat'), ...]" from a CSV's rows)
+    numbers = dsvm.SVMClassifier(max_epochs=2, random_state=0).fit(
+        test[["x", "y"]], (test.label == "dog").astype(int))  # (named columns: reads a CSV)
+    numbers.save(tmp_path / "numbers.dsvm")
+    assert main(["eval", str(tmp_path / "numbers.dsvm"), str(tmp_path / "train.csv")]) == 2
+    assert "has text labels ['cat', 'dog'], but this model's classes are numbers [0, 1]" \
+        in capsys.readouterr().err
 
 
 def test_regression_on_label_names_is_refused(tmp_path, capsys):

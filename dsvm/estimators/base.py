@@ -293,8 +293,9 @@ class SVMBase(BaseEstimator):
                                   purpose=purpose, width=self.n_features_in_,
                                   names=getattr(self, "feature_names_in_", None))
         if text is None and named is not None and purpose is not None:  # a dataset's names
-            raise ValueError(f"{source.describe()} has text labels {list(named)}, but this "
-                             f"model's classes are numbers {self.classes_.tolist()}.")
+            raise ValueError(f"{source.describe()} has text labels "
+                             f"{np.asarray(named).tolist()}, but this model's classes are "
+                             f"numbers {self.classes_.tolist()}.")
         self._check_features(source.n_features)
         dataset = getattr(source, "dataset", None)  # opened already: no second read
         if dataset is not None:
