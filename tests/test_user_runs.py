@@ -925,6 +925,39 @@ def test_raw_rows_without_a_header_score_with_a_model_of_rows_without_one(tmp_pa
     assert scores[0] == scores[1] > 0.75
 
 
+def test_a_model_scores_raw_rows_by_the_label_column_it_was_trained_on(tmp_path, capsys):
+    """House prices converted with ``--label-column price --drop zip``: ``dsvm eval`` of the
+    test rows (price and zip beside the model's columns) said "no label column found beside
+    the model's features" until ``--label-column price`` was typed again. The model now
+    keeps its training data's label column (``label_column_``, in its file and ``dsvm info``)
+    and takes it from raw rows that have it."""
+    from dsvm.cli import main
+
+    rng = np.random.default_rng(0)
+    houses = pd.DataFrame({"sqft": rng.uniform(500, 4000, 1200),
+                           "year": rng.integers(1950, 2020, 1200),
+                           "zip": rng.choice(["a", "b"], 1200)})
+    houses["price"] = 150 * houses.sqft + 900 * (houses.year - 1950) + rng.normal(0, 2e4, 1200)
+    houses.iloc[:900].to_csv(tmp_path / "train.csv", index=False)
+    houses.iloc[900:].to_parquet(tmp_path / "test.parquet", index=False)
+    data, model = str(tmp_path / "h.zarr"), str(tmp_path / "h.dsvm")
+    assert main(["convert", str(tmp_path / "train.csv"), data, "--label-column", "price",
+                 "--drop", "zip"]) == 0
+    assert main(["train", data, "--out", model]) == 0
+    capsys.readouterr()
+    assert main(["eval", model, str(tmp_path / "test.parquet"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["r2"] > 0.8
+    assert main(["info", model]) == 0
+    assert "label_column: price" in capsys.readouterr().out
+    # in Python: fit(frame, "price") and a named Series alike, kept through save and load
+    X = houses.drop(columns=["price", "zip"])
+    for y in ("price", houses.price):
+        clf = dsvm.SVMRegressor(max_epochs=3).fit(houses.drop(columns="zip") if
+                                                  isinstance(y, str) else X, y)
+        clf.save(tmp_path / "p.dsvm")
+        assert clf.label_column_ == dsvm.load(tmp_path / "p.dsvm").label_column_ == "price"
+
+
 @pytest.mark.slow
 @pytest.mark.distributed
 def test_a_task_error_on_dsvms_own_cluster_is_said_once(capfd):

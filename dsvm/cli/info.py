@@ -105,6 +105,9 @@ def model_info(path: str) -> dict[str, Any]:
         # the column means raw rows' missing values take (convert --fill-missing mean)
         **({"fill_values": record.extra_meta["fill_values"]}
            if record.extra_meta.get("fill_values") else {}),
+        # the training data's label column, which dsvm eval takes from raw rows that have it
+        **({"label_column": record.extra_meta["label_column"]}
+           if record.extra_meta.get("label_column") else {}),
         "coef": {"shape": list(coef.shape), "dtype": str(coef.dtype),
                  "nonzero": int((coef != 0).sum())},
         "intercept": record.intercept.tolist(),

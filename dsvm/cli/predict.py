@@ -259,10 +259,12 @@ def _rows(clf: Any, args: argparse.Namespace, raw: str | None, *, scratch: str |
         elif raw == "columns":
             yield convert_columns(args.dataset, dst, [str(c) for c in clf.feature_names_in_],
                                   format=args.format, fill_missing=_fill(clf, args),
-                                  label_column=args.label_column)
+                                  label_column=args.label_column,
+                                  trained_label=getattr(clf, "label_column_", None))
         else:
             yield convert_like(args.dataset, dst, clf.hashing_, format=args.format,
-                               fill_missing=_fill(clf, args), label_column=args.label_column)
+                               fill_missing=_fill(clf, args), label_column=args.label_column,
+                               trained_label=getattr(clf, "label_column_", None))
 
 
 def _fill(clf: Any, args: argparse.Namespace) -> Any:

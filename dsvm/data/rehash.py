@@ -32,8 +32,8 @@ from dsvm.exceptions import DataFormatError
 def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                  hashing: dict[str, Any], *, format: str | None = None,
                  fill_missing: float | None = None, delimiter: str | None = None,
-                 storage_options: dict | None = None, label_column: str | None = None
-                 ) -> Dataset:
+                 storage_options: dict | None = None, label_column: str | None = None,
+                 trained_label: str | None = None) -> Dataset:
     """Convert ``src`` to a dataset at ``dst`` with the hashing spec ``hashing`` (a model's
     ``hashing_``, or a dataset's ``attrs["hashing"]`` with its format under ``"format"``).
 
@@ -41,8 +41,8 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
     ``fill_missing``: the value of a missing numeric field (Criteo: 0 by default), as given to
     the training data's conversion.
     ``label_column`` (CSV/TSV, Parquet): the label's name; default: the one column besides
-    the model's, else the one of those named like a label (:func:`_label_of`). The other
-    columns that are not the model's are not read.
+    the model's, else the model's own (``trained_label``), else the one of those named like a
+    label (:func:`_label_of`). The other columns that are not the model's are not read.
     """
     fmt = format or _raw_format(src, hashing.get("format"), storage_options)
     common: dict[str, Any] = dict(categorical=list(hashing["categorical"]),
@@ -62,12 +62,13 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                 "give the rows as the training data was given (a CSV/TSV or Criteo file).")
         used = [*hashing["numeric"], *hashing["categorical"]]
         label, _ = _label_of(src, column_names(src, storage_options), used, label_column,
-                             hashing.get("dropped"))
+                             hashing.get("dropped"), trained_label)
         return convert(src, dst, format="parquet", feature_columns=list(hashing["numeric"]),
                        label_column=label, labeled=label is not None, **common)
     names = _by_position(_header(src, delimiter, storage_options), list(hashing["numeric"]))
     used = [*hashing["numeric"], *hashing["categorical"]]
-    label, others = _label_of(src, names, used, label_column, hashing.get("dropped"))
+    label, others = _label_of(src, names, used, label_column, hashing.get("dropped"),
+                              trained_label)
     _check_order(src, names, list(hashing["numeric"]))
     common["drop"] = others or None
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
@@ -77,17 +78,19 @@ def convert_like(src: str | os.PathLike[str], dst: str | os.PathLike[str],
 def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                     columns: list[str], *, format: str | None = None,
                     fill_missing: float | None = None, delimiter: str | None = None,
-                    storage_options: dict | None = None, label_column: str | None = None
-                    ) -> Dataset:
+                    storage_options: dict | None = None, label_column: str | None = None,
+                    trained_label: str | None = None) -> Dataset:
     """Convert raw rows for a model fitted on named columns of numbers (``feature_names_in_``:
     ``columns``, no hashing; a DataFrame's, or a CSV/Parquet header's at conversion): its
     columns taken by name from Parquet, or from a CSV/TSV whose header has them in the
     model's order or another. Whatever else the file holds is not read, but for the label
-    (``label_column``, by default as :func:`_label_of` finds it)."""
+    (``label_column``, by default as :func:`_label_of` finds it, the model's own label column
+    ``trained_label`` first)."""
     fmt = format or ("parquet" if is_parquet_path(src, storage_options) else "csv")
     common: dict[str, Any] = dict(fill_missing=fill_missing, storage_options=storage_options)
     if fmt == "parquet":
-        label, _ = _label_of(src, column_names(src, storage_options), columns, label_column)
+        label, _ = _label_of(src, column_names(src, storage_options), columns, label_column,
+                             trained=trained_label)
         return convert(src, dst, format="parquet", feature_columns=columns, label_column=label,
                        labeled=label is not None, **common)
     if fmt != "csv":
@@ -95,7 +98,7 @@ def convert_columns(src: str | os.PathLike[str], dst: str | os.PathLike[str],
                               f"numbers {columns}; give them as Parquet or a CSV/TSV with a "
                               f"header, not {fmt} rows.")
     names = _header(src, delimiter, storage_options)
-    label, others = _label_of(src, names, columns, label_column)
+    label, others = _label_of(src, names, columns, label_column, trained=trained_label)
     # (columns in another order are read by name: dsvm.data.model_columns.in_model_columns)
     return convert(src, dst, format="csv", label_column=label, labeled=label is not None,
                    delimiter=delimiter, drop=others or None, **common)
@@ -114,13 +117,13 @@ def _by_position(first: list[str], numeric: list[str]) -> list[str]:
 
 
 def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
-              label_column: str | None, dropped: list[str] | None = None
-              ) -> tuple[str | None, list[str]]:
+              label_column: str | None, dropped: list[str] | None = None,
+              trained: str | None = None) -> tuple[str | None, list[str]]:
     """(the label column, the other columns not read) of rows whose header is ``names``, for
     a model that reads the columns ``used`` (and left ``dropped`` out at its conversion). The
-    label is ``label_column`` when given, else the one other column, else the one of those
-    named like a label (dsvm.data.label_column); None when there is none (rows to predict,
-    not evaluate)."""
+    label is ``label_column`` when given, else the model's own (``trained``) when the rows
+    have it, else the one other column, else the one of those named like a label
+    (dsvm.data.label_column); None when there is none (rows to predict, not evaluate)."""
     missing = [c for c in used if c not in names]
     if missing:
         if len(missing) == len(used) and any(is_number(c) for c in names):  # a row first
@@ -136,6 +139,8 @@ def _label_of(src: str | os.PathLike[str], names: list[str], used: list[str],
                               f"column besides the model's; those are {extra}")
     # (an unnamed column is no label: the index DataFrame.to_csv writes first)
     candidates = [c for c in extra if c not in set(dropped or ()) and c.strip()]
+    if label_column is None and trained in candidates:
+        label_column = trained
     label = label_column or (candidates[0] if len(candidates) == 1
                              else named_label(candidates))
     return label, [c for c in extra if c != label]

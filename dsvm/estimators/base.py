@@ -45,6 +45,7 @@ from dsvm.training.inputs import (
     is_dataset_ref,
     is_pandas_frame,
     is_parquet_ref,
+    label_column_of,
     native_labels,
     source_of,
     with_number_objects,
@@ -56,6 +57,7 @@ from dsvm.training.scoring import EvalCounts
 
 _FITTED = ("coef_", "intercept_", "classes_", "state_", "history_", "n_iter_", "t_",
            "feature_map_", "n_features_in_", "feature_names_in_", "hashing_", "fill_values_",
+           "label_column_",
            "_fit_record",
            "outcome_", "stop_reason_", "solver_", "scaling_")
 
@@ -190,6 +192,7 @@ class SVMBase(BaseEstimator):
         warm = self if getattr(self, "warm_start", False) and hasattr(self, "coef_") else None
         if warm is None:  # (a warm start continues the fitted attributes, e.g. _fit_record)
             self._reset()
+        label_column = label_column_of(X, y)
         X, y = frame_and_label(X, y)
         X, sample_weight = frame_and_weight(X, sample_weight)
         X = with_number_objects(X)
@@ -209,6 +212,8 @@ class SVMBase(BaseEstimator):
         fill = fill_values_of(X)
         if fill is not None:  # (dsvm eval/predict fill raw rows' holes with the same means)
             self.fill_values_ = fill
+        if label_column is not None:  # (dsvm eval finds it among raw rows' columns)
+            self.label_column_ = label_column
         # a failed fit warns (FitFailedWarning); its model is published for inspection
         check_outcome(spec, record.outcome)
         return self

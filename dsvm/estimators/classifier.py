@@ -236,6 +236,10 @@ default="auto"
     fill_values_ : dict
         The column means a dataset converted with ``fill_missing="mean"`` filled its missing
         values with (``dsvm eval``/``predict`` fill raw rows alike); absent otherwise.
+    label_column_ : str
+        The name of the training data's label column (``fit(df, "label")``, a named Series, a
+        dataset converted from a header): ``dsvm eval`` takes it from raw rows that have it;
+        absent otherwise.
     feature_map_ : RFF, Nystroem, KernelExpansion or None
         The fitted map applied before the weights: the ``kernel`` map, or ``solver="bsgd"``'s
         kernel expansion over its support vectors (None: the features as they are).

@@ -256,7 +256,7 @@ class _GridSearch:
 
 
 # the fitted attributes SVMBase._fit sets from the input itself, not from the grid's record
-_OF_THE_INPUT = ("hashing_", "fill_values_", "feature_names_in_")
+_OF_THE_INPUT = ("hashing_", "fill_values_", "feature_names_in_", "label_column_")
 
 
 # (fit takes no validation=, init= or resume=: the grid scores its own held-out rows)

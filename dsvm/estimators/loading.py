@@ -48,6 +48,8 @@ def estimator_of(record: ModelRecord, path: str) -> Any:
         est.hashing_ = dict(record.extra_meta["hashing"])
     if record.extra_meta.get("fill_values"):  # its means for missing values (dsvm.data.fill)
         est.fill_values_ = {str(k): float(v) for k, v in record.extra_meta["fill_values"].items()}
+    if record.extra_meta.get("label_column"):  # the training data's, for raw rows to score
+        est.label_column_ = str(record.extra_meta["label_column"])
     if record.extra_meta.get("feature_names"):  # a DataFrame's columns, as fit() saw them
         est.feature_names_in_ = np.asarray(record.extra_meta["feature_names"], dtype=object)
     _check_shapes(est, path)

@@ -24,6 +24,8 @@ def record_of(est: Any) -> ModelRecord:
         extra["hashing"] = est.hashing_
     if getattr(est, "fill_values_", None):
         extra["fill_values"] = est.fill_values_
+    if getattr(est, "label_column_", None):
+        extra["label_column"] = str(est.label_column_)
     names = getattr(est, "feature_names_in_", None)
     if names is not None:  # (predict checks a frame's columns; dsvm predict reads them by name)
         extra["feature_names"] = [str(n) for n in names]

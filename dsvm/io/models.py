@@ -96,7 +96,8 @@ def load_model_record(path: str | os.PathLike, storage_options: dict | None = No
                             if k.startswith(_SCALING_PREFIX)},
             extra_meta={k: v for k, v in meta.items() if k in ("hashing", "fit", "grid",
                                                                   "feature_names",
-                                                                  "fill_values")},
+                                                                  "fill_values",
+                                                                  "label_column")},
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"{path}: the model's description is incomplete or malformed "

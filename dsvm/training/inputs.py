@@ -629,6 +629,22 @@ def hashing_of(x: Any) -> dict[str, Any] | None:
     return {**spec, "format": fmt} if fmt else dict(spec)
 
 
+def label_column_of(X: Any, y: Any) -> str | None:
+    """The name of the training data's label column, for raw rows at prediction time (``dsvm
+    eval`` finds it among their columns): ``fit(frame, "price")``'s, a named Series', or a
+    dataset's converted from a CSV/Parquet header (its provenance); None otherwise."""
+    if isinstance(y, str):
+        return y
+    name = getattr(y, "name", None)
+    if isinstance(name, str) and name and not name.startswith("__dsvm_"):
+        return name
+    if y is not None or not is_dataset_ref(X) or is_parquet_ref(X):
+        return None
+    dataset = X if isinstance(X, Dataset) else open_dataset(X)
+    column = (dataset.attrs.get("provenance") or {}).get("label_column")
+    return column if isinstance(column, str) and dataset.attrs.get("feature_names") else None
+
+
 def fill_values_of(x: Any) -> dict[str, float] | None:
     """The columns' means a dataset's missing values were filled with at conversion
     (``fill_missing="mean"``: its attribute ``fill_values``), or None."""
