@@ -114,7 +114,8 @@ def test_typed_text_becomes_the_value_the_constraint_accepts():
 
 @pytest.mark.parametrize("flag, value, words", [("--alpha", "abc", "--alpha must be a float"),
                                                 ("--epochs", "0", "Got 0 instead"),
-                                                ("--tol", "-1", "--tol must be")])
+                                                ("--tol", "-1", "--tol must be"),
+                                                ("--gamma", "inf", "--gamma must be a finite")])
 def test_a_value_the_estimator_refuses_is_one_line_naming_the_flag(tmp_path, capsys, flag,
                                                                     value, words):
     X = np.random.default_rng(0).normal(size=(40, 3))
@@ -124,6 +125,17 @@ def test_a_value_the_estimator_refuses_is_one_line_naming_the_flag(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and words in err and value in err, err
     assert not (tmp_path / "m.dsvm").exists()
+
+
+def test_a_negative_class_weight_is_refused_by_its_flag(tmp_path, capsys):
+    """``--class-weight bag:-1`` trained and saved a model (exit 0)."""
+    with pytest.raises(SystemExit) as code:
+        main(["train", str(tmp_path / "d.zarr"), "--out", str(tmp_path / "m.dsvm"),
+              "--class-weight", "bag:-1"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "argument --class-weight: the weight of bag is -1: class weights are " \
+           "non-negative numbers" in err
 
 
 def test_a_mistyped_choice_gets_the_closest_one(tmp_path, capsys):

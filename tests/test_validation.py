@@ -25,6 +25,14 @@ from dsvm import SVMClassifier, SVMClassifierCV, SVMRegressor, SVMRegressorCV
         ({"tol": -1e-3}, r"'tol' parameter .* or None. Got -0.001 instead"),
         ({"fit_intercept": 1}, r"'fit_intercept' parameter .* a bool. Got 1 instead"),
         ({"random_state": -3}, r"'random_state' parameter .* Got -3 instead"),
+        # gamma=inf made the kernel map's values 0 and the fit's weights non-finite (a
+        # FloatingPointError traceback from dsvm train --gamma inf); a budget of one vector
+        # leaves BSGD nothing to merge (a model worse than a constant, saved)
+        ({"kernel": "rff", "gamma": float("inf")}, r"'gamma' parameter .* finite float above "
+                                                   r"0.0, or 'scale'. Got inf instead"),
+        ({"solver": "bsgd", "budget": 1}, r"'budget' parameter .* range \[2, inf\). Got 1"),
+        ({"class_weight": {0: -1.0}}, r"class_weight gives label 0 the weight -1.0: class "
+                                      r"weights are non-negative numbers"),
     ],
 )
 def test_bad_parameters_are_named(params, message, blobs):

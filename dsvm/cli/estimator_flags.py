@@ -15,6 +15,7 @@ the train parser the first time it parses or prints help (:class:`CommandParser`
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -62,6 +63,10 @@ def _class_weight(text: str) -> Any:
                         pairs = {}
                         items.append(pairs)
                     pairs[_label(label)] = float(weight)
+                    if not math.isfinite(pairs[_label(label)]) or pairs[_label(label)] < 0:
+                        raise argparse.ArgumentTypeError(
+                            f"the weight of {label} is {weight}: class weights are "
+                            "non-negative numbers")
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected 'balanced', 'none' or LABEL:WEIGHT pairs such as '1:5,-1:1' (a comma "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from typing import Any
@@ -18,6 +19,8 @@ REGRESSION_LOSSES = ("epsilon_insensitive", "squared")
 
 _POSITIVE = Interval(numbers.Real, 0.0, None, "neither")
 _COUNT = Interval(numbers.Integral, 1, None, "left")
+# (inf is refused: gamma=inf made every kernel value 0, and the fit's weights non-finite)
+_FINITE_POSITIVE = Interval(numbers.Real, 0.0, math.inf, "neither")
 _BOOL = InstanceOf((bool,), "a bool")
 
 # Parameters both estimators have, with the same meaning.
@@ -28,8 +31,8 @@ COMMON: dict[str, Any] = {
     "kernel": AnyOf((Options(KERNEL_NAMES), InstanceOf(FEATURE_MAPS, "")),
                     "a str among {'linear', 'nystroem', 'rff'} or an RFF or Nystroem"),
     "n_components": _COUNT,
-    "gamma": AnyOf((Options(("scale",)), _POSITIVE),
-                   "a float in the range (0.0, inf) or 'scale'"),
+    "gamma": AnyOf((Options(("scale",)), _FINITE_POSITIVE),
+                   "a finite float above 0.0, or 'scale'"),
     "fit_intercept": _BOOL,
     "scale": AnyOf((Options(("auto",)), _BOOL), "'auto' or a bool"),
     "max_epochs": _COUNT,
@@ -60,7 +63,7 @@ CLASSIFIER: dict[str, Any] = {
     "mu": _POSITIVE,
     "mu0": NoneOr(_POSITIVE),
     "warm_start": _BOOL,
-    "budget": _COUNT,
+    "budget": Interval(numbers.Integral, 2, None, "left"),  # (a merge takes two vectors)
     "local_iters": _POSITIVE,
     "rounds_per_epoch": _COUNT,
     "merge": Options(BSGD_MERGES),

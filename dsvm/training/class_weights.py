@@ -38,6 +38,12 @@ def class_weight_vector(class_weight: Any, classes: np.ndarray | None,
             raise ValueError(f"class_weight='balanced': the classes {missing} have no rows in "
                              f"{source.describe()}.")
         return counts.sum() / (len(counts) * counts)
+    bad = {k: w for k, w in class_weight.items()
+           if not isinstance(w, (int, float, np.number)) or not np.isfinite(w) or w < 0}
+    if bad:
+        label, weight = next(iter(bad.items()))
+        raise ValueError(f"class_weight gives label {label!r} the weight {weight!r}: class "
+                         "weights are non-negative numbers.")
     shown = [str(c) if np.asarray(classes).dtype.kind not in "biuf" else c
              for c in np.asarray(classes).tolist()]
     unknown = [k for k in class_weight if (str(k) if isinstance(shown[0], str) else k) not in shown]

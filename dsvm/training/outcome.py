@@ -196,8 +196,10 @@ class FitOutcome:
         if self.classifies:
             start = "" if self.start_objective is None else \
                 f" against {self.start_objective:.4g} for the zero model it started from"
-            objective = "nan" if self.objective is None else f"{self.objective:.4g}"
-            return f"its objective ended at {objective}{start}, {score}"
+            # (BSGD's kernel expansion has no penalty measured: its mean loss, "nan" before)
+            ended = (f"its mean loss ended at {self.loss:.4g}" if self.objective is None
+                     else f"its objective ended at {self.objective:.4g}")
+            return f"{ended}{start}, {score}"
         median = ", nor than the median" if self.constant_loss is not None else ""
         return f"its model is no better than predicting the mean{median}: {score}"
 
