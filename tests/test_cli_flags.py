@@ -127,6 +127,20 @@ def test_a_value_the_estimator_refuses_is_one_line_naming_the_flag(tmp_path, cap
     assert not (tmp_path / "m.dsvm").exists()
 
 
+@pytest.mark.parametrize("flags, said", [
+    (["--alphas", "auto", "--alpha", "1e-5,1e-4"],
+     "--alphas auto and --alpha 1e-5,1e-4 both give the grid's alphas: give one of them"),
+    (["--alpha", "1e-5,1e-5"], "--alpha 1e-5,1e-5: 1e-05 is given twice"),
+    (["--alphas", "1e-4,1e-5,1e-4"], "--alphas 1e-4,1e-5,1e-4: 0.0001 is given twice")])
+def test_a_grid_given_twice_or_with_a_candidate_twice_is_named(tmp_path, capsys, flags, said):
+    """The --alpha list beside --alphas auto was dropped without a word (the auto grid of 8
+    trained), and a candidate given twice was trained twice."""
+    data = str(dsvm.write_synthetic(tmp_path / "d.zarr", 200, 3, chunk_rows=100).url)
+    assert main(["train", data, "--out", str(tmp_path / "m.dsvm"), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and said in err, err
+
+
 def test_a_negative_class_weight_is_refused_by_its_flag(tmp_path, capsys):
     """``--class-weight bag:-1`` trained and saved a model (exit 0)."""
     with pytest.raises(SystemExit) as code:

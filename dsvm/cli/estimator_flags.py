@@ -112,7 +112,7 @@ def _alpha(text: str) -> float | str:
         return text
 
 
-def alpha_grid(text: str) -> list[float]:
+def alpha_grid(text: str, flag: str = "--alpha") -> list[float]:
     """``--alpha 1e-7,1e-6,1e-5``: the grid's alphas (positive floats), or a ValueError naming
     the flag and the value."""
     try:
@@ -120,8 +120,11 @@ def alpha_grid(text: str) -> list[float]:
     except ValueError:
         values = []
     if not values or not all(0.0 < v < float("inf") for v in values):
-        raise ValueError(f"--alpha: expected a positive float or a comma-separated list of "
+        raise ValueError(f"{flag}: expected a positive float or a comma-separated list of "
                          f"them (a grid, e.g. 1e-6,1e-5,1e-4), got {text!r}")
+    if len(set(values)) < len(values):  # (a candidate trained twice)
+        raise ValueError(f"{flag} {text}: {next(v for v in values if values.count(v) > 1):g} "
+                         "is given twice")
     return values
 
 

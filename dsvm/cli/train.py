@@ -60,7 +60,10 @@ def grid_of(args: argparse.Namespace) -> Any:
     from dsvm.cli.estimator_flags import alpha_grid
 
     if args.alphas is not None:
-        return "auto" if args.alphas == "auto" else alpha_grid(args.alphas)
+        if isinstance(args.alpha, str) and "," in args.alpha:  # (the list was dropped)
+            raise ValueError(f"--alphas {args.alphas} and --alpha {args.alpha} both give the "
+                             "grid's alphas: give one of them")
+        return "auto" if args.alphas == "auto" else alpha_grid(args.alphas, "--alphas")
     if isinstance(args.alpha, str) and "," in args.alpha:  # a list (or an error naming it)
         return alpha_grid(args.alpha)
     if isinstance(args.alpha, str) and args.alpha.strip().lower() == "auto":
