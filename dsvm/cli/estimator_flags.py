@@ -132,7 +132,8 @@ def alpha_grid(text: str, flag: str = "--alpha") -> list[float]:
 # says its default in words uses argparse's %(default)s, so that the estimator's value shows.
 HELP: dict[str, Flag] = {
     "solver": Flag("the training method; auto: cocoa for a linear hinge or squared-hinge "
-                   "classifier, sgd otherwise (see the README's table of solvers)"),
+                   "classifier, pegasos for a hinge classifier on a --kernel map, sgd "
+                   "otherwise (see the README's table of solvers)"),
     "loss": Flag("the loss minimised; a comma list (hinge,logistic) trains each in one grid",
                  listable=True),
     "epsilon": Flag("regression: half-width of the epsilon-insensitive tube"),

@@ -44,8 +44,9 @@ class SVMClassifier(ClassifierMixin, LogisticProbabilities, SVMBase):
     solver : {"auto", "pegasos", "sgd", "asset", "asset*", "nesvm", "bsgd", "cocoa"}, \
 default="auto"
         ``"auto"``: ``"cocoa"`` for a linear model with the hinge or squared hinge loss and an
-        L2 penalty, ``"sgd"`` otherwise (other losses or penalties, kernel maps, early stopping,
-        a validation set, ``partial_fit``, a warm start): chosen by measurement, see
+        L2 penalty, ``"pegasos"`` for the hinge loss and an L2 penalty on a kernel map,
+        ``"sgd"`` otherwise (other losses or penalties, early stopping, a validation set,
+        ``partial_fit``, a warm start): chosen by measurement, see
         :mod:`dsvm.training.auto_solver`; the choice is ``solver_``.
         ``"pegasos"``: Pegasos (step 1/(alpha t), mini-batches of ``batch_size``, projection on
         the ball of radius 1/sqrt(alpha)). ``"sgd"``: averaged SGD (Bottou's schedule,
