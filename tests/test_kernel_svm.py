@@ -118,3 +118,28 @@ def test_cli_trains_a_nystroem_model(phishing, tmp_path, capsys):
     acc = json.loads(out[out.index("{"):])["accuracy"]
     assert acc > 0.85  # wiring check; accuracy targets live in benchmarks/
     assert dsvm.load(model).feature_map_.n_input_features == 68
+
+
+def test_a_landmark_matrix_larger_than_memory_is_refused_before_any_work(tmp_path, capsys,
+                                                                         monkeypatch):
+    """``dsvm train --kernel nystroem --components 100000`` on 40,000 rows: the OOM killer ended
+    the command at 21.9 GB (on a shared machine: most of its memory). The s x s matrices of the
+    landmarks' factorisation are counted against the memory available first."""
+    from dsvm.cli import main
+    from dsvm.training import kernel_maps
+
+    with pytest.raises(ValueError, match=r"n_components=100,000 factors a 40,000 x 40,000 "
+                                         r"landmark kernel matrix: about 47.7 GiB in this "
+                                         r"process, more than its 8.0 GiB available"):
+        kernel_maps.check_landmark_memory(100_000, 40_000, available=8 << 30)
+    kernel_maps.check_landmark_memory(1024, 40_000, available=8 << 30)  # 32 MiB: fine
+    X = np.random.default_rng(0).normal(size=(600, 3))
+    data = dsvm.write_arrays(tmp_path / "d.zarr", X, np.where(X[:, 0] > 0, 1, -1))
+    # the machine's memory made small, for this test: 600 landmarks' matrices do not fit
+    monkeypatch.setattr(kernel_maps, "LANDMARK_MATRICES", 1 << 40)
+    capsys.readouterr()
+    assert main(["train", str(data.url), "--out", str(tmp_path / "m.dsvm"), "--kernel",
+                 "nystroem", "--components", "1000"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "factors a 600 x 600 landmark kernel matrix" in err[0], err
+    assert not (tmp_path / "m.dsvm").exists()

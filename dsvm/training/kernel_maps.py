@@ -110,9 +110,34 @@ def _columns_as_stored(source: Source) -> Source:
     return source
 
 
+# What factoring s landmarks takes, in float64 matrices of s x s: the kernel matrix, its
+# symmetrised copy, the eigenvectors and the projection (numpy's eigh works beside them).
+LANDMARK_MATRICES = 4
+
+
+def check_landmark_memory(n_components: int, n_rows: int | None,
+                          available: int | None = None) -> None:
+    """Refuse before any work a Nystroem map whose landmark kernel matrix would not fit in this
+    process's memory: ``--components 100000`` on 40,000 rows took 21.9 GB before the kernel's
+    OOM killer ended ``dsvm train`` (and with it most of a shared machine's memory)."""
+    s = min(int(n_components), int(n_rows)) if n_rows else int(n_components)
+    need = LANDMARK_MATRICES * 8 * s * s
+    if available is None:
+        import psutil
+
+        available = int(psutil.virtual_memory().available)
+    if need > available:  # (a parameter too large for the machine: ValueError, exit 2)
+        raise ValueError(
+            f"kernel='nystroem' with n_components={n_components:,} factors a {s:,} x {s:,} "
+            f"landmark kernel matrix: about {need / 2**30:,.1f} GiB in this process, more than "
+            f"its {available / 2**30:,.1f} GiB available; take fewer n_components (1,024 to "
+            "8,192 approximate most kernels well: benchmarks/bench_kernel_maps.py)")
+
+
 def _fit(fmap: FeatureMap, engine: Engine, source: Source, seed: int) -> FeatureMap:
     if isinstance(fmap, Nystroem):
         fmap.check_params()
+        check_landmark_memory(int(fmap.n_components), source.n_samples)
         sample = sample_landmarks(engine, source, int(fmap.n_components), seed)
         if sample is None:
             raise ValueError(f"Nystroem: {source.describe()} has no rows to sample landmarks from.")
