@@ -26,7 +26,7 @@ from typing import Any
 from dsvm.data.sources import Source, rewrapped
 from dsvm.distributed.dask_source import DaskSource
 from dsvm.distributed.memory import WorkerMemory, workers_memory
-from dsvm.distributed.watch import wait_for_result
+from dsvm.distributed.watch import wait_for_result, workers_of
 from dsvm.engine.local import Combine, Task, combine_list
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ class DaskEngine:
         task_f, source_f = self._ship_task(task, len(groups)), self._ship(source)
         # with held inputs dask would run every stream where they are held (one worker, its
         # streams one after another): the streams are dealt to the workers instead
-        homes = self._homes(len(groups), spread=bool(inputs))
+        homes = self._homes(len(groups), spread=bool(inputs), what=what or name)
         futures = self._submit_streams(task_f, source_f, groups, homes, name, call, inputs)
         if not futures:
             return combine_list(combine, [], finish, *finish_inputs)
@@ -233,14 +233,15 @@ class DaskEngine:
             out[i] = future
         return out
 
-    def _homes(self, n_tasks: int, *, spread: bool = False) -> list[str] | None:
+    def _homes(self, n_tasks: int, *, spread: bool = False,
+               what: str = "a computation") -> list[str] | None:
         """Workers to deal ``n_tasks`` tasks to, round robin, when there are more tasks than
         workers, or always with ``spread`` (None otherwise: the scheduler places them). The
         streams of a worker are then combined there first (:meth:`reduce`), so that each
         worker sends one model-sized partial an epoch instead of one per stream."""
         if not spread and n_tasks <= max(1, self.n_workers):  # (no round trip usually)
             return None
-        workers = sorted(self.client.nthreads())
+        workers = sorted(workers_of(self.client, what))
         if not workers or (n_tasks <= len(workers) and not spread):
             return None
         return workers[:n_tasks]

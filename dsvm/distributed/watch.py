@@ -48,8 +48,15 @@ def _scheduler_lost(client: Any, what: str, cause: BaseException | None = None) 
 
 
 def _n_workers(client: Any, what: str) -> int:
+    return len(workers_of(client, what))
+
+
+def workers_of(client: Any, what: str) -> dict[str, int]:
+    """The cluster's workers and their threads; a scheduler that is gone: SchedulerLostError
+    naming ``what`` (distributed's CommClosedError escaped from a fit's closing evaluation,
+    whose scheduler was killed after its last epoch)."""
     try:
-        return len(client.nthreads())
+        return dict(client.nthreads())
     except (OSError, CancelledError) as exc:
         raise _scheduler_lost(client, what, exc) from None
 

@@ -4,6 +4,7 @@ processes on loopback, killed with SIGKILL while a fit runs. Every test is bound
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -139,9 +140,13 @@ def test_scheduler_lost_is_a_clear_error_and_the_checkpoint_resumes(
         with pytest.raises(SchedulerLostError, match="Lost the connection to the Dask sched") \
                 as err:
             _clf(cluster.address, checkpoint=ckpt).fit(dataset)
-    assert killed and "during epoch 3" in str(err.value) and "resume=True" in str(err.value)
+    # the kill lands 0.2 s into epoch 3, or, on a fast run, in the closing evaluation pass
+    # after it (where distributed's CommClosedError once escaped untranslated)
+    lost_in = re.search(r"during (epoch \d+|evaluation)", str(err.value))
+    assert killed and lost_in and lost_in.group(1) in ("epoch 3", "evaluation")
+    assert "resume=True" in str(err.value)
     assert time.monotonic() - killed[-1] < 30
-    assert dsvm.load_checkpoint(ckpt).epoch == 2
+    assert dsvm.load_checkpoint(ckpt).epoch == (2 if lost_in.group(1) == "epoch 3" else 3)
     # resume on another cluster (the shared healthy one): the state is all in the checkpoint
     resumed = _clf(process_cluster.address, checkpoint=ckpt).fit(dataset, resume=True)
     assert resumed.n_iter_ == 3 and dsvm.load_checkpoint(ckpt).epoch == 3
