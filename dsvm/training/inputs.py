@@ -527,12 +527,15 @@ def dask_source(X: Any, y: Any, sample_weight: Any, *, classify: bool,
                                                                       "sample_weight")
     if not is_dask_collection(y):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    distinct = None  # (objects: their distinct values, computed once for both uses)
     if y.dtype.kind == "O" and text_classes is None:
-        native = native_dtype(compute(da.unique(y), what="finding the labels")[0])
+        distinct = compute(da.unique(y), what="finding the labels")[0]
+        native = native_dtype(distinct)
         y = y if native is None else y.astype(native)
     if classify and y.dtype.kind not in "biuf":
         text_classes = text_label_set(
-            text_classes, lambda: compute(da.unique(y), what="finding the labels")[0])
+            text_classes, lambda: distinct if distinct is not None else
+            compute(da.unique(y), what="finding the labels")[0])
         y = y.map_blocks(codes_of, text_classes, dtype=np.float64)
     if sample_weight is not None and not is_dask_collection(sample_weight):
         sample_weight = da.from_array(np.asarray(sample_weight), chunks=(X.chunks[0],))
